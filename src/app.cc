@@ -1,0 +1,232 @@
+#include "app.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include "atomic_file.h"
+#include "exit_status.h"
+#include "log_discovery.h"
+#include "report.h"
+#include "step_finder.h"
+#include "timeline_builder.h"
+#include "trace_writer.h"
+#include "workerlog_scan.h"
+
+namespace jobviz {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Reads every file, several at once: each file is independent until the
+// timeline is put together.
+std::vector<WorkerLogScan> ScanAll(const LogSet& logs, int threads_wanted) {
+  const LineParser parser;
+  std::vector<WorkerLogScan> scans(logs.files.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < scans.size(); i = next++) {
+      std::string error;
+      auto source = OpenByteSource(logs.files[i].path, &error);
+      if (!source) {
+        scans[i].file = logs.files[i].path;
+        scans[i].read_error = error;
+        continue;
+      }
+      scans[i] = ScanWorkerLog(logs.files[i].path, *source, parser);
+    }
+  };
+  size_t threads = threads_wanted > 0 ? static_cast<size_t>(threads_wanted)
+                                      : std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min(threads, scans.size());
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& thread : pool) thread.join();
+  return scans;
+}
+
+bool WriteTrace(const std::string& path, bool perfetto, const Timeline& timeline,
+                TraceStats* stats) {
+  AtomicFile file;
+  if (!file.Open(path)) {
+    PrintError(file.error(), "choose another path with -o/--output or --chrome-output");
+    return false;
+  }
+  const TraceSink sink = [&](std::string_view piece) { file.Write(piece); };
+  *stats = perfetto ? WritePerfettoTrace(timeline, sink) : WriteChromeTrace(timeline, sink);
+  if (!file.Commit()) {
+    PrintError(file.error());
+    return false;
+  }
+  return true;
+}
+
+std::string Plural(std::uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string RunsLine(const std::vector<RunSummary>& runs, const RunChoice& choice) {
+  std::map<size_t, size_t> files_by_count;
+  size_t most = 0;
+  for (const RunSummary& r : runs) {
+    ++files_by_count[r.runs.size()];
+    most = std::max(most, r.runs.size());
+  }
+  std::string line = "jobviz: runs: ";
+  if (files_by_count.size() == 1) {
+    line += std::to_string(most) + (runs.size() == 1 ? " in the file" : " in every file");
+  } else {
+    std::string sep;
+    for (const auto& [count, files] : files_by_count) {
+      line += sep + std::to_string(count) + " in " + Plural(files, "file", "files");
+      sep = ", ";
+    }
+  }
+  if (most > 1) {
+    switch (choice.kind) {
+      case RunChoice::Kind::kLast: line += "; drawing the last run of each file (choose with --run N or --run all)"; break;
+      case RunChoice::Kind::kAll: line += "; drawing all runs"; break;
+      case RunChoice::Kind::kNumber: line += "; drawing run " + std::to_string(choice.number); break;
+    }
+  }
+  return line + "\n";
+}
+
+std::string JobsLine(const Timeline& timeline) {
+  std::string line;
+  for (const Machine& machine : timeline.machines) {
+    line += "jobviz: jobs: " + machine.name + ":";
+    std::string sep = " ";
+    for (const Worker& worker : machine.workers) {
+      line += sep + "worker " + std::to_string(worker.index) + " " + std::to_string(worker.jobs.size());
+      sep = ", ";
+    }
+    line += "\n";
+  }
+  return line;
+}
+
+std::string StepsLine(const Timeline& timeline) {
+  if (timeline.steps.empty()) return "jobviz: steps: none found\n";
+  std::string line = "jobviz: steps: " + Plural(timeline.steps.size(), "step", "steps") + " (step" +
+                     std::to_string(timeline.steps.front().step);
+  if (timeline.steps.size() > 1) line += " to step" + std::to_string(timeline.steps.back().step);
+  line += ") from ";
+  line += timeline.step_source == StepSource::kNvtx ? "NVTX step lines" : "job order";
+  return line + "\n";
+}
+
+std::string VerboseFileLines(const std::vector<WorkerLogScan>& scans,
+                             const std::vector<RunSummary>& runs) {
+  std::string out;
+  for (size_t i = 0; i < scans.size(); ++i) {
+    const WorkerLogScan& scan = scans[i];
+    out += "jobviz: " + scan.file + ": " + FormatBytes(scan.bytes) + ", " +
+           Plural(scan.lines, "line", "lines") + ", " + Plural(scan.records.size(), "record", "records") +
+           ", " + Plural(runs[i].runs.size(), "run", "runs") + "\n";
+    for (size_t r = 1; r < runs[i].runs.size(); ++r)
+      out += "jobviz:   run " + std::to_string(r + 1) + " starts at line " +
+             std::to_string(runs[i].runs[r].first_line) + " (" + runs[i].runs[r].started_by + ")\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+int RunJobviz(const Options& options) {
+  const auto started = Clock::now();
+  DiscoveryError discovery_error;
+  const auto logs = DiscoverLogs(options.log_dir, options.multi_machine, options.devices,
+                                 &discovery_error);
+  if (!logs) {
+    PrintError(discovery_error.message, discovery_error.hint);
+    return kExitBadInput;
+  }
+
+  std::vector<WorkerLogScan> scans = ScanAll(*logs, options.threads);
+  const double read_seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  std::uint64_t bytes = 0, lines = 0;
+  SkipTally skipped;
+  for (const WorkerLogScan& scan : scans) {
+    if (!scan.read_error.empty()) {
+      PrintError(scan.file + ": cannot read: " + scan.read_error);
+      return kExitBadInput;
+    }
+    bytes += scan.bytes;
+    lines += scan.lines;
+    skipped.Merge(scan.skipped);
+  }
+
+  BuildResult built = BuildTimeline(*logs, scans, options.run);
+  if (!built.error.empty()) {
+    PrintError(built.error, "--run takes last, all or a run number that every file has");
+    return kExitBadInput;
+  }
+  Timeline& timeline = built.timeline;
+  StepFinding steps = FindSteps(timeline);
+  skipped.Merge(steps.skipped);
+
+  size_t jobs = 0;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers) jobs += worker.jobs.size();
+
+  std::string report;
+  const bool normal = options.verbosity >= 1;
+  if (options.verbosity >= 2) report += VerboseFileLines(scans, built.runs);
+  if (normal) {
+    report += "jobviz: read " + Plural(scans.size(), "file", "files") + " (" + FormatBytes(bytes) +
+              ", " + Plural(lines, "line", "lines") + "): " + Plural(jobs, "job", "jobs") + " drawn, " +
+              std::to_string(skipped.total()) + " skipped\n";
+    report += RunsLine(built.runs, options.run);
+    if (jobs > 0) {
+      report += JobsLine(timeline);
+      report += StepsLine(timeline);
+    }
+  }
+  AppendSkipReport(report, skipped);
+  std::fputs(report.c_str(), stderr);
+  if (normal) {
+    for (const std::string& warning : built.warnings) PrintWarning(warning);
+    for (const std::string& warning : steps.warnings) PrintWarning(warning);
+  }
+
+  if (jobs == 0) {
+    PrintError("no job lines to draw in " + Plural(scans.size(), "file", "files") + " (" +
+                   Plural(lines, "line", "lines") + " read)",
+               "jobviz draws lines like 'Profiler Info: Job (3), type = forward, micro_batch_id = 2, "
+               "job_start_time = ..., job_end_time = ...' (docs/workerlog-format.md)");
+    return kExitBadInput;
+  }
+
+  TraceStats stats;
+  if (!WriteTrace(options.output, true, timeline, &stats)) return kExitBadInput;
+  if (normal) {
+    std::string wrote = "jobviz: wrote " + options.output;
+    if (stats.overlap_lanes > 0)
+      wrote += " (" + Plural(stats.overlap_lanes, "extra row", "extra rows") + " for overlapping jobs)";
+    std::fprintf(stderr, "%s\n", wrote.c_str());
+  }
+  if (!options.no_chrome) {
+    if (!WriteTrace(options.chrome_output, false, timeline, &stats)) return kExitBadInput;
+    if (normal) std::fprintf(stderr, "jobviz: wrote %s (legacy Chrome trace)\n", options.chrome_output.c_str());
+  }
+
+  if (options.verbosity >= 2) {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    const double total_seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    std::fprintf(stderr,
+                 "jobviz: time: read+parse %.3f s (%.2f GB/s), total %.3f s; peak memory %.1f MB\n",
+                 read_seconds, read_seconds > 0 ? static_cast<double>(bytes) / read_seconds / 1e9 : 0.0,
+                 total_seconds, static_cast<double>(usage.ru_maxrss) / 1024.0);
+  }
+  return kExitOk;
+}
+
+}  // namespace jobviz

@@ -1,0 +1,34 @@
+// Writes an output file so that readers never see half of it: everything
+// goes to a temporary file beside the target, which is renamed over the
+// target only once it is complete. An abandoned writer removes its temp file.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+namespace jobviz {
+
+class AtomicFile {
+ public:
+  AtomicFile() = default;
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  // Opens a temporary file beside `path`. "-" writes to standard output
+  // directly (nothing to rename). Returns false and sets `error()` on failure.
+  bool Open(const std::string& path);
+  void Write(std::string_view bytes);
+  // Flushes, syncs and renames into place. Returns false on any write error.
+  bool Commit();
+  const std::string& error() const { return error_; }
+
+ private:
+  std::string path_, temp_path_, error_;
+  std::FILE* file_ = nullptr;
+  bool to_stdout_ = false;
+  bool write_failed_ = false;
+};
+
+}  // namespace jobviz

@@ -1,0 +1,92 @@
+#include "cli_options.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+
+#include "exit_status.h"
+
+#ifndef JOBVIZ_VERSION
+#define JOBVIZ_VERSION "unknown"
+#endif
+
+namespace jobviz {
+
+std::optional<RunChoice> ParseRunChoice(const std::string& text) {
+  if (text == "last") return RunChoice{RunChoice::Kind::kLast, 0};
+  if (text == "all") return RunChoice{RunChoice::Kind::kAll, 0};
+  int number = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (ec != std::errc() || end != text.data() + text.size() || number < 1) return std::nullopt;
+  return RunChoice{RunChoice::Kind::kNumber, number};
+}
+
+ParseOutcome ParseCommandLine(int argc, char** argv) {
+  CLI::App app{
+      "jobviz: draw when every pipeline job ran on every GPU, from the worker logs of a\n"
+      "pipeline-parallel training run, as a Perfetto / chrome://tracing timeline."};
+  app.get_formatter()->column_width(30);
+  Options options;
+  std::string run_text = "last";
+  bool quiet = false, verbose = false;
+
+  app.add_option("--log_dir,--log-dir", options.log_dir,
+                 "Directory with workerlog.N files (or machine*/workerlog.N)")
+      ->required()
+      ->type_name("DIR");
+  app.add_flag("--multi_machine,--multi-machine", options.multi_machine,
+               "Read LOG_DIR/machine*/workerlog.N, machines in natural order");
+  app.add_option("--devices", options.devices,
+                 "Worker indices to read on every machine, e.g. 0,2 (default: all found)")
+      ->delimiter(',')
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("N,N,...");
+  app.add_option("--run", run_text,
+                 "Which of the runs appended to a workerlog to draw: last, all or N (1-based)")
+      ->type_name("last|all|N")
+      ->check([](const std::string& value) {
+        return ParseRunChoice(value) ? std::string() : "expected last, all or a number from 1";
+      });
+  app.add_option("-o,--output", options.output,
+                 "Perfetto trace to write (default LOG_DIR/pipeline_profile_perfetto.json)")
+      ->type_name("PATH");
+  auto* chrome = app.add_option("--chrome-output", options.chrome_output,
+                                "Legacy Chrome trace to write (default LOG_DIR/pipeline_profile.json)")
+                     ->type_name("PATH");
+  app.add_flag("--no-chrome", options.no_chrome, "Do not write the legacy Chrome trace")
+      ->excludes(chrome);
+  app.add_option("-j,--threads", options.threads, "Files read in parallel (default: one per core)")
+      ->check(CLI::NonNegativeNumber);
+  auto* quiet_flag = app.add_flag("-q,--quiet", quiet, "Print only errors");
+  app.add_flag("-v,--verbose", verbose, "Also print per-file details, timing and memory")
+      ->excludes(quiet_flag);
+  app.set_version_flag("--version", "jobviz " JOBVIZ_VERSION);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return {std::nullopt, app.exit(e)};
+  } catch (const CLI::CallForAllHelp& e) {
+    return {std::nullopt, app.exit(e)};
+  } catch (const CLI::CallForVersion& e) {
+    return {std::nullopt, app.exit(e)};
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "jobviz: error: %s\n  hint: run 'jobviz --help' for the options\n",
+                 e.what());
+    return {std::nullopt, kExitUsage};
+  }
+
+  options.run = *ParseRunChoice(run_text);
+  options.verbosity = quiet ? 0 : verbose ? 2 : 1;
+  std::sort(options.devices.begin(), options.devices.end());
+  options.devices.erase(std::unique(options.devices.begin(), options.devices.end()),
+                        options.devices.end());
+  const std::filesystem::path dir(options.log_dir);
+  if (options.output.empty()) options.output = (dir / "pipeline_profile_perfetto.json").string();
+  if (options.chrome_output.empty()) options.chrome_output = (dir / "pipeline_profile.json").string();
+  return {options, kExitOk};
+}
+
+}  // namespace jobviz

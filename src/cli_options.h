@@ -1,0 +1,36 @@
+// The jobviz command line. Flag names match the original script, so
+// `jobviz --devices 0,1 --log_dir logs --multi_machine` works unchanged.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "timeline_builder.h"
+
+namespace jobviz {
+
+struct Options {
+  std::string log_dir;
+  bool multi_machine = false;
+  std::vector<int> devices;  // sorted, unique; empty = every workerlog found
+  RunChoice run;
+  std::string output;         // Perfetto trace; default LOG_DIR/pipeline_profile_perfetto.json
+  std::string chrome_output;  // legacy trace; default LOG_DIR/pipeline_profile.json
+  bool no_chrome = false;
+  int verbosity = 1;  // 0 quiet, 1 normal, 2 verbose
+  int threads = 0;    // 0 = one per core
+};
+
+struct ParseOutcome {
+  std::optional<Options> options;  // set when jobviz should run
+  int exit_code = 0;               // otherwise exit with this (help/version: 0, errors: 2)
+};
+
+// Parses argv; prints help, version or usage errors itself.
+ParseOutcome ParseCommandLine(int argc, char** argv);
+
+// "last", "all" or a 1-based number.
+std::optional<RunChoice> ParseRunChoice(const std::string& text);
+
+}  // namespace jobviz

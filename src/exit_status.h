@@ -1,0 +1,13 @@
+// Exit codes of the jobviz command, documented in docs/usage.md.
+#pragma once
+
+namespace jobviz {
+
+enum ExitStatus : int {
+  kExitOk = 0,         // trace written
+  kExitBadInput = 1,   // unreadable, empty or unusable input; nothing written
+  kExitUsage = 2,      // bad command line
+  kExitGateFailed = 3, // reserved for --fail-on (CI gating)
+};
+
+}  // namespace jobviz

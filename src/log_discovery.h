@@ -1,0 +1,38 @@
+// Finds the worker logs to read: DIR/workerlog.N on one machine, or
+// DIR/machine*/workerlog.N with --multi_machine, machines in natural order.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace jobviz {
+
+struct WorkerLogFile {
+  int machine = 0;       // index in sorted machine order
+  int worker = 0;        // N of workerlog.N
+  std::string path;      // path to open, as the user would type it
+};
+
+struct LogSet {
+  std::vector<std::string> machine_names;  // sorted; one entry for a single machine
+  std::vector<WorkerLogFile> files;        // machine order, then worker order
+};
+
+struct DiscoveryError {
+  std::string message;
+  std::string hint;
+};
+
+// "machine2" < "machine10": digit runs compare as numbers.
+bool NaturalLess(const std::string& a, const std::string& b);
+
+// Parses "workerlog.N" or "workerlog.N.gz"; returns N.
+std::optional<int> WorkerIndexOf(const std::string& file_name);
+
+// `devices` empty means every workerlog found. On failure returns nullopt
+// and fills `error`.
+std::optional<LogSet> DiscoverLogs(const std::string& log_dir, bool multi_machine,
+                                   const std::vector<int>& devices, DiscoveryError* error);
+
+}  // namespace jobviz

@@ -1,0 +1,35 @@
+// Wall-clock instants and durations as integer nanoseconds.
+//
+// Worker logs print milliseconds since the epoch with 6 decimals
+// (1697793307213.760986). A double holds only ~16 significant digits, so
+// 1.7e18 ns would be rounded; int64 nanoseconds keep every printed digit.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace jobviz {
+
+using Nanos = std::int64_t;
+
+struct ParsedMillis {
+  Nanos ns = 0;
+  int decimals = 0;  // digits after the '.', as printed
+};
+
+// Parses "<digits>[.<digits>]" milliseconds exactly. Digits beyond the
+// sixth decimal (below a nanosecond) are dropped. Returns nullopt on an
+// empty, non-numeric or overflowing value.
+std::optional<ParsedMillis> ParseMillis(std::string_view text);
+
+// Appends `ns` as microseconds with exactly three decimals
+// ("1697793307213760.986"), the unit of Chrome/Perfetto JSON traces.
+void AppendMicros(std::string& out, Nanos ns);
+std::string FormatMicros(Nanos ns);
+
+// Human-readable duration for reports: "850 ns", "12.3 us", "4.56 ms", "7.89 s".
+std::string FormatDuration(Nanos ns);
+
+}  // namespace jobviz

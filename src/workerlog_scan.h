@@ -1,0 +1,30 @@
+// Reads one worker log from end to end and keeps only what jobviz uses: the
+// recognised records in file order, plus counts of everything else.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "byte_source.h"
+#include "line_parser.h"
+#include "model.h"
+
+namespace jobviz {
+
+struct WorkerLogScan {
+  std::string file;  // as shown to the user
+  std::uint64_t bytes = 0;
+  std::uint64_t lines = 0;
+  std::vector<LogRecord> records;  // file order
+  SkipTally skipped;
+  std::string read_error;  // non-empty when the file could not be read to its end
+};
+
+WorkerLogScan ScanWorkerLog(const std::string& file, ByteSource& source, const LineParser& parser);
+
+// Same, for a log held in memory (tests).
+WorkerLogScan ScanWorkerLogText(const std::string& file, std::string contents,
+                                const LineParser& parser);
+
+}  // namespace jobviz

@@ -1,0 +1,266 @@
+// jobviz-gen-logs: writes realistic worker logs of a pipeline-parallel run.
+//
+// A 1F1B schedule over P = machines x workers stages is simulated with
+// transfer delays between stages; each worker's log gets what the framework
+// prints: glog-prefixed noise lines, the profiler window line, optional NVTX
+// step lines at step boundaries, and the step's job lines after the step, in
+// job order. Used for sample_logs/, test fixtures and the benchmark
+// (tools/bench), where --size_mb grows the logs to a given total size.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Config {
+  std::string out_dir;
+  int machines = 1, workers = 4, steps = 4, microbatches = 8, first_step = 0;
+  bool nvtx = false;
+  int noise_per_job = 49;      // about 1 job line in 50
+  int noise_max_chars = 300;
+  double size_mb = 0;          // total size target; 0 = exactly --steps steps
+  double forward_us = 900, backward_us = 1800, optimizer_us = 400, transfer_us = 60;
+  double jitter = 0.05;        // relative random spread of job durations
+  std::int64_t start_ms = 1697793307000;
+  std::uint64_t seed = 1;
+};
+
+class Random {
+ public:
+  explicit Random(std::uint64_t seed) : state_(seed * 0x9E3779B97F4A7C15ull + 1) {}
+  std::uint64_t Next() {
+    state_ ^= state_ << 13;
+    state_ ^= state_ >> 7;
+    state_ ^= state_ << 17;
+    return state_;
+  }
+  double Uniform() { return static_cast<double>(Next() >> 11) / 9007199254740992.0; }
+  int Below(int n) { return static_cast<int>(Next() % static_cast<std::uint64_t>(n)); }
+
+ private:
+  std::uint64_t state_;
+};
+
+enum class Kind { kForward, kBackward, kOptimizer };
+struct Op {
+  Kind kind;
+  int micro_batch;
+  double start_us = 0, end_us = 0;
+};
+
+const char* KindName(Kind k) {
+  return k == Kind::kForward ? "forward" : k == Kind::kBackward ? "backward" : "optimizer";
+}
+
+// The 1F1B order of one stage: warm-up forwards, alternating forward and
+// backward, cool-down backwards, then the optimizer.
+std::vector<Op> StageOrder(int stage, int stages, int microbatches) {
+  std::vector<Op> ops;
+  const int warmup = std::min(stages - stage - 1, microbatches);
+  for (int i = 0; i < warmup; ++i) ops.push_back({Kind::kForward, i});
+  for (int i = 0; i < microbatches - warmup; ++i) {
+    ops.push_back({Kind::kForward, warmup + i});
+    ops.push_back({Kind::kBackward, i});
+  }
+  for (int i = microbatches - warmup; i < microbatches; ++i) ops.push_back({Kind::kBackward, i});
+  ops.push_back({Kind::kOptimizer, 0});
+  return ops;
+}
+
+// Times every op of one step starting at `step_start_us`: an op starts when
+// its stage is free and its input has arrived from the neighbouring stage.
+std::vector<std::vector<Op>> SimulateStep(const Config& c, double step_start_us, Random& rng) {
+  const int stages = c.machines * c.workers;
+  std::vector<std::vector<Op>> order(stages);
+  for (int s = 0; s < stages; ++s) order[s] = StageOrder(s, stages, c.microbatches);
+  std::vector<std::vector<double>> fwd_end(stages, std::vector<double>(c.microbatches, -1));
+  std::vector<std::vector<double>> bwd_end = fwd_end;
+  std::vector<size_t> next(stages, 0);
+  std::vector<double> free_at(stages, step_start_us);
+  auto duration = [&](double base) { return base * (1 + c.jitter * (2 * rng.Uniform() - 1)); };
+  for (bool progressed = true; progressed;) {
+    progressed = false;
+    for (int s = 0; s < stages; ++s) {
+      while (next[s] < order[s].size()) {
+        Op& op = order[s][next[s]];
+        double ready = free_at[s];
+        if (op.kind == Kind::kForward && s > 0) {
+          if (fwd_end[s - 1][op.micro_batch] < 0) break;
+          ready = std::max(ready, fwd_end[s - 1][op.micro_batch] + c.transfer_us);
+        } else if (op.kind == Kind::kBackward && s + 1 < stages) {
+          if (bwd_end[s + 1][op.micro_batch] < 0) break;
+          ready = std::max(ready, bwd_end[s + 1][op.micro_batch] + c.transfer_us);
+        }
+        const double base = op.kind == Kind::kForward    ? c.forward_us
+                            : op.kind == Kind::kBackward ? c.backward_us
+                                                         : c.optimizer_us;
+        op.start_us = ready;
+        op.end_us = ready + duration(base);
+        free_at[s] = op.end_us;
+        if (op.kind == Kind::kForward) fwd_end[s][op.micro_batch] = op.end_us;
+        if (op.kind == Kind::kBackward) bwd_end[s][op.micro_batch] = op.end_us;
+        ++next[s];
+        progressed = true;
+      }
+    }
+  }
+  return order;
+}
+
+class WorkerLog {
+ public:
+  WorkerLog(const std::string& path, int thread_id, std::uint64_t seed)
+      : file_(std::fopen(path.c_str(), "wb")), tid_(thread_id), rng_(seed) {
+    if (!file_) throw std::runtime_error("cannot write " + path);
+  }
+  ~WorkerLog() {
+    Flush();
+    std::fclose(file_);
+  }
+  std::uint64_t bytes() const { return bytes_ + buffer_.size(); }
+
+  void Prefix(double epoch_us, const char* source) {
+    const std::time_t seconds = static_cast<std::time_t>(epoch_us / 1e6);
+    std::tm tm{};
+    gmtime_r(&seconds, &tm);
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "I%02d%02d %02d:%02d:%02d.%06d %5d %s] ", tm.tm_mon + 1,
+                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                  static_cast<int>(epoch_us - static_cast<double>(seconds) * 1e6), tid_, source);
+    buffer_ += buf;
+  }
+  void Line(const std::string& text) {
+    buffer_ += text;
+    buffer_ += '\n';
+    if (buffer_.size() > (1 << 20)) Flush();
+  }
+  void Noise(double epoch_us, int count, int max_chars) {
+    static const char* kWords[] = {"tensor", "allreduce", "shape=[8, 1024, 4096]", "dtype=bfloat16",
+                                   "place=Place(gpu:0)", "op", "matmul_v2", "elementwise_add",
+                                   "memory", "allocated", "cached", "stream", "event", "kernel",
+                                   "launch", "grad", "param", "lr=0.0001", "loss", "scope"};
+    static const char* kSources[] = {"interpretercore.cc:1021", "stream_analyzer.cc:88",
+                                     "auto_growth_best_fit_allocator.cc:129", "gen_comm_id_helper.cc:311"};
+    for (int i = 0; i < count; ++i) {
+      Prefix(epoch_us, kSources[rng_.Below(4)]);
+      const int target = 20 + rng_.Below(std::max(1, max_chars - 20));
+      std::string text;
+      while (static_cast<int>(text.size()) < target) {
+        text += kWords[rng_.Below(20)];
+        text += ' ';
+      }
+      Line(text);
+    }
+  }
+  Random& rng() { return rng_; }
+
+ private:
+  void Flush() {
+    std::fwrite(buffer_.data(), 1, buffer_.size(), file_);
+    bytes_ += buffer_.size();
+    buffer_.clear();
+  }
+  std::FILE* file_;
+  int tid_;
+  Random rng_;
+  std::string buffer_;
+  std::uint64_t bytes_ = 0;
+};
+
+std::string Millis(double epoch_us) {
+  char buf[48];
+  const std::int64_t ns = static_cast<std::int64_t>(epoch_us * 1000.0);
+  std::snprintf(buf, sizeof buf, "%" PRId64 ".%06" PRId64, ns / 1000000, ns % 1000000);
+  return buf;
+}
+
+int Generate(const Config& c) {
+  namespace fs = std::filesystem;
+  std::vector<std::unique_ptr<WorkerLog>> logs;
+  for (int m = 0; m < c.machines; ++m) {
+    fs::path dir = c.out_dir;
+    if (c.machines > 1) dir /= "machine" + std::to_string(m);
+    fs::create_directories(dir);
+    for (int w = 0; w < c.workers; ++w)
+      logs.push_back(std::make_unique<WorkerLog>((dir / ("workerlog." + std::to_string(w))).string(),
+                                                 22317 + 97 * (m * c.workers + w),
+                                                 c.seed * 1000 + m * c.workers + w));
+  }
+  Random schedule_rng(c.seed);
+  double now_us = static_cast<double>(c.start_ms) * 1000.0;
+  for (auto& log : logs) {
+    log->Noise(now_us, 5, c.noise_max_chars);
+    log->Prefix(now_us, "pipeline_scheduler.py:88");
+    log->Line("Schedule Profiler start at step " + std::to_string(c.first_step) + " and end at step " +
+              std::to_string(c.first_step + c.steps + 1));
+  }
+  const double target_bytes = c.size_mb * 1e6;
+  for (int step = 0;; ++step) {
+    std::uint64_t total = 0;
+    for (auto& log : logs) total += log->bytes();
+    if (c.size_mb > 0 ? total >= target_bytes : step >= c.steps) break;
+
+    const double step_start = now_us + 200;
+    const auto ops = SimulateStep(c, step_start, schedule_rng);
+    double step_end = step_start;
+    for (size_t s = 0; s < logs.size(); ++s) {
+      WorkerLog& log = *logs[s];
+      const double stage_end = ops[s].back().end_us;
+      step_end = std::max(step_end, stage_end);
+      if (c.nvtx) {
+        log.Prefix(step_start, "nvtx_helper.cc:31");
+        log.Line("NVTX range push: " + std::to_string(c.first_step + step) + ", time: " + Millis(step_start - 20));
+      }
+      log.Noise(step_start, c.noise_per_job * static_cast<int>(ops[s].size()) / 2, c.noise_max_chars);
+      if (c.nvtx) {
+        log.Prefix(stage_end, "nvtx_helper.cc:40");
+        log.Line("NVTX range pop, time: " + Millis(stage_end + 15));
+      }
+      for (size_t j = 0; j < ops[s].size(); ++j) {
+        const Op& op = ops[s][j];
+        log.Prefix(stage_end + 30, "standalone_executor.cc:217");
+        log.Line("Profiler Info: Job (" + std::to_string(j) + "), type = " + KindName(op.kind) +
+                 ", micro_batch_id = " + std::to_string(op.micro_batch) +
+                 ", job_start_time = " + Millis(op.start_us) + ", job_end_time = " + Millis(op.end_us));
+        log.Noise(stage_end + 40, c.noise_per_job - c.noise_per_job / 2, c.noise_max_chars);
+      }
+    }
+    now_us = step_end + 500;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"jobviz-gen-logs: write synthetic worker logs of a 1F1B pipeline run"};
+  Config c;
+  app.add_option("--log_dir,--out", c.out_dir, "Directory to write workerlog.N (or machineM/...)")->required();
+  app.add_option("--machines", c.machines, "Machines (machineM/ directories when > 1)")->check(CLI::Range(1, 4096));
+  app.add_option("--workers", c.workers, "Workers (pipeline stages) per machine")->check(CLI::Range(1, 1024));
+  app.add_option("--steps", c.steps, "Steps to write (ignored with --size_mb)")->check(CLI::Range(1, 100000000));
+  app.add_option("--microbatches", c.microbatches, "Micro-batches per step")->check(CLI::Range(1, 100000));
+  app.add_option("--first_step", c.first_step, "Number of the first profiled step");
+  app.add_flag("--nvtx", c.nvtx, "Write NVTX step push/pop lines");
+  app.add_option("--noise_per_job", c.noise_per_job, "Noise lines per job line")->check(CLI::Range(0, 100000));
+  app.add_option("--noise_max_chars", c.noise_max_chars, "Longest noise line")->check(CLI::Range(21, 100000));
+  app.add_option("--size_mb", c.size_mb, "Keep writing steps until all logs hold this many MB");
+  app.add_option("--forward_us", c.forward_us, "Forward job duration");
+  app.add_option("--backward_us", c.backward_us, "Backward job duration");
+  app.add_option("--transfer_us", c.transfer_us, "Delay between neighbouring stages");
+  app.add_option("--start_ms", c.start_ms, "Wall clock of the first step, ms since the epoch");
+  app.add_option("--seed", c.seed, "Random seed");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    return Generate(c);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "jobviz-gen-logs: %s\n", e.what());
+    return 1;
+  }
+}
