@@ -161,11 +161,12 @@ void Scanner::HandleRecord(std::string_view line, const ParsedLine& parsed, bool
 
 }  // namespace
 
-WorkerLogScan ScanWorkerLog(const std::string& file, ByteSource& source, const LineParser& parser) {
+WorkerLogScan ScanWorkerLog(const std::string& file, ByteSource& source, const LineParser& parser,
+                            size_t block_size) {
   WorkerLogScan scan;
   scan.file = file;
   Scanner scanner(scan, parser);
-  LineReader reader(source);
+  LineReader reader(source, block_size);
   LineBlock block;
   bool ended_without_newline = false;
   while (reader.Next(&block)) {
@@ -179,9 +180,9 @@ WorkerLogScan ScanWorkerLog(const std::string& file, ByteSource& source, const L
 }
 
 WorkerLogScan ScanWorkerLogText(const std::string& file, std::string contents,
-                                const LineParser& parser) {
+                                const LineParser& parser, size_t block_size) {
   auto source = StringByteSource(std::move(contents));
-  return ScanWorkerLog(file, *source, parser);
+  return ScanWorkerLog(file, *source, parser, block_size);
 }
 
 }  // namespace jobviz

@@ -8,6 +8,7 @@
 
 #include "byte_source.h"
 #include "line_parser.h"
+#include "line_reader.h"
 #include "model.h"
 
 namespace jobviz {
@@ -21,10 +22,14 @@ struct WorkerLogScan {
   std::string read_error;  // non-empty when the file could not be read to its end
 };
 
-WorkerLogScan ScanWorkerLog(const std::string& file, ByteSource& source, const LineParser& parser);
+// `block_size` is the reader's block (tests make it tiny to cross block
+// boundaries often).
+WorkerLogScan ScanWorkerLog(const std::string& file, ByteSource& source, const LineParser& parser,
+                            size_t block_size = LineReader::kDefaultBlock);
 
 // Same, for a log held in memory (tests).
 WorkerLogScan ScanWorkerLogText(const std::string& file, std::string contents,
-                                const LineParser& parser);
+                                const LineParser& parser,
+                                size_t block_size = LineReader::kDefaultBlock);
 
 }  // namespace jobviz
