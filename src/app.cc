@@ -78,6 +78,7 @@ std::string RunsLine(const std::vector<RunSummary>& runs, const RunChoice& choic
     ++files_by_count[r.runs.size()];
     most = std::max(most, r.runs.size());
   }
+  if (most == 0) return "";  // no records at all: the error below says so
   std::string line = "jobviz: runs: ";
   if (files_by_count.size() == 1) {
     line += std::to_string(most) + (runs.size() == 1 ? " in the file" : " in every file");
@@ -101,10 +102,10 @@ std::string RunsLine(const std::vector<RunSummary>& runs, const RunChoice& choic
 std::string JobsLine(const Timeline& timeline) {
   std::string line;
   for (const Machine& machine : timeline.machines) {
-    line += "jobviz: jobs: " + machine.name + ":";
+    line += "jobviz: jobs: " + machine.name;
     std::string sep = " ";
     for (const Worker& worker : machine.workers) {
-      line += sep + "worker " + std::to_string(worker.index) + " " + std::to_string(worker.jobs.size());
+      line += sep + "worker " + std::to_string(worker.index) + ": " + std::to_string(worker.jobs.size());
       sep = ", ";
     }
     line += "\n";

@@ -41,7 +41,11 @@ ParseOutcome ParseCommandLine(int argc, char** argv) {
   app.add_option("--devices", options.devices,
                  "Worker indices to read on every machine, e.g. 0,2 (default: all found)")
       ->delimiter(',')
-      ->check(CLI::NonNegativeNumber)
+      ->check([](const std::string& value) -> std::string {
+        const bool digits = !value.empty() && value.size() <= 9 &&
+                            std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+        return digits ? "" : "'" + value + "' is not a worker index (expected e.g. --devices 0,2)";
+      })
       ->type_name("N,N,...");
   app.add_option("--run", run_text,
                  "Which of the runs appended to a workerlog to draw: last, all or N (1-based)")
@@ -58,7 +62,7 @@ ParseOutcome ParseCommandLine(int argc, char** argv) {
   app.add_flag("--no-chrome", options.no_chrome, "Do not write the legacy Chrome trace")
       ->excludes(chrome);
   app.add_option("-j,--threads", options.threads, "Files read in parallel (default: one per core)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 1024));
   auto* quiet_flag = app.add_flag("-q,--quiet", quiet, "Print only errors");
   app.add_flag("-v,--verbose", verbose, "Also print per-file details, timing and memory")
       ->excludes(quiet_flag);

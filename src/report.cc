@@ -13,7 +13,7 @@ std::string FormatSkippedLine(const SkippedLine& skipped) {
   std::string out = skipped.file + ":" + std::to_string(skipped.line) + ":" +
                     std::to_string(skipped.column + 1) + ": " + SkipReasonText(skipped.reason);
   if (!skipped.detail.empty()) out += ": " + skipped.detail;
-  out += "\n" + QuoteLineWithCaret(skipped.text, skipped.column);
+  if (!skipped.text.empty()) out += "\n" + QuoteLineWithCaret(skipped.text, skipped.column);
   return out;
 }
 

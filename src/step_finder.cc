@@ -23,7 +23,7 @@ void StepsFromNvtx(Worker& worker, SkipTally& skipped) {
       open.push_back({r.step, r.start, r.start});
     } else if (r.kind == RecordKind::kStepPop) {
       if (open.empty()) {
-        skipped.Add({SkipReason::kUnmatchedStepPop, worker.file, r.line, 0, "NVTX range pop",
+        skipped.Add({SkipReason::kUnmatchedStepPop, worker.file, r.line, 0, "",
                      "no step is open; ignored"});
         continue;
       }
@@ -169,7 +169,8 @@ StepFinding FindSteps(Timeline& timeline) {
     timeline.step_source = StepSource::kNvtx;
     if (heuristic_workers > 0)
       finding.warnings.push_back(std::to_string(heuristic_workers) +
-                                 " workers have no NVTX step lines; their steps come from job order");
+                                 (heuristic_workers == 1 ? " worker has" : " workers have") +
+                                 " no NVTX step lines; steps there come from job order");
   } else if (heuristic_workers > 0) {
     timeline.step_source = StepSource::kHeuristic;
     // As in the original tool, a step does not start before the previous one
