@@ -7,10 +7,8 @@
 #include <filesystem>
 
 #include "exit_status.h"
+#include "jobviz/version.h"
 
-#ifndef JOBVIZ_VERSION
-#define JOBVIZ_VERSION "unknown"
-#endif
 
 namespace jobviz {
 

@@ -37,7 +37,8 @@ TEST_CASE("Every sample line of every format parses to its own kind") {
 TEST_CASE("Job line with and without a glog prefix") {
   for (std::string prefix : {"", "I1020 09:15:07.265326 22317 standalone_executor.cc:217] ",
                              "W0122 05:40:58.632920   513 device_context.cc:447] "}) {
-    const ParsedLine p = Parse(prefix + std::string(kJob));
+    const std::string line = prefix + std::string(kJob);  // the result holds views into it
+    const ParsedLine p = Parse(line);
     REQUIRE(p.kind == Kind::kJob);
     CHECK(p.job_id == "3");
     CHECK(p.type == "forward");
@@ -50,8 +51,9 @@ TEST_CASE("Job line with and without a glog prefix") {
 
 TEST_CASE("Any word is a job type and the job id is opaque") {
   for (std::string type : {"backward_b1", "backward_w0", "forward0", "recv_forward", "lr", "default"}) {
-    const ParsedLine p = Parse("Profiler Info: Job (7), type = " + type +
-                               ", micro_batch_id = 0, job_start_time = 1.5, job_end_time = 2.5");
+    const std::string line = "Profiler Info: Job (7), type = " + type +
+                             ", micro_batch_id = 0, job_start_time = 1.5, job_end_time = 2.5";
+    const ParsedLine p = Parse(line);
     REQUIRE(p.kind == Kind::kJob);
     CHECK(p.type == type);
   }

@@ -1,10 +1,8 @@
 #include "trace_writer.h"
 
+#include "jobviz/version.h"
 #include "json_text.h"
 
-#ifndef JOBVIZ_VERSION
-#define JOBVIZ_VERSION "unknown"
-#endif
 
 namespace jobviz {
 
