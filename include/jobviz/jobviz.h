@@ -1,0 +1,61 @@
+/* libjobviz C API: opaque handles and error codes, for any language
+ * (Python ctypes example in docs/runtime-shim.md). */
+#ifndef JOBVIZ_JOBVIZ_H
+#define JOBVIZ_JOBVIZ_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct jobviz_profiler jobviz_profiler;
+typedef struct jobviz_stream jobviz_stream;
+
+typedef enum {
+  JOBVIZ_OK = 0,
+  JOBVIZ_ERROR_INVALID_ARGUMENT = 1, /* null handle, bad rank or window */
+  JOBVIZ_ERROR_NO_CUDA = 2,          /* libjobviz was built without CUDA */
+  JOBVIZ_ERROR_IO = 3,               /* the output file cannot be opened */
+  JOBVIZ_ERROR_LAUNCH = 4,           /* the stream refused the host callback */
+  JOBVIZ_ERROR_INTERNAL = 5
+} jobviz_status;
+
+/* A job token; JOBVIZ_NO_JOB when the job is not recorded. */
+typedef uint64_t jobviz_job;
+#define JOBVIZ_NO_JOB UINT64_MAX
+
+/* output_path NULL or "" = stderr. profile_start/end -1 = unset (the
+ * JOBVIZ_PROFILE_START/END environment variables apply). */
+jobviz_status jobviz_profiler_create(int global_rank, int local_worker, int world_size,
+                                     const char* output_path, int64_t profile_start,
+                                     int64_t profile_end, jobviz_profiler** out);
+/* Flushes everything and frees the profiler. */
+void jobviz_profiler_destroy(jobviz_profiler* profiler);
+
+jobviz_status jobviz_job_begin(jobviz_profiler* profiler, jobviz_stream* stream, const char* type,
+                               int64_t job_id, int64_t micro_batch, jobviz_job* out);
+jobviz_status jobviz_job_end(jobviz_profiler* profiler, jobviz_stream* stream, jobviz_job job);
+jobviz_status jobviz_step_begin(jobviz_profiler* profiler, int64_t step);
+jobviz_status jobviz_step_end(jobviz_profiler* profiler);
+jobviz_status jobviz_set_profile_window(jobviz_profiler* profiler, int64_t start, int64_t end);
+/* Records lost to a full buffer so far. */
+uint64_t jobviz_records_lost(const jobviz_profiler* profiler);
+
+/* Wraps a cudaStream_t (e.g. torch.cuda.current_stream().cuda_stream). */
+jobviz_status jobviz_stream_wrap_cuda(void* cuda_stream, jobviz_stream** out);
+/* A CPU stand-in stream; work is simulated with jobviz_cpu_stream_sleep. */
+jobviz_status jobviz_stream_create_cpu(jobviz_stream** out);
+jobviz_status jobviz_cpu_stream_sleep(jobviz_stream* stream, int64_t microseconds);
+/* Waits for all work enqueued so far (CPU: the queue; CUDA: cudaStreamSynchronize). */
+jobviz_status jobviz_stream_synchronize(jobviz_stream* stream);
+void jobviz_stream_destroy(jobviz_stream* stream);
+
+const char* jobviz_status_string(jobviz_status status);
+const char* jobviz_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* JOBVIZ_JOBVIZ_H */

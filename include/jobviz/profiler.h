@@ -1,0 +1,106 @@
+// libjobviz: records when each pipeline job really runs on its stream and
+// writes the worker-log lines that `jobviz` draws (docs/runtime-shim.md).
+//
+//   jobviz::Profiler profiler({.global_rank = 3, .local_worker = 1, .world_size = 8});
+//   profiler.BeginStep(step);
+//   { jobviz::JobScope job(profiler, stream, "forward", job_id, micro_batch); launch_kernels(); }
+//   profiler.EndStep();
+//
+// The launching thread only claims a preallocated record and enqueues two
+// host callbacks; the callbacks only read the wall clock and store it; a
+// background thread formats and writes the lines.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "jobviz/stream.h"
+
+namespace jobviz {
+
+struct ProfilerConfig {
+  int global_rank = 0;
+  int local_worker = 0;  // the N of workerlog.N
+  int world_size = 1;
+  std::string host_name;  // default: gethostname()
+  // Where lines go: "" = stderr (the launcher puts it into workerlog.N),
+  // otherwise this file, appended to.
+  std::string output_path;
+  size_t capacity = 1 << 16;  // records in flight; rounded up to a power of two
+  // Profiling window by step numbers, as the framework's
+  // job_schedule_profiler_start/end: records while start <= step < end.
+  // -1 = unset; JOBVIZ_PROFILE_START / JOBVIZ_PROFILE_END fill unset values.
+  // With no window every step is recorded.
+  std::int64_t profile_start = -1, profile_end = -1;
+  int flush_interval_ms = 20;  // how often the background writer wakes up
+};
+
+// Identifies one job between BeginJob and EndJob. Invalid when the job is
+// not recorded (outside the window, or the buffer was full).
+struct JobToken {
+  std::uint64_t index = UINT64_MAX;
+  bool valid() const { return index != UINT64_MAX; }
+};
+
+struct ProfilerStats {
+  std::uint64_t jobs_recorded = 0;  // written or to be written
+  std::uint64_t records_lost = 0;   // dropped because the buffer was full
+  std::uint64_t lines_written = 0;
+};
+
+class Profiler {
+ public:
+  explicit Profiler(ProfilerConfig config = {});
+  ~Profiler();  // Shutdown()
+  Profiler(const Profiler&) = delete;
+  Profiler& operator=(const Profiler&) = delete;
+
+  // Enqueues the start mark of a job on `stream`. `type` is any word
+  // (forward, backward, optimizer, ...); ids as the framework prints them.
+  JobToken BeginJob(Stream& stream, std::string_view type, std::int64_t job_id, std::int64_t micro_batch);
+  // Enqueues the end mark; call on the same stream (or one ordered after it).
+  void EndJob(Stream& stream, JobToken token);
+
+  // Step boundaries, on the launching thread: NVTX step lines (and real NVTX
+  // ranges in CUDA builds). The window is checked here.
+  void BeginStep(std::int64_t step);
+  void EndStep();
+
+  // Changes the profiling window (overrides the environment).
+  void SetProfileWindow(std::int64_t start, std::int64_t end);
+  bool recording() const { return recording_.load(std::memory_order_relaxed); }
+
+  // Waits up to `timeout_ms` for jobs whose end has not run yet, writes
+  // everything, then the final stats line. Later calls record nothing.
+  void Shutdown(int timeout_ms = 5000);
+  ProfilerStats stats() const;
+  const ProfilerConfig& config() const { return config_; }
+
+  struct Impl;
+
+ private:
+  ProfilerConfig config_;
+  std::atomic<bool> recording_{true};
+  std::unique_ptr<Impl> impl_;
+};
+
+// RAII: BeginJob in the constructor, EndJob in the destructor.
+class JobScope {
+ public:
+  JobScope(Profiler& profiler, Stream& stream, std::string_view type, std::int64_t job_id,
+           std::int64_t micro_batch)
+      : profiler_(profiler), stream_(stream), token_(profiler.BeginJob(stream, type, job_id, micro_batch)) {}
+  ~JobScope() { profiler_.EndJob(stream_, token_); }
+  JobScope(const JobScope&) = delete;
+  JobScope& operator=(const JobScope&) = delete;
+
+ private:
+  Profiler& profiler_;
+  Stream& stream_;
+  JobToken token_;
+};
+
+}  // namespace jobviz

@@ -1,0 +1,148 @@
+// The C API over the C++ profiler: opaque handles, status codes, no
+// exceptions across the boundary.
+#include <memory>
+#include <new>
+
+#include "jobviz/jobviz.h"
+#include "jobviz/profiler.h"
+#include "jobviz/version.h"
+
+#ifdef JOBVIZ_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+struct jobviz_profiler {
+  std::unique_ptr<jobviz::Profiler> profiler;
+};
+
+struct jobviz_stream {
+  std::unique_ptr<jobviz::Stream> stream;
+  jobviz::CpuStream* cpu = nullptr;     // set for CPU streams
+  jobviz::CudaStream* cuda = nullptr;   // set for wrapped CUDA streams
+};
+
+extern "C" {
+
+jobviz_status jobviz_profiler_create(int global_rank, int local_worker, int world_size, const char* output_path,
+                                     int64_t profile_start, int64_t profile_end, jobviz_profiler** out) {
+  if (!out || global_rank < 0 || local_worker < 0 || world_size < 1) return JOBVIZ_ERROR_INVALID_ARGUMENT;
+  *out = nullptr;
+  jobviz::ProfilerConfig config;
+  config.global_rank = global_rank;
+  config.local_worker = local_worker;
+  config.world_size = world_size;
+  config.output_path = output_path ? output_path : "";
+  config.profile_start = profile_start;
+  config.profile_end = profile_end;
+  try {
+    *out = new jobviz_profiler{std::make_unique<jobviz::Profiler>(config)};
+  } catch (const std::runtime_error&) {
+    return JOBVIZ_ERROR_IO;
+  } catch (...) {
+    return JOBVIZ_ERROR_INTERNAL;
+  }
+  return JOBVIZ_OK;
+}
+
+void jobviz_profiler_destroy(jobviz_profiler* profiler) { delete profiler; }
+
+jobviz_status jobviz_job_begin(jobviz_profiler* profiler, jobviz_stream* stream, const char* type, int64_t job_id,
+                               int64_t micro_batch, jobviz_job* out) {
+  if (!profiler || !stream || !type || !out) return JOBVIZ_ERROR_INVALID_ARGUMENT;
+  *out = profiler->profiler->BeginJob(*stream->stream, type, job_id, micro_batch).index;
+  return JOBVIZ_OK;
+}
+
+jobviz_status jobviz_job_end(jobviz_profiler* profiler, jobviz_stream* stream, jobviz_job job) {
+  if (!profiler || !stream) return JOBVIZ_ERROR_INVALID_ARGUMENT;
+  profiler->profiler->EndJob(*stream->stream, jobviz::JobToken{job});
+  return JOBVIZ_OK;
+}
+
+jobviz_status jobviz_step_begin(jobviz_profiler* profiler, int64_t step) {
+  if (!profiler) return JOBVIZ_ERROR_INVALID_ARGUMENT;
+  profiler->profiler->BeginStep(step);
+  return JOBVIZ_OK;
+}
+
+jobviz_status jobviz_step_end(jobviz_profiler* profiler) {
+  if (!profiler) return JOBVIZ_ERROR_INVALID_ARGUMENT;
+  profiler->profiler->EndStep();
+  return JOBVIZ_OK;
+}
+
+jobviz_status jobviz_set_profile_window(jobviz_profiler* profiler, int64_t start, int64_t end) {
+  if (!profiler || (start >= 0 && end >= 0 && end < start)) return JOBVIZ_ERROR_INVALID_ARGUMENT;
+  profiler->profiler->SetProfileWindow(start, end);
+  return JOBVIZ_OK;
+}
+
+uint64_t jobviz_records_lost(const jobviz_profiler* profiler) {
+  return profiler ? profiler->profiler->stats().records_lost : 0;
+}
+
+jobviz_status jobviz_stream_wrap_cuda(void* cuda_stream, jobviz_stream** out) {
+  if (!out) return JOBVIZ_ERROR_INVALID_ARGUMENT;
+  *out = nullptr;
+  if (!jobviz::IsCudaAvailable()) return JOBVIZ_ERROR_NO_CUDA;
+  auto* handle = new (std::nothrow) jobviz_stream;
+  if (!handle) return JOBVIZ_ERROR_INTERNAL;
+  auto stream = std::make_unique<jobviz::CudaStream>(cuda_stream);
+  handle->cuda = stream.get();
+  handle->stream = std::move(stream);
+  *out = handle;
+  return JOBVIZ_OK;
+}
+
+jobviz_status jobviz_stream_create_cpu(jobviz_stream** out) {
+  if (!out) return JOBVIZ_ERROR_INVALID_ARGUMENT;
+  try {
+    auto* handle = new jobviz_stream;
+    auto stream = std::make_unique<jobviz::CpuStream>();
+    handle->cpu = stream.get();
+    handle->stream = std::move(stream);
+    *out = handle;
+  } catch (...) {
+    return JOBVIZ_ERROR_INTERNAL;
+  }
+  return JOBVIZ_OK;
+}
+
+jobviz_status jobviz_cpu_stream_sleep(jobviz_stream* stream, int64_t microseconds) {
+  if (!stream || !stream->cpu || microseconds < 0) return JOBVIZ_ERROR_INVALID_ARGUMENT;
+  stream->cpu->EnqueueSleep(std::chrono::microseconds(microseconds));
+  return JOBVIZ_OK;
+}
+
+jobviz_status jobviz_stream_synchronize(jobviz_stream* stream) {
+  if (!stream) return JOBVIZ_ERROR_INVALID_ARGUMENT;
+  if (stream->cpu) {
+    stream->cpu->Synchronize();
+    return JOBVIZ_OK;
+  }
+#ifdef JOBVIZ_WITH_CUDA
+  return cudaStreamSynchronize(static_cast<cudaStream_t>(stream->cuda->handle())) == cudaSuccess
+             ? JOBVIZ_OK
+             : JOBVIZ_ERROR_LAUNCH;
+#else
+  return JOBVIZ_ERROR_NO_CUDA;
+#endif
+}
+
+void jobviz_stream_destroy(jobviz_stream* stream) { delete stream; }
+
+const char* jobviz_status_string(jobviz_status status) {
+  switch (status) {
+    case JOBVIZ_OK: return "ok";
+    case JOBVIZ_ERROR_INVALID_ARGUMENT: return "invalid argument";
+    case JOBVIZ_ERROR_NO_CUDA: return "libjobviz was built without CUDA";
+    case JOBVIZ_ERROR_IO: return "cannot open the output";
+    case JOBVIZ_ERROR_LAUNCH: return "the stream refused the host callback";
+    case JOBVIZ_ERROR_INTERNAL: return "internal error";
+  }
+  return "unknown status";
+}
+
+const char* jobviz_version(void) { return JOBVIZ_VERSION; }
+
+}  // extern "C"
