@@ -104,6 +104,7 @@ struct Profiler::Impl {
   bool window_announced = false, step_open = false;
 
   std::shared_ptr<spdlog::logger> logger;
+  std::mutex drain_mutex;  // the writer thread and Shutdown() both drain
   std::thread writer;
   std::mutex writer_mutex;
   std::condition_variable writer_wake;
@@ -193,6 +194,7 @@ void Profiler::Impl::WriteRecord(const Record& record) {
 // Writes published records in claim order; stops at the first one whose
 // job has not ended yet. Returns how many were taken.
 size_t Profiler::Impl::Drain() {
+  std::lock_guard<std::mutex> lock(drain_mutex);
   size_t taken = 0;
   std::uint64_t r = read.load(std::memory_order_relaxed);
   while (r < write.load(std::memory_order_acquire)) {
