@@ -15,18 +15,10 @@
 #include <vector>
 
 #include "jobviz/profiler.h"
+#include "pipeline_demo.h"
 
+namespace demo {
 namespace {
-
-struct Options {
-  std::string log_dir = "demo_logs";
-  int stages = 0, machines = 1, devices = 4;
-  int microbatches = 8, steps = 6;
-  std::int64_t profile_start = -1, profile_end = -1;
-  std::string backend = "cpu";
-  int forward_us = 800, backward_us = 1600, optimizer_us = 300, transfer_us = 100;
-  bool append = false;
-};
 
 // A one-shot flag a stream sets and another stream waits for.
 class Event {
@@ -52,25 +44,6 @@ class Event {
   std::condition_variable cv_;
   bool set_ = false;
 };
-
-enum class Kind { kForward, kBackward };
-struct Op {
-  Kind kind;
-  int micro_batch;
-};
-
-// 1F1B order of one stage: warm-up forwards, one forward one backward, cool-down backwards.
-std::vector<Op> OneFOneB(int stage, int stages, int microbatches) {
-  std::vector<Op> ops;
-  const int warmup = std::min(stages - stage - 1, microbatches);
-  for (int i = 0; i < warmup; ++i) ops.push_back({Kind::kForward, i});
-  for (int i = 0; i < microbatches - warmup; ++i) {
-    ops.push_back({Kind::kForward, warmup + i});
-    ops.push_back({Kind::kBackward, i});
-  }
-  for (int i = microbatches - warmup; i < microbatches; ++i) ops.push_back({Kind::kBackward, i});
-  return ops;
-}
 
 struct Pipeline {
   const Options& options;
@@ -145,9 +118,8 @@ int Run(const Options& o) {
   const int per_machine = o.stages > 0 ? o.stages : o.devices;
   const int machines = o.stages > 0 ? 1 : o.machines;
   const int stages = per_machine * machines;
-  if (o.backend != "cpu") {
-    std::fprintf(stderr, "jobviz-pipeline-demo: --backend %s is not available in this build (only cpu)\n",
-                 o.backend.c_str());
+  if (o.backend == "cuda" && !CudaBackendBuilt()) {
+    std::fprintf(stderr, "jobviz-pipeline-demo: this build has no CUDA backend (configure with -Dcuda=enabled)\n");
     return 2;
   }
   std::vector<std::unique_ptr<jobviz::Profiler>> profilers;
@@ -167,10 +139,15 @@ int Run(const Options& o) {
     config.profile_end = o.profile_end;
     profilers.push_back(std::make_unique<jobviz::Profiler>(config));
   }
-  Pipeline pipeline(o, stages);
-  std::vector<std::thread> threads;
-  for (int s = 0; s < stages; ++s) threads.emplace_back([&, s] { pipeline.RunStage(s, *profilers[s]); });
-  for (auto& thread : threads) thread.join();
+  if (o.backend == "cuda") {
+    const int status = RunCuda(o, stages, profilers);
+    if (status != 0) return status;
+  } else {
+    Pipeline pipeline(o, stages);
+    std::vector<std::thread> threads;
+    for (int s = 0; s < stages; ++s) threads.emplace_back([&, s] { pipeline.RunStage(s, *profilers[s]); });
+    for (auto& thread : threads) thread.join();
+  }
   std::uint64_t jobs = 0, lost = 0;
   for (auto& profiler : profilers) {
     profiler->Shutdown();
@@ -185,7 +162,15 @@ int Run(const Options& o) {
 
 }  // namespace
 
+#ifndef JOBVIZ_DEMO_CUDA
+bool CudaBackendBuilt() { return false; }
+int RunCuda(const Options&, int, std::vector<std::unique_ptr<jobviz::Profiler>>&) { return 2; }
+#endif
+
+}  // namespace demo
+
 int main(int argc, char** argv) {
+  using namespace demo;
   CLI::App app{"jobviz-pipeline-demo: a 1F1B pipeline instrumented with libjobviz"};
   Options o;
   app.add_option("--log_dir", o.log_dir, "Where to write workerlog.N (machineM/workerlog.N with --machines > 1)");
