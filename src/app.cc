@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "atomic_file.h"
+#include "clock_align.h"
 #include "exit_status.h"
 #include "log_discovery.h"
 #include "report.h"
@@ -138,6 +139,58 @@ std::string VerboseFileLines(const std::vector<WorkerLogScan>& scans,
   return out;
 }
 
+std::string MachineNames(const Timeline& timeline) {
+  std::string names;
+  for (const Machine& machine : timeline.machines) names += (names.empty() ? "" : ", ") + machine.name;
+  return names;
+}
+
+int MachineIndex(const Timeline& timeline, const std::string& name) {
+  for (size_t m = 0; m < timeline.machines.size(); ++m)
+    if (timeline.machines[m].name == name) return static_cast<int>(m);
+  return -1;
+}
+
+// Turns --clock_ref and --clock_offset machine names into indices.
+bool ResolveMachines(const Options& options, const Timeline& timeline, AlignOptions* align, std::string* error) {
+  if (!options.clock_ref.empty()) {
+    align->reference = MachineIndex(timeline, options.clock_ref);
+    if (align->reference < 0) {
+      *error = "--clock_ref " + options.clock_ref + ": no such machine";
+      return false;
+    }
+  }
+  for (const auto& [name, offset] : options.clock_offsets) {
+    const int index = MachineIndex(timeline, name);
+    if (index < 0) {
+      *error = "--clock_offset " + name + ": no such machine";
+      return false;
+    }
+    align->manual_offsets[index] = offset;
+  }
+  return true;
+}
+
+std::string SignedDuration(Nanos ns) { return (ns >= 0 ? "+" : "") + FormatDuration(ns); }
+
+std::string ClocksLines(const Timeline& timeline, const ClockAlignment& clocks) {
+  if (timeline.machines.size() < 2) return "";
+  std::string line = "jobviz: clocks:";
+  std::string sep = " ";
+  for (const Machine& machine : timeline.machines) {
+    line += sep + machine.name + " " + machine.clock_method;
+    if (machine.clock_method != "reference" && machine.clock_method != "none") {
+      char drift[32];
+      std::snprintf(drift, sizeof drift, "%+.1f ppm", machine.clock_drift_ppm);
+      line += " " + SignedDuration(machine.clock_offset) + (machine.clock_drift_ppm != 0 ? " " + std::string(drift) : "");
+    }
+    sep = ", ";
+  }
+  line += "\njobviz: pipeline order violations: " + std::to_string(clocks.violations_before) + " before clock alignment, " +
+          std::to_string(clocks.violations_after) + " after\n";
+  return line;
+}
+
 }  // namespace
 
 int RunJobviz(const Options& options) {
@@ -170,6 +223,14 @@ int RunJobviz(const Options& options) {
     return kExitBadInput;
   }
   Timeline& timeline = built.timeline;
+  AlignOptions align;
+  align.mode = options.clock_align;
+  std::string clock_error;
+  if (!ResolveMachines(options, timeline, &align, &clock_error)) {
+    PrintError(clock_error, "machines are named after their directories: " + MachineNames(timeline));
+    return kExitUsage;
+  }
+  const ClockAlignment clocks = AlignClocks(timeline, align);
   StepFinding steps = FindSteps(timeline);
   skipped.Merge(steps.skipped);
 
@@ -187,6 +248,7 @@ int RunJobviz(const Options& options) {
     report += RunsLine(built.runs, options.run);
     if (jobs > 0) {
       report += JobsLine(timeline);
+      report += ClocksLines(timeline, clocks);
       report += StepsLine(timeline);
     }
   }
@@ -194,6 +256,7 @@ int RunJobviz(const Options& options) {
   std::fputs(report.c_str(), stderr);
   if (normal) {
     for (const std::string& warning : built.warnings) PrintWarning(warning);
+    for (const std::string& warning : clocks.warnings) PrintWarning(warning);
     for (const std::string& warning : steps.warnings) PrintWarning(warning);
   }
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 
 #include "exit_status.h"
@@ -19,6 +21,39 @@ std::optional<RunChoice> ParseRunChoice(const std::string& text) {
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
   if (ec != std::errc() || end != text.data() + text.size() || number < 1) return std::nullopt;
   return RunChoice{RunChoice::Kind::kNumber, number};
+}
+
+std::optional<std::map<std::string, Nanos>> ParseClockOffsets(const std::string& text, std::string* error) {
+  std::map<std::string, Nanos> offsets;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    const size_t comma = std::min(text.find(',', begin), text.size());
+    const std::string item = text.substr(begin, comma - begin);
+    begin = comma + 1;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      *error = "'" + item + "': expected MACHINE=OFFSET, e.g. machine1=+2.5ms";
+      return std::nullopt;
+    }
+    std::string value = item.substr(eq + 1);
+    double scale = 1e6;  // ms
+    for (const auto& [suffix, factor] : {std::pair<const char*, double>{"ns", 1.0}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}}) {
+      const std::string_view sv(suffix);
+      if (value.size() > sv.size() && value.compare(value.size() - sv.size(), sv.size(), sv) == 0) {
+        value.resize(value.size() - sv.size());
+        scale = factor;
+        break;
+      }
+    }
+    char* end = nullptr;
+    const double number = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || !(std::abs(number * scale) < 1e15)) {
+      *error = "'" + item + "': the offset is not a number with ns, us, ms or s";
+      return std::nullopt;
+    }
+    offsets[item.substr(0, eq)] = static_cast<Nanos>(std::llround(number * scale));
+  }
+  return offsets;
 }
 
 ParseOutcome ParseCommandLine(int argc, char** argv) {
@@ -61,6 +96,19 @@ ParseOutcome ParseCommandLine(int argc, char** argv) {
       ->excludes(chrome);
   app.add_option("-j,--threads", options.threads, "Files read in parallel (default: one per core)")
       ->check(CLI::Range(0, 1024));
+  std::string align_text = "auto", offsets_text;
+  app.add_option("--clock_align,--clock-align", align_text,
+                 "Put machines on one clock: auto (sync when Clock Sync lines exist), sync, causal, none")
+      ->check(CLI::IsMember({"auto", "sync", "causal", "none"}));
+  app.add_option("--clock_offset,--clock-offset", offsets_text,
+                 "Manual clock offsets, machine clock minus reference: machine1=+2.5ms,machine2=-300us")
+      ->type_name("M=OFFSET,...")
+      ->check([](const std::string& value) {
+        std::string error;
+        return ParseClockOffsets(value, &error) ? std::string() : error;
+      });
+  app.add_option("--clock_ref,--clock-ref", options.clock_ref, "Reference machine (default: the first)")
+      ->type_name("MACHINE");
   auto* quiet_flag = app.add_flag("-q,--quiet", quiet, "Print only errors");
   app.add_flag("-v,--verbose", verbose, "Also print per-file details, timing and memory")
       ->excludes(quiet_flag);
@@ -81,6 +129,14 @@ ParseOutcome ParseCommandLine(int argc, char** argv) {
   }
 
   options.run = *ParseRunChoice(run_text);
+  options.clock_align = align_text == "sync"     ? AlignMode::kSync
+                        : align_text == "causal" ? AlignMode::kCausal
+                        : align_text == "none"   ? AlignMode::kNone
+                                                 : AlignMode::kAuto;
+  if (!offsets_text.empty()) {
+    std::string ignored;
+    options.clock_offsets = *ParseClockOffsets(offsets_text, &ignored);
+  }
   options.verbosity = quiet ? 0 : verbose ? 2 : 1;
   std::sort(options.devices.begin(), options.devices.end());
   options.devices.erase(std::unique(options.devices.begin(), options.devices.end()),

@@ -2,10 +2,12 @@
 // `jobviz --devices 0,1 --log_dir logs --multi_machine` works unchanged.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "clock_align.h"
 #include "timeline_builder.h"
 
 namespace jobviz {
@@ -20,6 +22,9 @@ struct Options {
   bool no_chrome = false;
   int verbosity = 1;  // 0 quiet, 1 normal, 2 verbose
   int threads = 0;    // 0 = one per core
+  AlignMode clock_align = AlignMode::kAuto;
+  std::map<std::string, Nanos> clock_offsets;  // --clock_offset, by machine name
+  std::string clock_ref;                       // "" = the first machine
 };
 
 struct ParseOutcome {
@@ -29,6 +34,9 @@ struct ParseOutcome {
 
 // Parses argv; prints help, version or usage errors itself.
 ParseOutcome ParseCommandLine(int argc, char** argv);
+
+// "machine1=+2.5ms,machine2=-300us": units ns, us, ms (default) or s.
+std::optional<std::map<std::string, Nanos>> ParseClockOffsets(const std::string& text, std::string* error);
 
 // "last", "all" or a 1-based number.
 std::optional<RunChoice> ParseRunChoice(const std::string& text);

@@ -94,6 +94,12 @@ struct Worker {
 struct Machine {
   std::string name;  // directory name, e.g. "machine3"
   std::vector<Worker> workers;  // sorted by worker index
+  // How this machine's clock was put on the reference clock (clock_align).
+  std::string clock_method;  // "" when no alignment ran
+  Nanos clock_offset = 0;    // its clock minus the reference, at the first job
+  double clock_drift_ppm = 0;
+
+  explicit Machine(std::string machine_name = "") : name(std::move(machine_name)) {}
 };
 
 enum class StepSource { kNone, kNvtx, kHeuristic };

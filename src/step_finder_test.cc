@@ -23,7 +23,7 @@ LogRecord Marker(RecordKind kind, std::uint64_t line, Nanos time_ms, std::int64_
 
 Timeline OneWorker(Worker worker) {
   Timeline t;
-  t.machines.push_back({"m", {}});
+  t.machines.emplace_back("m");
   worker.file = "w";
   t.machines[0].workers.push_back(std::move(worker));
   return t;
@@ -91,7 +91,7 @@ TEST_CASE("Heuristic: the first non-default type with micro-batch 0 starts a ste
 
 TEST_CASE("Heuristic: steps merge across workers and do not start before the previous ends") {
   Timeline t;
-  t.machines.push_back({"m", {}});
+  t.machines.emplace_back("m");
   for (int w = 0; w < 2; ++w) {
     Worker worker;
     worker.index = w;

@@ -30,7 +30,7 @@ Worker MakeWorker(const WorkerLogFile& file, const WorkerLogScan& scan, size_t b
 BuildResult BuildTimeline(const LogSet& logs, const std::vector<WorkerLogScan>& scans,
                           const RunChoice& choice) {
   BuildResult result;
-  for (const std::string& name : logs.machine_names) result.timeline.machines.push_back({name, {}});
+  for (const std::string& name : logs.machine_names) result.timeline.machines.emplace_back(name);
 
   size_t most_runs = 0, fewest_runs = SIZE_MAX;
   for (size_t f = 0; f < logs.files.size(); ++f) {

@@ -3,6 +3,8 @@
 #include "jobviz/version.h"
 #include "json_text.h"
 
+#include <cstdio>
+
 
 namespace jobviz {
 
@@ -160,6 +162,24 @@ TraceStats WritePerfettoTrace(const Timeline& timeline, const TraceSink& sink) {
     const Machine& machine = timeline.machines[m];
     const int pid = kStepsPid + 1 + static_cast<int>(m);
     AppendMetadata(events.Begin(), pid, -1, "process_name", "name", JsonString(machine.name));
+    if (!machine.clock_method.empty()) {
+      // Machine-readable in the args, readable in Perfetto's process labels.
+      std::string& out = events.Begin();
+      out += "{\"ph\":\"M\",\"pid\":";
+      AppendInt(out, pid);
+      out += ",\"name\":\"process_labels\",\"args\":{\"labels\":";
+      char drift[32];
+      std::snprintf(drift, sizeof drift, "%.3f", machine.clock_drift_ppm);
+      AppendJsonString(out, "clock " + machine.clock_method + " offset " + FormatMicros(machine.clock_offset) +
+                                " us drift " + drift + " ppm");
+      out += ",\"clock_method\":";
+      AppendJsonString(out, machine.clock_method);
+      out += ",\"clock_offset_us\":";
+      AppendMicros(out, machine.clock_offset);
+      out += ",\"clock_drift_ppm\":";
+      out += drift;
+      out += "}}";
+    }
     AppendMetadata(events.Begin(), pid, -1, "process_sort_index", "sort_index",
                    std::to_string(m + 1));
     for (const Worker& worker : machine.workers) {

@@ -17,7 +17,7 @@ Job MakeJob(const std::string& type, const std::string& id, Nanos start, Nanos e
 Timeline SampleTimeline() {
   Timeline t;
   for (int m = 0; m < 2; ++m) {
-    Machine machine{"machine" + std::to_string(m == 0 ? 0 : 10), {}};
+    Machine machine("machine" + std::to_string(m == 0 ? 0 : 10));
     for (int w : {2, 3}) {
       Worker worker;
       worker.machine = m;

@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -29,7 +31,27 @@ struct Config {
   double jitter = 0.05;        // relative random spread of job durations
   std::int64_t start_ms = 1697793307000;
   std::uint64_t seed = 1;
+  // Clock error injected per machine (index -> value), and clock-sync rounds.
+  std::map<int, double> skew_ms, drift_ppm;
+  int sync_rounds = 0;        // rounds at the start and again at the end (0 = none)
+  double sync_jitter_us = 3;  // uniform +- per reading
+  bool sync_outlier = false;  // one round of machine 1 is 500 us off
 };
+
+// "machine1=+3.7,machine2=-1.2" -> {1: 3.7, 2: -1.2}
+std::map<int, double> ParseMachineValues(const std::string& text) {
+  std::map<int, double> values;
+  std::stringstream items(text);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    const size_t eq = item.find('=');
+    const std::string name = item.substr(0, eq);
+    if (eq == std::string::npos || name.rfind("machine", 0) != 0)
+      throw std::runtime_error("expected machineN=VALUE, got '" + item + "'");
+    values[std::stoi(name.substr(7))] = std::stod(item.substr(eq + 1));
+  }
+  return values;
+}
 
 class Random {
  public:
@@ -173,11 +195,38 @@ class WorkerLog {
   std::uint64_t bytes_ = 0;
 };
 
+
 std::string Millis(double epoch_us) {
   char buf[48];
   const std::int64_t ns = static_cast<std::int64_t>(epoch_us * 1000.0);
   std::snprintf(buf, sizeof buf, "%" PRId64 ".%06" PRId64, ns / 1000000, ns % 1000000);
   return buf;
+}
+
+// What machine m's wall clock reads at true time t (microseconds).
+double Observed(const Config& c, int machine, double t_us) {
+  const auto skew = c.skew_ms.find(machine);
+  const auto drift = c.drift_ppm.find(machine);
+  const double t0 = static_cast<double>(c.start_ms) * 1000.0;
+  return t_us + (skew == c.skew_ms.end() ? 0.0 : skew->second * 1000.0) +
+         (drift == c.drift_ppm.end() ? 0.0 : (t_us - t0) * drift->second * 1e-6);
+}
+
+// Rounds [first, first + count) of clock sync, all ranks observing the same
+// true instants (spaced 100 us apart), each reading off by a little jitter.
+void WriteSyncRounds(const Config& c, std::vector<std::unique_ptr<WorkerLog>>& logs, double t_us, int first,
+                     Random& jitter) {
+  for (int k = first; k < first + c.sync_rounds; ++k) {
+    const double instant = t_us + 100.0 * (k - first);
+    for (size_t rank = 0; rank < logs.size(); ++rank) {
+      const int machine = static_cast<int>(rank) / c.workers;
+      double reading = Observed(c, machine, instant) + c.sync_jitter_us * (2 * jitter.Uniform() - 1);
+      if (c.sync_outlier && machine == 1 && k == first + 1) reading += 500;
+      logs[rank]->Prefix(reading, "clock_sync.cc:52");
+      logs[rank]->Line("Clock Sync: rank = " + std::to_string(rank) + ", round = " + std::to_string(k) +
+                       ", time = " + Millis(reading));
+    }
+  }
 }
 
 int Generate(const Config& c) {
@@ -200,6 +249,8 @@ int Generate(const Config& c) {
     log->Line("Schedule Profiler start at step " + std::to_string(c.first_step) + " and end at step " +
               std::to_string(c.first_step + c.steps + 1));
   }
+  Random jitter_rng(c.seed * 7919 + 1);  // apart from the schedule's randomness
+  if (c.sync_rounds > 0) WriteSyncRounds(c, logs, now_us + 50, 0, jitter_rng);
   const double target_bytes = c.size_mb * 1e6;
   for (int step = 0;; ++step) {
     std::uint64_t total = 0;
@@ -211,28 +262,31 @@ int Generate(const Config& c) {
     double step_end = step_start;
     for (size_t s = 0; s < logs.size(); ++s) {
       WorkerLog& log = *logs[s];
+      const int machine = static_cast<int>(s) / c.workers;
+      auto clock = [&](double t) { return Millis(Observed(c, machine, t)); };
       const double stage_end = ops[s].back().end_us;
       step_end = std::max(step_end, stage_end);
       if (c.nvtx) {
         log.Prefix(step_start, "nvtx_helper.cc:31");
-        log.Line("NVTX range push: " + std::to_string(c.first_step + step) + ", time: " + Millis(step_start - 20));
+        log.Line("NVTX range push: " + std::to_string(c.first_step + step) + ", time: " + clock(step_start - 20));
       }
       log.Noise(step_start, c.noise_per_job * static_cast<int>(ops[s].size()) / 2, c.noise_max_chars);
       if (c.nvtx) {
         log.Prefix(stage_end, "nvtx_helper.cc:40");
-        log.Line("NVTX range pop, time: " + Millis(stage_end + 15));
+        log.Line("NVTX range pop, time: " + clock(stage_end + 15));
       }
       for (size_t j = 0; j < ops[s].size(); ++j) {
         const Op& op = ops[s][j];
         log.Prefix(stage_end + 30, "standalone_executor.cc:217");
         log.Line("Profiler Info: Job (" + std::to_string(j) + "), type = " + KindName(op.kind) +
                  ", micro_batch_id = " + std::to_string(op.micro_batch) +
-                 ", job_start_time = " + Millis(op.start_us) + ", job_end_time = " + Millis(op.end_us));
+                 ", job_start_time = " + clock(op.start_us) + ", job_end_time = " + clock(op.end_us));
         log.Noise(stage_end + 40, c.noise_per_job - c.noise_per_job / 2, c.noise_max_chars);
       }
     }
     now_us = step_end + 500;
   }
+  if (c.sync_rounds > 0) WriteSyncRounds(c, logs, now_us, c.sync_rounds, jitter_rng);
   return 0;
 }
 
@@ -256,8 +310,17 @@ int main(int argc, char** argv) {
   app.add_option("--transfer_us", c.transfer_us, "Delay between neighbouring stages");
   app.add_option("--start_ms", c.start_ms, "Wall clock of the first step, ms since the epoch");
   app.add_option("--seed", c.seed, "Random seed");
+  std::string skew, drift;
+  app.add_option("--clock_skew_ms", skew, "Clock offset per machine: machine1=+3.7,machine2=-1.2");
+  app.add_option("--clock_drift_ppm", drift, "Clock drift per machine: machine1=20");
+  app.add_option("--sync_rounds", c.sync_rounds, "Clock Sync rounds at the start and again at the end")
+      ->check(CLI::Range(0, 1000));
+  app.add_option("--sync_jitter_us", c.sync_jitter_us, "Jitter of each clock-sync reading (+-)");
+  app.add_flag("--sync_outlier", c.sync_outlier, "Make one round of machine1 500 us off");
   CLI11_PARSE(app, argc, argv);
   try {
+    if (!skew.empty()) c.skew_ms = ParseMachineValues(skew);
+    if (!drift.empty()) c.drift_ppm = ParseMachineValues(drift);
     return Generate(c);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "jobviz-gen-logs: %s\n", e.what());
