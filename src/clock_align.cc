@@ -132,10 +132,21 @@ std::optional<MachineClock> EstimateSyncClock(const std::vector<SyncReading>& ma
   };
   const Point start = group(0, split);
   MachineClock clock{ClockMethod::kSync, start.difference, 0.0, start.at};
-  if (split < points.size()) {
-    const Point end = group(split, points.size());
+  if (split == points.size()) return clock;
+
+  // A drift is kept only when the offset moved between the groups by more
+  // than three times the readings' jitter (median absolute deviation within
+  // the groups); otherwise a short window would turn jitter into drift.
+  const Point end = group(split, points.size());
+  std::vector<Nanos> deviations;
+  for (size_t i = 0; i < points.size(); ++i)
+    deviations.push_back(std::abs(points[i].difference - (i < split ? start : end).difference));
+  const Nanos jitter = Median(deviations);
+  if (std::abs(end.difference - start.difference) > 3 * jitter) {
     clock.drift_ppm = static_cast<double>(end.difference - start.difference) /
                       static_cast<double>(end.at - start.at) * 1e6;
+  } else {
+    clock.offset = group(0, points.size()).difference;
   }
   return clock;
 }

@@ -60,7 +60,8 @@ struct SyncReading {
 // nullopt when they share no round. Robust to an outlier round: each round
 // uses the median over the machine's workers, rounds are split into a start
 // and an end group by the largest time gap, and each group contributes its
-// median difference.
+// median difference. A drift is fitted only when the offset moved between
+// the groups by more than 3x the readings' jitter.
 std::optional<MachineClock> EstimateSyncClock(const std::vector<SyncReading>& machine,
                                               const std::vector<SyncReading>& reference);
 

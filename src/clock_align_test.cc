@@ -80,6 +80,21 @@ TEST_CASE("Sync: rounds at the start and the end give the drift") {
   CHECK(std::abs(clock->OffsetAt(11'000 * kMs) - 2'500 * kUs) < kUs);
 }
 
+TEST_CASE("Sync: jitter over a short window is not taken for drift") {
+  std::vector<std::pair<std::int64_t, Nanos>> ref, machine;
+  const Nanos jitter[] = {40 * kUs, -30 * kUs, 10 * kUs, -50 * kUs, 20 * kUs};
+  for (int k = 0; k < 5; ++k) {
+    ref.push_back({k, 1'000 * kMs + k * 100 * kUs});
+    machine.push_back({k, 1'000 * kMs + k * 100 * kUs + 2 * kMs + jitter[k]});
+    ref.push_back({5 + k, 1'100 * kMs + k * 100 * kUs});
+    machine.push_back({5 + k, 1'100 * kMs + k * 100 * kUs + 2 * kMs - jitter[k] / 2 + 15 * kUs});
+  }
+  const auto clock = EstimateSyncClock(Readings(machine), Readings(ref));
+  REQUIRE(clock);
+  CHECK(clock->drift_ppm == 0);
+  CHECK(std::abs(clock->offset - 2 * kMs) <= 25 * kUs);
+}
+
 TEST_CASE("Sync: no rounds in common, no estimate") {
   CHECK_FALSE(EstimateSyncClock(Readings({{0, 1}}), Readings({{1, 1}})));
   CHECK_FALSE(EstimateSyncClock({}, Readings({{1, 1}})));

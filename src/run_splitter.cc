@@ -31,10 +31,11 @@ std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records) {
         has_activity = true;
         break;
       case RecordKind::kClockSync:
+        // Not activity for the rule above: sync rounds may come right
+        // before the window line of the same run.
         if (highest_round && r.round <= *highest_round)
           start_run(i, "clock sync round " + std::to_string(r.round) + " taken again");
         highest_round = r.round;
-        has_activity = true;
         break;
       case RecordKind::kJob:
       case RecordKind::kStepPop:

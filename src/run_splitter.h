@@ -19,8 +19,8 @@ struct RunRange {
 
 // A new run starts at a record that a single run cannot produce after what
 // came before it in the same file:
-//  - a "Schedule Profiler start" line after any job, step or clock-sync line
-//    (the Python side prints it when the job starts);
+//  - a "Schedule Profiler start" line after any job or step line (the
+//    Python side prints it when the job starts);
 //  - an NVTX push of a step number not above one already pushed (the step
 //    counter went back);
 //  - a clock-sync round not above one already taken (rounds only go up).

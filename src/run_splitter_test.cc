@@ -59,4 +59,11 @@ TEST_CASE("A clock sync round taken again starts a new run") {
   CHECK(runs[1].begin == 3);
 }
 
+TEST_CASE("Clock sync rounds before the profiler start line belong to its run") {
+  const std::vector<LogRecord> records = {Rec(RecordKind::kClockSync, 1, 0), Rec(RecordKind::kClockSync, 2, 1),
+                                          Rec(RecordKind::kProfilerWindow, 3, 5), Rec(RecordKind::kJob, 4),
+                                          Rec(RecordKind::kClockSync, 5, 2)};
+  CHECK(SplitRuns(records).size() == 1);
+}
+
 TEST_CASE("No records, no runs") { CHECK(SplitRuns({}).empty()); }

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "jobviz/clock_sync.h"
 #include "jobviz/profiler.h"
 #include "pipeline_demo.h"
 
@@ -75,8 +76,10 @@ struct Pipeline {
     }
   }
 
-  void RunStage(int stage, jobviz::Profiler& profiler) {
+  void RunStage(int stage, jobviz::Profiler& profiler, jobviz::Communicator* communicator) {
     jobviz::CpuStream stream;
+    // Clock sync at the start and end of the profiling window.
+    if (communicator && options.sync_rounds > 0) profiler.AttachClockSync(communicator, &stream);
     const auto ops = OneFOneB(stage, stages, options.microbatches);
     const auto transfer = std::chrono::microseconds(options.transfer_us);
     for (int step = 0; step < options.steps; ++step) {
@@ -110,6 +113,8 @@ struct Pipeline {
         for (auto& event : (*table)[stage]) event->Reset();
       Barrier();
     }
+    stream.Synchronize();
+    profiler.AttachClockSync(nullptr, nullptr);
   }
 };
 
@@ -137,6 +142,13 @@ int Run(const Options& o) {
     config.output_path = log.string();
     config.profile_start = o.profile_start;
     config.profile_end = o.profile_end;
+    config.clock_sync_rounds = o.sync_rounds;
+    const int machine = s / per_machine;
+    if (o.backend == "cpu") {  // on GPUs the machines' clocks are real
+      if (o.clock_skew_ms.count(machine))
+        config.emulated_clock_offset_ns = static_cast<std::int64_t>(o.clock_skew_ms.at(machine) * 1e6);
+      if (o.clock_drift_ppm.count(machine)) config.emulated_clock_drift_ppm = o.clock_drift_ppm.at(machine);
+    }
     profilers.push_back(std::make_unique<jobviz::Profiler>(config));
   }
   if (o.backend == "cuda") {
@@ -144,8 +156,10 @@ int Run(const Options& o) {
     if (status != 0) return status;
   } else {
     Pipeline pipeline(o, stages);
+    auto communicators = jobviz::CpuCommunicator::CreateGroup(stages);
     std::vector<std::thread> threads;
-    for (int s = 0; s < stages; ++s) threads.emplace_back([&, s] { pipeline.RunStage(s, *profilers[s]); });
+    for (int s = 0; s < stages; ++s)
+      threads.emplace_back([&, s] { pipeline.RunStage(s, *profilers[s], communicators[s].get()); });
     for (auto& thread : threads) thread.join();
   }
   std::uint64_t jobs = 0, lost = 0;
@@ -161,6 +175,22 @@ int Run(const Options& o) {
 }
 
 }  // namespace
+
+// "machine1=+3.7,machine2=-1.2" -> {1: 3.7, 2: -1.2}
+std::map<int, double> ParseMachineValues(const std::string& text) {
+  std::map<int, double> values;
+  size_t begin = 0;
+  while (begin < text.size()) {
+    const size_t comma = std::min(text.find(',', begin), text.size());
+    const std::string item = text.substr(begin, comma - begin);
+    begin = comma + 1;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || item.rfind("machine", 0) != 0)
+      throw std::runtime_error("expected machineN=VALUE, got '" + item + "'");
+    values[std::stoi(item.substr(7, eq - 7))] = std::stod(item.substr(eq + 1));
+  }
+  return values;
+}
 
 #ifndef JOBVIZ_DEMO_CUDA
 bool CudaBackendBuilt() { return false; }
@@ -187,8 +217,15 @@ int main(int argc, char** argv) {
   app.add_option("--optimizer_us", o.optimizer_us, "Optimizer job length")->check(CLI::Range(0, 10000000));
   app.add_option("--transfer_us", o.transfer_us, "Hand-off delay between stages")->check(CLI::Range(0, 10000000));
   app.add_flag("--append", o.append, "Append to existing workerlogs, as the launcher does");
+  std::string skew, drift;
+  app.add_option("--clock_skew_ms", skew, "Emulated clock offset per machine (CPU backend): machine1=+3.7,machine2=-1.2");
+  app.add_option("--clock_drift_ppm", drift, "Emulated clock drift per machine (CPU backend): machine1=20");
+  app.add_option("--sync_rounds", o.sync_rounds, "Clock sync rounds at the window's start and end (0: none)")
+      ->check(CLI::Range(0, 1000));
   CLI11_PARSE(app, argc, argv);
   try {
+    if (!skew.empty()) o.clock_skew_ms = ParseMachineValues(skew);
+    if (!drift.empty()) o.clock_drift_ppm = ParseMachineValues(drift);
     return Run(o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "jobviz-pipeline-demo: %s\n", e.what());

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +19,9 @@ struct Options {
   std::string backend = "cpu";
   int forward_us = 800, backward_us = 1600, optimizer_us = 300, transfer_us = 100;
   bool append = false;
+  // Emulated clock error per machine index (CPU backend), and sync rounds.
+  std::map<int, double> clock_skew_ms, clock_drift_ppm;
+  int sync_rounds = 5;
 };
 
 enum class Kind { kForward, kBackward };

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "jobviz/clock_sync.h"
 #include "pipeline_demo.h"
 
 namespace demo {
@@ -59,12 +60,20 @@ int RunCuda(const Options& o, int stages, std::vector<std::unique_ptr<jobviz::Pr
         return 1;
   }
   const auto ns = [](int us) { return static_cast<unsigned long long>(us) * 1000ull; };
+  // Clock sync with NCCL needs one rank per GPU.
+  unsigned char unique_id[jobviz::NcclCommunicator::kUniqueIdBytes];
+  const bool sync = o.sync_rounds > 0 && stages <= devices && jobviz::NcclCommunicator::CreateUniqueId(unique_id);
+  if (o.sync_rounds > 0 && !sync)
+    std::fprintf(stderr, "jobviz-pipeline-demo: no clock sync (NCCL needs one GPU per stage and NCCL support)\n");
   std::atomic<bool> failed{false};
   auto run_stage = [&](int s) {
     cudaSetDevice(s % devices);
     cudaStream_t raw = streams[s];
     jobviz::CudaStream stream(raw);
     jobviz::Profiler& profiler = *profilers[s];
+    std::unique_ptr<jobviz::NcclCommunicator> communicator;
+    if (sync && (communicator = jobviz::NcclCommunicator::Create(unique_id, s, stages)))
+      profiler.AttachClockSync(communicator.get(), &stream);
     const auto ops = OneFOneB(s, stages, mbs);
     for (int step = 0; step < o.steps && !failed; ++step) {
       profiler.BeginStep(step);
@@ -95,6 +104,7 @@ int RunCuda(const Options& o, int stages, std::vector<std::unique_ptr<jobviz::Pr
       if (cudaGetLastError() != cudaSuccess) failed = true;
     }
     if (!Ok(cudaStreamSynchronize(raw), "cudaStreamSynchronize")) failed = true;
+    profiler.AttachClockSync(nullptr, nullptr);
   };
   std::vector<std::thread> threads;
   for (int s = 0; s < stages; ++s) threads.emplace_back(run_stage, s);

@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "jobviz/clock_sync.h"
 #include "jobviz/stream.h"
 
 namespace jobviz {
@@ -36,6 +37,11 @@ struct ProfilerConfig {
   // With no window every step is recorded.
   std::int64_t profile_start = -1, profile_end = -1;
   int flush_interval_ms = 20;  // how often the background writer wakes up
+  int clock_sync_rounds = 5;   // rounds per SyncClocks()
+  // Pretend this host's clock is off (CPU backend tests and the demo's
+  // emulated machines): readings become t + offset + (t - start) * drift.
+  std::int64_t emulated_clock_offset_ns = 0;
+  double emulated_clock_drift_ppm = 0;
 };
 
 // Identifies one job between BeginJob and EndJob. Invalid when the job is
@@ -69,6 +75,17 @@ class Profiler {
   void BeginStep(std::int64_t step);
   void EndStep();
 
+  // Clock sync: `rounds` (default: config) times, a collective on `stream`
+  // followed by a host callback that takes the time; writes "Clock Sync"
+  // lines. Round numbers go on across calls. Every rank must call it the
+  // same number of times (it is a collective).
+  void SyncClocks(Communicator& communicator, Stream& stream, int rounds = -1);
+  // With a communicator attached, SyncClocks runs by itself when the
+  // profiling window starts (first BeginStep inside it) and when it ends
+  // (EndStep of step end-1). Without a window, only at the first step: call
+  // SyncClocks at the end yourself. Detach (nullptrs) before the stream goes.
+  void AttachClockSync(Communicator* communicator, Stream* stream);
+
   // Changes the profiling window (overrides the environment).
   void SetProfileWindow(std::int64_t start, std::int64_t end);
   bool recording() const { return recording_.load(std::memory_order_relaxed); }
@@ -82,6 +99,7 @@ class Profiler {
   struct Impl;
 
  private:
+  void SyncClocksLocked(Communicator& communicator, Stream& stream, int rounds);
   ProfilerConfig config_;
   std::atomic<bool> recording_{true};
   std::unique_ptr<Impl> impl_;

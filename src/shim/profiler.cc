@@ -30,14 +30,25 @@ namespace jobviz {
 
 namespace {
 
-enum class RecordKind : std::uint8_t { kJob, kStepPush, kStepPop, kWindow };
+enum class RecordKind : std::uint8_t { kJob, kStepPush, kStepPop, kWindow, kClockSync };
+
+// The host clock, or an emulated wrong one (tests, the demo).
+struct ClockModel {
+  std::int64_t offset_ns = 0;
+  double drift_ppm = 0;
+  std::int64_t start_ns = 0;
+  std::int64_t Read(std::int64_t t) const {
+    return t + offset_ns + static_cast<std::int64_t>(static_cast<double>(t - start_ns) * drift_ppm * 1e-6);
+  }
+};
 enum RecordState : std::uint32_t { kPending = 0, kPublished = 1, kAbandoned = 2 };
 
 struct alignas(64) Record {
   std::atomic<std::uint32_t> state{kPending};
   RecordKind kind = RecordKind::kJob;
   std::uint16_t type = 0;
-  std::int64_t a = 0, b = 0;  // job: id, micro-batch; step push: step; window: start, end
+  std::int64_t a = 0, b = 0;  // job: id, micro-batch; step push: step; window: start, end; sync: rank, round
+  const ClockModel* clock = nullptr;  // set when the clock is emulated
   std::atomic<std::int64_t> start_ns{0}, end_ns{0};
 };
 
@@ -47,13 +58,24 @@ std::int64_t WallClockNanos() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
+std::int64_t ReadClock(const Record& record) {
+  const std::int64_t t = WallClockNanos();
+  return record.clock ? record.clock->Read(t) : t;
+}
+
 // Host callbacks: no allocation, no lock, no I/O, no CUDA call.
 void OnJobStart(void* argument) {
-  static_cast<Record*>(argument)->start_ns.store(WallClockNanos(), std::memory_order_relaxed);
+  Record* record = static_cast<Record*>(argument);
+  record->start_ns.store(ReadClock(*record), std::memory_order_relaxed);
 }
 void OnJobEnd(void* argument) {
   Record* record = static_cast<Record*>(argument);
-  record->end_ns.store(WallClockNanos(), std::memory_order_relaxed);
+  record->end_ns.store(ReadClock(*record), std::memory_order_relaxed);
+  record->state.store(kPublished, std::memory_order_release);
+}
+void OnSyncPoint(void* argument) {
+  Record* record = static_cast<Record*>(argument);
+  record->start_ns.store(ReadClock(*record), std::memory_order_relaxed);
   record->state.store(kPublished, std::memory_order_release);
 }
 
@@ -102,6 +124,15 @@ struct Profiler::Impl {
   std::mutex step_mutex;
   std::int64_t window_start = -1, window_end = -1;
   bool window_announced = false, step_open = false;
+  std::int64_t current_step = -1;
+  Communicator* sync_communicator = nullptr;
+  Stream* sync_stream = nullptr;
+  bool sync_started = false, sync_finished = false;
+  std::int64_t next_round = 0;
+  int rank = 0;
+
+  ClockModel clock_model;
+  const ClockModel* emulated_clock = nullptr;
 
   std::shared_ptr<spdlog::logger> logger;
   std::mutex drain_mutex;  // the writer thread and Shutdown() both drain
@@ -146,6 +177,7 @@ Record* Profiler::Impl::Claim(std::uint64_t* index) {
   } while (!write.compare_exchange_weak(w, w + 1, std::memory_order_acq_rel, std::memory_order_relaxed));
   *index = w;
   Record* record = &ring[w & mask];
+  record->clock = emulated_clock;
   record->start_ns.store(0, std::memory_order_relaxed);
   record->end_ns.store(0, std::memory_order_relaxed);
   return record;
@@ -158,7 +190,7 @@ void Profiler::Impl::AddMarker(RecordKind kind, std::int64_t a, std::int64_t b) 
   record->kind = kind;
   record->a = a;
   record->b = b;
-  record->start_ns.store(WallClockNanos(), std::memory_order_relaxed);
+  record->start_ns.store(ReadClock(*record), std::memory_order_relaxed);
   record->state.store(kPublished, std::memory_order_release);
 }
 
@@ -185,6 +217,10 @@ void Profiler::Impl::WriteRecord(const Record& record) {
     case RecordKind::kWindow:
       std::snprintf(line, sizeof line, "Schedule Profiler start at step %lld and end at step %lld",
                     static_cast<long long>(record.a), static_cast<long long>(record.b));
+      break;
+    case RecordKind::kClockSync:
+      std::snprintf(line, sizeof line, "Clock Sync: rank = %lld, round = %lld, time = %s",
+                    static_cast<long long>(record.a), static_cast<long long>(record.b), start);
       break;
   }
   logger->info(line);
@@ -236,6 +272,11 @@ Profiler::Profiler(ProfilerConfig config) : config_(std::move(config)), impl_(st
   impl_->ring = std::vector<Record>(capacity);
   impl_->mask = capacity - 1;
   impl_->flush_interval_ms = std::max(1, config_.flush_interval_ms);
+  impl_->rank = config_.global_rank;
+  if (config_.emulated_clock_offset_ns != 0 || config_.emulated_clock_drift_ppm != 0) {
+    impl_->clock_model = {config_.emulated_clock_offset_ns, config_.emulated_clock_drift_ppm, WallClockNanos()};
+    impl_->emulated_clock = &impl_->clock_model;
+  }
 
   spdlog::sink_ptr sink;
   try {
@@ -295,11 +336,18 @@ void Profiler::BeginStep(std::int64_t step) {
   if (impl_->shut_down.load()) return;
   recording_.store(in_window, std::memory_order_relaxed);
   impl_->step_open = in_window;
+  impl_->current_step = step;
   if (!in_window) return;
   if (has_window && !impl_->window_announced) {
     impl_->AddMarker(RecordKind::kWindow, std::max<std::int64_t>(impl_->window_start, 0),
                      impl_->window_end);
     impl_->window_announced = true;
+  }
+  // After the window line: jobviz starts a new run at a window line that
+  // follows the records of a run.
+  if (impl_->sync_communicator && !impl_->sync_started) {
+    impl_->sync_started = true;
+    SyncClocksLocked(*impl_->sync_communicator, *impl_->sync_stream, config_.clock_sync_rounds);
   }
   impl_->AddMarker(RecordKind::kStepPush, step, 0);
 }
@@ -310,6 +358,42 @@ void Profiler::EndStep() {
   if (!impl_->step_open || impl_->shut_down.load()) return;
   impl_->AddMarker(RecordKind::kStepPop, 0, 0);
   impl_->step_open = false;
+  if (impl_->sync_communicator && impl_->sync_started && !impl_->sync_finished && impl_->window_end >= 0 &&
+      impl_->current_step == impl_->window_end - 1) {
+    impl_->sync_finished = true;
+    SyncClocksLocked(*impl_->sync_communicator, *impl_->sync_stream, config_.clock_sync_rounds);
+  }
+}
+
+void Profiler::SyncClocks(Communicator& communicator, Stream& stream, int rounds) {
+  std::lock_guard<std::mutex> lock(impl_->step_mutex);
+  if (impl_->shut_down.load()) return;
+  SyncClocksLocked(communicator, stream, rounds < 0 ? config_.clock_sync_rounds : rounds);
+}
+
+void Profiler::SyncClocksLocked(Communicator& communicator, Stream& stream, int rounds) {
+  for (int k = 0; k < rounds; ++k) {
+    const std::int64_t round = impl_->next_round++;
+    // The collective goes on the stream whether or not the record fits, so
+    // every rank enqueues the same collectives.
+    const bool enqueued = communicator.EnqueueCollective(stream);
+    std::uint64_t index;
+    Record* record = impl_->Claim(&index);
+    if (!record) continue;
+    record->kind = RecordKind::kClockSync;
+    record->a = impl_->rank;
+    record->b = round;
+    if (!enqueued || !stream.LaunchHostFunction(OnSyncPoint, record)) {
+      impl_->lost.fetch_add(1, std::memory_order_relaxed);
+      record->state.store(kAbandoned, std::memory_order_release);
+    }
+  }
+}
+
+void Profiler::AttachClockSync(Communicator* communicator, Stream* stream) {
+  std::lock_guard<std::mutex> lock(impl_->step_mutex);
+  impl_->sync_communicator = communicator && stream ? communicator : nullptr;
+  impl_->sync_stream = communicator && stream ? stream : nullptr;
 }
 
 void Profiler::SetProfileWindow(std::int64_t start, std::int64_t end) {

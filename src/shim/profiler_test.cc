@@ -285,3 +285,90 @@ TEST_CASE("C API: handles, status codes, and the same lines") {
   CHECK(std::string(jobviz_status_string(JOBVIZ_ERROR_NO_CUDA)).find("without CUDA") != std::string::npos);
   fs::remove(path);
 }
+
+namespace {
+
+std::map<std::int64_t, std::int64_t> SyncTimes(const WorkerLogScan& scan) {
+  std::map<std::int64_t, std::int64_t> times;  // round -> time
+  for (const LogRecord& r : scan.records)
+    if (r.kind == RecordKind::kClockSync) times[r.round] = r.start;
+  return times;
+}
+
+}  // namespace
+
+TEST_CASE("Clock sync: every rank reads the same instant, each through its own clock") {
+  constexpr int kRanks = 3;
+  const std::int64_t offsets[kRanks] = {0, 50'000'000, -20'000'000};  // emulated: +50 ms, -20 ms
+  auto group = CpuCommunicator::CreateGroup(kRanks);
+  std::vector<std::string> paths;
+  for (int r = 0; r < kRanks; ++r) paths.push_back(TempLog());
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kRanks; ++r)
+    threads.emplace_back([&, r] {
+      ProfilerConfig config = Config(paths[r]);
+      config.global_rank = r;
+      config.emulated_clock_offset_ns = offsets[r];
+      Profiler profiler(config);
+      CpuStream stream;
+      stream.EnqueueSleep(std::chrono::milliseconds(5 * r));  // ranks arrive at different times
+      profiler.SyncClocks(*group[r], stream);
+      profiler.SyncClocks(*group[r], stream, 2);  // round numbers go on
+      stream.Synchronize();
+    });
+  for (auto& t : threads) t.join();
+  std::vector<std::map<std::int64_t, std::int64_t>> times;
+  for (const auto& path : paths) {
+    times.push_back(SyncTimes(ScanOutput(path)));
+    fs::remove(path);
+  }
+  for (int r = 0; r < kRanks; ++r) {
+    REQUIRE(times[r].size() == 7);
+    CHECK(times[r].rbegin()->first == 6);
+    for (const auto& [round, t] : times[r]) {
+      const std::int64_t seen_offset = t - times[0].at(round);
+      INFO("rank " << r << " round " << round);
+      CHECK(std::abs(seen_offset - offsets[r]) < 2'000'000);  // the barrier releases everyone at once
+    }
+  }
+}
+
+TEST_CASE("Clock sync runs by itself at the start and the end of the profiling window") {
+  const std::string path = TempLog();
+  {
+    auto group = CpuCommunicator::CreateGroup(1);
+    ProfilerConfig config = Config(path);
+    config.profile_start = 1;
+    config.profile_end = 3;
+    config.clock_sync_rounds = 4;
+    Profiler profiler(config);
+    CpuStream stream;
+    profiler.AttachClockSync(group[0].get(), &stream);
+    for (int step = 0; step < 5; ++step) {
+      profiler.BeginStep(step);
+      JobScope job(profiler, stream, "forward", step, 0);
+      profiler.EndStep();
+    }
+    stream.Synchronize();
+    profiler.AttachClockSync(nullptr, nullptr);
+  }
+  const WorkerLogScan scan = ScanOutput(path);
+  std::vector<std::string> order;  // record kinds in file order
+  for (const LogRecord& r : scan.records) {
+    if (r.kind == RecordKind::kClockSync) order.push_back("sync" + std::to_string(r.round));
+    if (r.kind == RecordKind::kStepPush) order.push_back("push" + std::to_string(r.step));
+    if (r.kind == RecordKind::kStepPop) order.push_back("pop");
+  }
+  // The window line comes first; jobs are printed when they end, so leave them out.
+  const std::vector<std::string> expected = {"sync0", "sync1", "sync2", "sync3", "push1", "pop", "push2", "pop",
+                                             "sync4", "sync5", "sync6", "sync7"};
+  CHECK(order == expected);
+  fs::remove(path);
+}
+
+TEST_CASE("A CPU communicator refuses a stream it cannot wait on") {
+  auto group = CpuCommunicator::CreateGroup(1);
+  CudaStream not_cpu(nullptr);
+  CHECK_FALSE(group[0]->EnqueueCollective(not_cpu));
+  CHECK_FALSE(NcclCommunicator::Wrap(nullptr));  // without NCCL, or with a null communicator
+}
