@@ -263,8 +263,8 @@ ClockAlignment AlignClocks(Timeline& timeline, const AlignOptions& options) {
   }
 
   result.violations_after = CountOrderViolations(timeline, result.clocks);
-  if (options.mode == AlignMode::kAuto && mode == AlignMode::kNone && result.violations_before > 0)
-    result.warnings.push_back("the raw clocks break pipeline order " + std::to_string(result.violations_before) +
+  if (options.mode == AlignMode::kAuto && mode == AlignMode::kNone && result.violations_after > 0)
+    result.warnings.push_back("the clocks break pipeline order " + std::to_string(result.violations_after) +
                               " times (a stage starts a micro-batch before the previous one finished it); "
                               "--clock_align causal would fix that");
 

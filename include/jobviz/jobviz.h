@@ -51,6 +51,27 @@ jobviz_status jobviz_cpu_stream_sleep(jobviz_stream* stream, int64_t microsecond
 jobviz_status jobviz_stream_synchronize(jobviz_stream* stream);
 void jobviz_stream_destroy(jobviz_stream* stream);
 
+/* Clock sync (docs/clock-alignment.md). A communicator is the group whose
+ * ranks take the time together: the application's NCCL communicator
+ * (an ncclComm_t), an own one from an ncclUniqueId of
+ * JOBVIZ_NCCL_UNIQUE_ID_BYTES bytes that rank 0 made and the application
+ * distributed, or an in-process CPU group (tests, CPU streams). */
+typedef struct jobviz_communicator jobviz_communicator;
+#define JOBVIZ_NCCL_UNIQUE_ID_BYTES 128
+jobviz_status jobviz_communicator_wrap_nccl(void* nccl_comm, jobviz_communicator** out);
+jobviz_status jobviz_nccl_unique_id(void* unique_id_out);
+jobviz_status jobviz_communicator_create_nccl(const void* unique_id, int rank, int size,
+                                              jobviz_communicator** out);
+/* Fills out[0..size-1] with the members of one in-process group. */
+jobviz_status jobviz_communicator_create_cpu_group(int size, jobviz_communicator** out);
+void jobviz_communicator_destroy(jobviz_communicator* communicator);
+/* Runs `rounds` rounds now (rounds < 0: the default, 5). */
+jobviz_status jobviz_sync_clocks(jobviz_profiler* profiler, jobviz_communicator* communicator,
+                                 jobviz_stream* stream, int rounds);
+/* Runs them by itself at the profiling window's start and end; NULLs detach. */
+jobviz_status jobviz_attach_clock_sync(jobviz_profiler* profiler, jobviz_communicator* communicator,
+                                       jobviz_stream* stream);
+
 const char* jobviz_status_string(jobviz_status status);
 const char* jobviz_version(void);
 

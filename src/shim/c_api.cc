@@ -3,6 +3,7 @@
 #include <memory>
 #include <new>
 
+#include "jobviz/clock_sync.h"
 #include "jobviz/jobviz.h"
 #include "jobviz/profiler.h"
 #include "jobviz/version.h"
@@ -19,6 +20,10 @@ struct jobviz_stream {
   std::unique_ptr<jobviz::Stream> stream;
   jobviz::CpuStream* cpu = nullptr;     // set for CPU streams
   jobviz::CudaStream* cuda = nullptr;   // set for wrapped CUDA streams
+};
+
+struct jobviz_communicator {
+  std::unique_ptr<jobviz::Communicator> communicator;
 };
 
 extern "C" {
@@ -130,6 +135,55 @@ jobviz_status jobviz_stream_synchronize(jobviz_stream* stream) {
 }
 
 void jobviz_stream_destroy(jobviz_stream* stream) { delete stream; }
+
+jobviz_status jobviz_communicator_wrap_nccl(void* nccl_comm, jobviz_communicator** out) {
+  if (!out || !nccl_comm) return JOBVIZ_ERROR_INVALID_ARGUMENT;
+  *out = nullptr;
+  auto communicator = jobviz::NcclCommunicator::Wrap(nccl_comm);
+  if (!communicator) return jobviz::IsCudaAvailable() ? JOBVIZ_ERROR_LAUNCH : JOBVIZ_ERROR_NO_CUDA;
+  *out = new jobviz_communicator{std::move(communicator)};
+  return JOBVIZ_OK;
+}
+
+jobviz_status jobviz_nccl_unique_id(void* unique_id_out) {
+  if (!unique_id_out) return JOBVIZ_ERROR_INVALID_ARGUMENT;
+  if (jobviz::NcclCommunicator::CreateUniqueId(unique_id_out)) return JOBVIZ_OK;
+  return jobviz::IsCudaAvailable() ? JOBVIZ_ERROR_LAUNCH : JOBVIZ_ERROR_NO_CUDA;
+}
+
+jobviz_status jobviz_communicator_create_nccl(const void* unique_id, int rank, int size,
+                                              jobviz_communicator** out) {
+  if (!out || !unique_id || rank < 0 || size < 1 || rank >= size) return JOBVIZ_ERROR_INVALID_ARGUMENT;
+  *out = nullptr;
+  auto communicator = jobviz::NcclCommunicator::Create(unique_id, rank, size);
+  if (!communicator) return jobviz::IsCudaAvailable() ? JOBVIZ_ERROR_LAUNCH : JOBVIZ_ERROR_NO_CUDA;
+  *out = new jobviz_communicator{std::move(communicator)};
+  return JOBVIZ_OK;
+}
+
+jobviz_status jobviz_communicator_create_cpu_group(int size, jobviz_communicator** out) {
+  if (!out || size < 1) return JOBVIZ_ERROR_INVALID_ARGUMENT;
+  auto group = jobviz::CpuCommunicator::CreateGroup(size);
+  for (int r = 0; r < size; ++r) out[r] = new jobviz_communicator{std::move(group[r])};
+  return JOBVIZ_OK;
+}
+
+void jobviz_communicator_destroy(jobviz_communicator* communicator) { delete communicator; }
+
+jobviz_status jobviz_sync_clocks(jobviz_profiler* profiler, jobviz_communicator* communicator,
+                                 jobviz_stream* stream, int rounds) {
+  if (!profiler || !communicator || !stream) return JOBVIZ_ERROR_INVALID_ARGUMENT;
+  profiler->profiler->SyncClocks(*communicator->communicator, *stream->stream, rounds);
+  return JOBVIZ_OK;
+}
+
+jobviz_status jobviz_attach_clock_sync(jobviz_profiler* profiler, jobviz_communicator* communicator,
+                                       jobviz_stream* stream) {
+  if (!profiler) return JOBVIZ_ERROR_INVALID_ARGUMENT;
+  profiler->profiler->AttachClockSync(communicator ? communicator->communicator.get() : nullptr,
+                                      stream ? stream->stream.get() : nullptr);
+  return JOBVIZ_OK;
+}
 
 const char* jobviz_status_string(jobviz_status status) {
   switch (status) {

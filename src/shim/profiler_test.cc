@@ -45,6 +45,13 @@ std::vector<LogRecord> Jobs(const WorkerLogScan& scan) {
   return jobs;
 }
 
+std::map<std::int64_t, std::int64_t> SyncTimes(const WorkerLogScan& scan) {
+  std::map<std::int64_t, std::int64_t> times;  // round -> time
+  for (const LogRecord& r : scan.records)
+    if (r.kind == RecordKind::kClockSync) times[r.round] = r.start;
+  return times;
+}
+
 ProfilerConfig Config(const std::string& path) {
   ProfilerConfig c;
   c.output_path = path;
@@ -273,29 +280,30 @@ TEST_CASE("C API: handles, status codes, and the same lines") {
   CHECK(jobviz_cpu_stream_sleep(stream, 1000) == JOBVIZ_OK);
   CHECK(jobviz_job_end(profiler, stream, job) == JOBVIZ_OK);
   CHECK(jobviz_step_end(profiler) == JOBVIZ_OK);
+  jobviz_communicator* group[1] = {nullptr};
+  REQUIRE(jobviz_communicator_create_cpu_group(1, group) == JOBVIZ_OK);
+  CHECK(jobviz_sync_clocks(profiler, group[0], stream, 3) == JOBVIZ_OK);
+  CHECK(jobviz_sync_clocks(profiler, nullptr, stream, 3) == JOBVIZ_ERROR_INVALID_ARGUMENT);
+  jobviz_communicator* nccl = nullptr;
+  unsigned char id[JOBVIZ_NCCL_UNIQUE_ID_BYTES];
+  CHECK(jobviz_communicator_create_nccl(id, 2, 2, &nccl) == JOBVIZ_ERROR_INVALID_ARGUMENT);  // rank >= size
+  CHECK(jobviz_communicator_wrap_nccl(nullptr, &nccl) == JOBVIZ_ERROR_INVALID_ARGUMENT);
   CHECK(jobviz_set_profile_window(profiler, 5, 3) == JOBVIZ_ERROR_INVALID_ARGUMENT);
   CHECK(jobviz_job_begin(nullptr, stream, "forward", 0, 0, &job) == JOBVIZ_ERROR_INVALID_ARGUMENT);
   CHECK(jobviz_stream_synchronize(stream) == JOBVIZ_OK);
   CHECK(jobviz_records_lost(profiler) == 0);
   jobviz_profiler_destroy(profiler);
   jobviz_stream_destroy(stream);
-  const auto jobs = Jobs(ScanOutput(path));
+  jobviz_communicator_destroy(group[0]);
+  const WorkerLogScan scan = ScanOutput(path);
+  const auto jobs = Jobs(scan);
   REQUIRE(jobs.size() == 1);
   CHECK(jobs[0].micro_batch == 2);
+  CHECK(SyncTimes(scan).size() == 3);
   CHECK(std::string(jobviz_status_string(JOBVIZ_ERROR_NO_CUDA)).find("without CUDA") != std::string::npos);
   fs::remove(path);
 }
 
-namespace {
-
-std::map<std::int64_t, std::int64_t> SyncTimes(const WorkerLogScan& scan) {
-  std::map<std::int64_t, std::int64_t> times;  // round -> time
-  for (const LogRecord& r : scan.records)
-    if (r.kind == RecordKind::kClockSync) times[r.round] = r.start;
-  return times;
-}
-
-}  // namespace
 
 TEST_CASE("Clock sync: every rank reads the same instant, each through its own clock") {
   constexpr int kRanks = 3;
