@@ -1,6 +1,7 @@
 #include "app.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -8,7 +9,10 @@
 #include <map>
 #include <thread>
 
+#include "analysis.h"
 #include "atomic_file.h"
+#include "fail_on.h"
+#include "summary.h"
 #include "clock_align.h"
 #include "exit_status.h"
 #include "log_discovery.h"
@@ -39,7 +43,7 @@ std::vector<WorkerLogScan> ScanAll(const LogSet& logs, int threads_wanted) {
         scans[i].read_error = error;
         continue;
       }
-      scans[i] = ScanWorkerLog(logs.files[i].path, *source, parser);
+      scans[i] = ScanWorkerLog(logs.files[i].path == "-" ? "<stdin>" : logs.files[i].path, *source, parser);
     }
   };
   size_t threads = threads_wanted > 0 ? static_cast<size_t>(threads_wanted)
@@ -191,13 +195,57 @@ std::string ClocksLines(const Timeline& timeline, const ClockAlignment& clocks) 
   return line;
 }
 
+bool WriteText(const std::string& path, const std::string& text) {
+  AtomicFile file;
+  if (!file.Open(path)) {
+    PrintError(file.error());
+    return false;
+  }
+  file.Write(text);
+  if (!file.Commit()) {
+    PrintError(file.error());
+    return false;
+  }
+  return true;
+}
+
+// Analysis: tables, JSON and the --fail-on gates. Returns the exit status.
+int ReportAnalysis(const Options& options, const Timeline& timeline, const RunCounts& counts) {
+  const Analysis analysis = Analyze(timeline);
+  const nlohmann::json summary = SummaryJson(analysis, timeline, counts);
+  const bool trace_on_stdout = options.output == "-";
+  const bool tables = options.summary == 1 || (options.summary == -1 && !trace_on_stdout &&
+                                                options.summary_json != "-" && isatty(STDOUT_FILENO));
+  if (tables) std::fputs(SummaryTables(analysis).c_str(), trace_on_stdout ? stderr : stdout);
+  if (!options.summary_json.empty() && !WriteText(options.summary_json, summary.dump(2) + "\n")) return kExitBadInput;
+
+  int status = kExitOk;
+  for (const std::string& text : options.fail_on) {
+    std::string error;
+    const auto condition = ParseCondition(text, &error);
+    const auto value = condition ? ResolveMetric(summary, condition->path, &error) : std::nullopt;
+    if (!value) {
+      PrintError("--fail-on " + error, "the names are the keys of --summary-json (docs/analysis.md)");
+      return kExitUsage;
+    }
+    if (Holds(*condition, *value)) {
+      char shown[64];
+      std::snprintf(shown, sizeof shown, "%g", *value);
+      PrintError("--fail-on " + condition->text + ": " + condition->path + " is " + shown);
+      status = kExitGateFailed;
+    }
+  }
+  return status;
+}
+
 }  // namespace
 
 int RunJobviz(const Options& options) {
   const auto started = Clock::now();
   DiscoveryError discovery_error;
-  const auto logs = DiscoverLogs(options.log_dir, options.multi_machine, options.devices,
-                                 &discovery_error);
+  const auto logs = options.files.empty()
+                        ? DiscoverLogs(options.log_dir, options.multi_machine, options.devices, &discovery_error)
+                        : LogSetFromFiles(options.files, &discovery_error);
   if (!logs) {
     PrintError(discovery_error.message, discovery_error.hint);
     return kExitBadInput;
@@ -271,7 +319,7 @@ int RunJobviz(const Options& options) {
   TraceStats stats;
   if (!WriteTrace(options.output, true, timeline, &stats)) return kExitBadInput;
   if (normal) {
-    std::string wrote = "jobviz: wrote " + options.output;
+    std::string wrote = "jobviz: wrote " + (options.output == "-" ? std::string("the trace to standard output") : options.output);
     if (stats.overlap_lanes > 0)
       wrote += " (" + Plural(stats.overlap_lanes, "extra row", "extra rows") + " for overlapping jobs)";
     std::fprintf(stderr, "%s\n", wrote.c_str());
@@ -280,6 +328,10 @@ int RunJobviz(const Options& options) {
     if (!WriteTrace(options.chrome_output, false, timeline, &stats)) return kExitBadInput;
     if (normal) std::fprintf(stderr, "jobviz: wrote %s (legacy Chrome trace)\n", options.chrome_output.c_str());
   }
+
+  const int analysis_status = ReportAnalysis(options, timeline,
+                                            RunCounts{scans.size(), lines, jobs, skipped.total()});
+  if (analysis_status != kExitOk) return analysis_status;
 
   if (options.verbosity >= 2) {
     rusage usage{};

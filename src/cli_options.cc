@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "exit_status.h"
+#include "fail_on.h"
 #include "jobviz/version.h"
 
 
@@ -67,8 +68,9 @@ ParseOutcome ParseCommandLine(int argc, char** argv) {
 
   app.add_option("--log_dir,--log-dir", options.log_dir,
                  "Directory with workerlog.N files (or machine*/workerlog.N)")
-      ->required()
       ->type_name("DIR");
+  app.add_option("files", options.files, "Worker logs to read instead of --log_dir, one worker each ('-': stdin)")
+      ->type_name("FILE");
   app.add_flag("--multi_machine,--multi-machine", options.multi_machine,
                "Read LOG_DIR/machine*/workerlog.N, machines in natural order");
   app.add_option("--devices", options.devices,
@@ -109,6 +111,18 @@ ParseOutcome ParseCommandLine(int argc, char** argv) {
       });
   app.add_option("--clock_ref,--clock-ref", options.clock_ref, "Reference machine (default: the first)")
       ->type_name("MACHINE");
+  bool summary_on = false, summary_off = false;
+  auto* summary_flag = app.add_flag("--summary", summary_on, "Print the analysis tables on stdout (default when it is a terminal)");
+  app.add_flag("--no-summary", summary_off, "Do not print the analysis tables")->excludes(summary_flag);
+  app.add_option("--summary-json", options.summary_json, "Write the analysis as JSON to PATH, or - for stdout")
+      ->type_name("PATH|-");
+  app.add_option("--fail-on", options.fail_on,
+                 "Exit 3 when a condition on the summary holds, e.g. bubble_ratio>0.35 (repeatable)")
+      ->type_name("EXPR")
+      ->check([](const std::string& value) {
+        std::string error;
+        return ParseCondition(value, &error) ? std::string() : error;
+      });
   auto* quiet_flag = app.add_flag("-q,--quiet", quiet, "Print only errors");
   app.add_flag("-v,--verbose", verbose, "Also print per-file details, timing and memory")
       ->excludes(quiet_flag);
@@ -128,7 +142,23 @@ ParseOutcome ParseCommandLine(int argc, char** argv) {
     return {std::nullopt, kExitUsage};
   }
 
+  if (options.log_dir.empty() == options.files.empty()) {
+    std::fprintf(stderr, "jobviz: error: %s\n  hint: run 'jobviz --help' for the options\n",
+                 options.files.empty() ? "--log_dir is required (or give the log files)"
+                                       : "give --log_dir or log files, not both");
+    return {std::nullopt, kExitUsage};
+  }
+  if (!options.files.empty() && options.multi_machine) {
+    std::fprintf(stderr, "jobviz: error: --multi_machine reads a --log_dir tree, not single files\n");
+    return {std::nullopt, kExitUsage};
+  }
   options.run = *ParseRunChoice(run_text);
+  options.summary = summary_on ? 1 : summary_off ? 0 : -1;
+  if (options.output == "-" && options.summary_json == "-") {
+    std::fprintf(stderr, "jobviz: error: -o - and --summary-json - both want standard output\n"
+                         "  hint: write one of them to a file\n");
+    return {std::nullopt, kExitUsage};
+  }
   options.clock_align = align_text == "sync"     ? AlignMode::kSync
                         : align_text == "causal" ? AlignMode::kCausal
                         : align_text == "none"   ? AlignMode::kNone
@@ -141,7 +171,8 @@ ParseOutcome ParseCommandLine(int argc, char** argv) {
   std::sort(options.devices.begin(), options.devices.end());
   options.devices.erase(std::unique(options.devices.begin(), options.devices.end()),
                         options.devices.end());
-  const std::filesystem::path dir(options.log_dir);
+  // With explicit files, outputs go to the current directory.
+  const std::filesystem::path dir(options.log_dir.empty() ? "." : options.log_dir);
   if (options.output.empty()) options.output = (dir / "pipeline_profile_perfetto.json").string();
   if (options.chrome_output.empty()) options.chrome_output = (dir / "pipeline_profile.json").string();
   return {options, kExitOk};

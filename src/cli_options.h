@@ -14,6 +14,7 @@ namespace jobviz {
 
 struct Options {
   std::string log_dir;
+  std::vector<std::string> files;  // explicit inputs instead of --log_dir
   bool multi_machine = false;
   std::vector<int> devices;  // sorted, unique; empty = every workerlog found
   RunChoice run;
@@ -25,6 +26,9 @@ struct Options {
   AlignMode clock_align = AlignMode::kAuto;
   std::map<std::string, Nanos> clock_offsets;  // --clock_offset, by machine name
   std::string clock_ref;                       // "" = the first machine
+  int summary = -1;                 // -1: when stdout is a terminal; 0 off; 1 on
+  std::string summary_json;         // "" none, "-" stdout, else a path
+  std::vector<std::string> fail_on; // conditions, checked with ParseCondition
 };
 
 struct ParseOutcome {

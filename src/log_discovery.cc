@@ -154,4 +154,46 @@ std::optional<LogSet> DiscoverLogs(const std::string& log_dir, bool multi_machin
   return set;
 }
 
+std::optional<LogSet> LogSetFromFiles(const std::vector<std::string>& files, DiscoveryError* error) {
+  LogSet set;
+  std::vector<int> indices;
+  bool named = true;
+  int stdin_count = 0;
+  for (const std::string& file : files) {
+    std::error_code ec;
+    if (file == "-") {
+      ++stdin_count;
+    } else if (!fs::is_regular_file(file, ec)) {
+      error->message = file + ": " + (fs::exists(file, ec) ? "not a regular file" : "no such file");
+      error->hint = "each FILE is one worker's log; '-' reads standard input";
+      return std::nullopt;
+    }
+    const auto index = file == "-" ? std::nullopt : WorkerIndexOf(fs::path(file).filename().string());
+    named &= index.has_value();
+    indices.push_back(index.value_or(0));
+  }
+  if (stdin_count > 1) {
+    error->message = "'-' (standard input) given more than once";
+    error->hint = "standard input can hold one worker's log";
+    return std::nullopt;
+  }
+  std::vector<int> sorted = indices;
+  std::sort(sorted.begin(), sorted.end());
+  named &= std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
+  // The machine is named after the files' directory when they share one.
+  std::string machine = files.size() == 1 && files[0] == "-" ? "stdin" : "";
+  for (const std::string& file : files) {
+    if (file == "-") continue;
+    const std::string dir = DirectoryName(fs::path(file).parent_path().empty() ? fs::path(".") : fs::path(file).parent_path());
+    if (machine.empty()) machine = dir;
+    else if (machine != dir) machine = "input";
+  }
+  set.machine_names.push_back(machine);
+  for (size_t i = 0; i < files.size(); ++i)
+    set.files.push_back({0, named ? indices[i] : static_cast<int>(i), files[i]});
+  std::stable_sort(set.files.begin(), set.files.end(),
+                   [](const WorkerLogFile& a, const WorkerLogFile& b) { return a.worker < b.worker; });
+  return set;
+}
+
 }  // namespace jobviz

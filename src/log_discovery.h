@@ -35,4 +35,9 @@ std::optional<int> WorkerIndexOf(const std::string& file_name);
 std::optional<LogSet> DiscoverLogs(const std::string& log_dir, bool multi_machine,
                                    const std::vector<int>& devices, DiscoveryError* error);
 
+// Explicit inputs (`jobviz FILE...`, "-" for standard input): one machine,
+// each file one worker. A worker's index is the N of workerlog.N[.gz] when
+// every file is named so (and no N repeats), otherwise its position.
+std::optional<LogSet> LogSetFromFiles(const std::vector<std::string>& files, DiscoveryError* error);
+
 }  // namespace jobviz

@@ -1,0 +1,140 @@
+#include "analysis.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+namespace jobviz {
+
+Nanos Percentile(const std::vector<Nanos>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  const size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
+  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+}
+
+Nanos UnionLength(std::vector<std::pair<Nanos, Nanos>> intervals) {
+  std::sort(intervals.begin(), intervals.end());
+  Nanos total = 0, covered_to = std::numeric_limits<Nanos>::min();
+  for (const auto& [start, end] : intervals) {
+    const Nanos from = std::max(start, covered_to);
+    if (end > from) {
+      total += end - from;
+      covered_to = end;
+    }
+  }
+  return total;
+}
+
+namespace {
+
+// Step windows from the jobs themselves; one window over everything when
+// no job has a step.
+std::vector<StepWindow> StepWindows(const Timeline& timeline) {
+  std::map<std::int64_t, StepWindow> windows;
+  bool any_step = false;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers)
+      for (const Job& job : worker.jobs) any_step |= job.step != kNoStep;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers)
+      for (const Job& job : worker.jobs) {
+        if (any_step && job.step == kNoStep) continue;
+        const std::int64_t step = any_step ? job.step : kNoStep;
+        auto [it, inserted] = windows.try_emplace(step, StepWindow{step, job.start, job.end});
+        it->second.start = std::min(it->second.start, job.start);
+        it->second.end = std::max(it->second.end, job.end);
+      }
+  std::vector<StepWindow> out;
+  for (const auto& [step, window] : windows) out.push_back(window);
+  return out;
+}
+
+}  // namespace
+
+Analysis Analyze(const Timeline& timeline) {
+  Analysis a;
+  a.steps = StepWindows(timeline);
+  const bool by_step = !a.steps.empty() && a.steps.front().step != kNoStep;
+  Nanos all_idle = 0, all_windows = 0;
+  std::map<std::string, std::vector<Nanos>> durations;
+
+  for (const Machine& machine : timeline.machines) {
+    for (const Worker& worker : machine.workers) {
+      WorkerAnalysis w;
+      w.machine = worker.machine;
+      w.worker = worker.index;
+      w.name = machine.name + " worker " + std::to_string(worker.index);
+      for (const StepWindow& window : a.steps) {
+        std::vector<std::pair<Nanos, Nanos>> intervals;
+        for (const Job& job : worker.jobs)
+          if (!by_step || job.step == window.step) intervals.emplace_back(job.start, job.end);
+        WorkerStep ws{window.step, UnionLength(std::move(intervals)), 0};
+        ws.idle = window.duration() - ws.busy;
+        w.busy += ws.busy;
+        w.idle += ws.idle;
+        w.windows += window.duration();
+        w.steps.push_back(ws);
+      }
+      w.bubble_ratio = w.windows > 0 ? static_cast<double>(w.idle) / static_cast<double>(w.windows) : 0;
+      all_idle += w.idle;
+      all_windows += w.windows;
+      a.workers.push_back(std::move(w));
+      for (const Job& job : worker.jobs) durations[job.type].push_back(job.end - job.start);
+    }
+  }
+  a.bubble_ratio = all_windows > 0 ? static_cast<double>(all_idle) / static_cast<double>(all_windows) : 0;
+
+  for (auto& [type, values] : durations) {
+    std::sort(values.begin(), values.end());
+    TypeAnalysis t;
+    t.count = values.size();
+    for (Nanos v : values) t.total += v;
+    t.mean = t.total / static_cast<Nanos>(t.count);
+    t.p50 = Percentile(values, 50);
+    t.p95 = Percentile(values, 95);
+    a.job_types[type] = t;
+  }
+
+  // Stages: workers with jobs. Micro-batches: distinct forward micro-batch
+  // ids per step on a worker, the most seen.
+  std::set<std::int64_t> seen;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers) {
+      if (worker.jobs.empty()) continue;
+      ++a.stages;
+      std::map<std::int64_t, std::set<std::int64_t>> per_step;
+      for (const Job& job : worker.jobs)
+        if (job.type.rfind("forward", 0) == 0) per_step[job.step].insert(job.micro_batch);
+      for (const auto& [step, ids] : per_step) a.micro_batches = std::max(a.micro_batches, static_cast<int>(ids.size()));
+    }
+  if (a.stages > 0 && a.micro_batches > 0)
+    a.ideal_bubble_ratio = static_cast<double>(a.stages - 1) / static_cast<double>(a.micro_batches + a.stages - 1);
+
+  // Stragglers: per step, the worker whose last job ended latest, and how
+  // far behind the median worker it was.
+  if (by_step) {
+    for (const StepWindow& window : a.steps) {
+      std::vector<std::pair<Nanos, const Worker*>> last_ends;
+      for (const Machine& machine : timeline.machines)
+        for (const Worker& worker : machine.workers) {
+          Nanos last = std::numeric_limits<Nanos>::min();
+          for (const Job& job : worker.jobs)
+            if (job.step == window.step) last = std::max(last, job.end);
+          if (last != std::numeric_limits<Nanos>::min()) last_ends.emplace_back(last, &worker);
+        }
+      if (last_ends.size() < 2) continue;
+      std::sort(last_ends.begin(), last_ends.end(),
+                [](const auto& x, const auto& y) { return x.first != y.first ? x.first < y.first : x.second->index < y.second->index; });
+      std::vector<Nanos> ends;
+      for (const auto& [end, worker] : last_ends) ends.push_back(end);
+      const Worker& latest = *last_ends.back().second;
+      a.stragglers.push_back({window.step, latest.machine, latest.index,
+                              timeline.machines[latest.machine].name + " worker " + std::to_string(latest.index),
+                              last_ends.back().first - Percentile(ends, 50)});
+    }
+  }
+  return a;
+}
+
+}  // namespace jobviz

@@ -1,0 +1,30 @@
+// --fail-on: conditions on the summary that fail a CI job (exit 3).
+//
+//   bubble_ratio>0.35              a number in the summary
+//   steps.duration_us.p95>250000   an aggregate over an array's field:
+//                                  min, max, mean, sum, count, p50, p95, p99
+//   job_types.forward.mean_us>=900 object keys as path segments
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace jobviz {
+
+struct Condition {
+  std::string text;  // as given
+  std::string path;
+  std::string op;  // > >= < <= == !=
+  double threshold = 0;
+};
+
+std::optional<Condition> ParseCondition(const std::string& text, std::string* error);
+
+// The value `path` names in `summary`, or nullopt with `error` set.
+std::optional<double> ResolveMetric(const nlohmann::json& summary, const std::string& path, std::string* error);
+
+// True when the condition holds (the gate fails).
+bool Holds(const Condition& condition, double value);
+
+}  // namespace jobviz
