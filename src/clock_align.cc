@@ -1,5 +1,7 @@
 #include "clock_align.h"
 
+#include "pipeline_order.h"
+
 #include <algorithm>
 #include <limits>
 #include <optional>
@@ -25,57 +27,6 @@ std::map<std::int64_t, Nanos> MedianPerRound(const std::vector<SyncReading>& rea
   std::map<std::int64_t, Nanos> medians;
   for (auto& [round, times] : by_round) medians[round] = Median(std::move(times));
   return medians;
-}
-
-enum class Direction { kForward, kBackward, kOther };
-
-// Forward jobs flow to the next stage, backward jobs (not weight-gradient
-// jobs of zero-bubble schedules, which wait for nobody) to the previous one.
-Direction DirectionOf(const std::string& type) {
-  if (type.rfind("forward", 0) == 0) return Direction::kForward;
-  if (type.rfind("backward", 0) == 0 && type.rfind("backward_w", 0) != 0) return Direction::kBackward;
-  return Direction::kOther;
-}
-
-struct Stage {
-  int machine;
-  // (type, micro-batch, occurrence) -> index into the worker's jobs
-  std::map<std::tuple<std::string, std::int64_t, int>, const Job*> jobs;
-};
-
-std::vector<Stage> StagesInOrder(const Timeline& timeline) {
-  std::vector<Stage> stages;
-  for (size_t m = 0; m < timeline.machines.size(); ++m)
-    for (const Worker& worker : timeline.machines[m].workers) {
-      Stage stage{static_cast<int>(m), {}};
-      std::map<std::pair<std::string, std::int64_t>, int> seen;
-      for (const Job& job : worker.jobs) {  // sorted by start
-        if (DirectionOf(job.type) == Direction::kOther) continue;
-        const int occurrence = seen[{job.type, job.micro_batch}]++;
-        stage.jobs[{job.type, job.micro_batch, occurrence}] = &job;
-      }
-      stages.push_back(std::move(stage));
-    }
-  return stages;
-}
-
-// Calls `visit(sender, receiver, sender_machine, receiver_machine)` for
-// every hand-off between neighbouring stages: the receiver's job cannot
-// start before the sender's ended.
-template <typename Visit>
-void ForEachHandOff(const std::vector<Stage>& stages, Visit&& visit) {
-  for (size_t s = 0; s + 1 < stages.size(); ++s) {
-    const Stage& here = stages[s];
-    const Stage& next = stages[s + 1];
-    for (const auto& [key, job] : here.jobs) {
-      const auto it = next.jobs.find(key);
-      if (it == next.jobs.end()) continue;
-      if (DirectionOf(std::get<0>(key)) == Direction::kForward)
-        visit(*job, *it->second, here.machine, next.machine);
-      else
-        visit(*it->second, *job, next.machine, here.machine);
-    }
-  }
 }
 
 Nanos OnReference(const MachineClock& clock, Nanos t) { return t - clock.OffsetAt(t); }
@@ -153,8 +104,10 @@ std::optional<MachineClock> EstimateSyncClock(const std::vector<SyncReading>& ma
 
 size_t CountOrderViolations(const Timeline& timeline, const std::vector<MachineClock>& clocks) {
   size_t violations = 0;
-  ForEachHandOff(StagesInOrder(timeline), [&](const Job& sender, const Job& receiver, int from, int to) {
-    if (from != to) violations += OnReference(clocks[to], receiver.start) < OnReference(clocks[from], sender.end);
+  ForEachHandOff(timeline, [&](const HandOff& h) {
+    if (h.sender_machine != h.receiver_machine)
+      violations += OnReference(clocks[h.receiver_machine], h.receiver->start) <
+                    OnReference(clocks[h.sender_machine], h.sender->end);
   });
   return violations;
 }
@@ -163,9 +116,10 @@ std::vector<MachineClock> EstimateCausalClocks(const Timeline& timeline, int ref
   const size_t n = timeline.machines.size();
   // For neighbouring machines m and m+1: o[m+1] - o[m] must lie in [low, high].
   std::vector<Nanos> low(n, std::numeric_limits<Nanos>::min()), high(n, kNever);
-  ForEachHandOff(StagesInOrder(timeline), [&](const Job& sender, const Job& receiver, int from, int to) {
+  ForEachHandOff(timeline, [&](const HandOff& h) {
+    const int from = h.sender_machine, to = h.receiver_machine;
     if (from == to) return;
-    const Nanos slack = receiver.start - sender.end;  // o[to] - o[from] <= slack
+    const Nanos slack = h.receiver->start - h.sender->end;  // o[to] - o[from] <= slack
     if (to == from + 1) high[from] = std::min(high[from], slack);
     else if (from == to + 1) low[to] = std::max(low[to], -slack);
   });

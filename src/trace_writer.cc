@@ -2,6 +2,10 @@
 
 #include "jobviz/version.h"
 #include "json_text.h"
+#include "pipeline_order.h"
+
+#include <algorithm>
+#include <unordered_map>
 
 #include <cstdio>
 
@@ -133,10 +137,82 @@ std::vector<int> AssignLanes(const std::vector<Job>& jobs, int* lane_count) {
   return lanes;
 }
 
+// "busy workers": how many workers run at least one job, at every change.
+void AppendBusyCounter(EventStream& events, const Timeline& timeline) {
+  std::vector<std::pair<Nanos, int>> changes;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers) {
+      // The worker's busy intervals (overlapping jobs merged): jobs are sorted by start.
+      Nanos from = 0, to = 0;
+      bool open = false;
+      for (const Job& job : worker.jobs) {
+        if (open && job.start <= to) {
+          to = std::max(to, job.end);
+          continue;
+        }
+        if (open) changes.insert(changes.end(), {{from, +1}, {to, -1}});
+        from = job.start;
+        to = job.end;
+        open = true;
+      }
+      if (open) changes.insert(changes.end(), {{from, +1}, {to, -1}});
+    }
+  std::sort(changes.begin(), changes.end());
+  int busy = 0;
+  for (size_t i = 0; i < changes.size();) {
+    const Nanos at = changes[i].first;
+    for (; i < changes.size() && changes[i].first == at; ++i) busy += changes[i].second;
+    std::string& out = events.Begin();
+    out += "{\"name\":\"busy workers\",\"ph\":\"C\",\"pid\":";
+    AppendInt(out, kStepsPid);
+    out += ",\"ts\":";
+    AppendMicros(out, at);
+    out += ",\"args\":{\"busy\":";
+    AppendInt(out, busy);
+    out += "}}";
+    events.End();
+  }
+}
+
+// Flow arrows along each hand-off (forward s -> s+1, backward s+1 -> s), so
+// a stall can be followed to its cause. Each end sits mid-slice so the
+// viewer binds it to that slice.
+void AppendFlows(EventStream& events, const Timeline& timeline,
+                 const std::unordered_map<const Job*, std::pair<int, int>>& where, TraceStats* stats) {
+  std::uint64_t id = 0;
+  ForEachHandOff(timeline, [&](const HandOff& h) {
+    const auto from = where.find(h.sender);
+    const auto to = where.find(h.receiver);
+    if (from == where.end() || to == where.end()) return;
+    ++id;
+    const std::string name = "micro-batch " + std::to_string(h.sender->micro_batch);
+    for (int end = 0; end < 2; ++end) {
+      const Job& job = end == 0 ? *h.sender : *h.receiver;
+      const auto [pid, tid] = end == 0 ? from->second : to->second;
+      std::string& out = events.Begin();
+      out += end == 0 ? "{\"ph\":\"s\"" : "{\"ph\":\"f\",\"bp\":\"e\"";
+      out += ",\"id\":";
+      AppendInt(out, static_cast<std::int64_t>(id));
+      out += ",\"name\":";
+      AppendJsonString(out, name);
+      out += ",\"cat\":\"flow\",\"pid\":";
+      AppendInt(out, pid);
+      out += ",\"tid\":";
+      AppendInt(out, tid);
+      out += ",\"ts\":";
+      AppendMicros(out, job.start + (job.end - job.start) / 2);
+      out += '}';
+      events.End();
+    }
+    ++stats->flows;
+  });
+}
+
 TraceStats WritePerfettoTrace(const Timeline& timeline, const TraceSink& sink) {
   TraceStats stats;
   EventStream events(sink, "{\"traceEvents\":[\n");
   int sort_index = 0;
+  std::unordered_map<const Job*, std::pair<int, int>> where;  // job -> (pid, tid)
 
   AppendMetadata(events.Begin(), kStepsPid, -1, "process_name", "name", "\"Steps\"");
   AppendMetadata(events.Begin(), kStepsPid, -1, "process_sort_index", "sort_index", "0");
@@ -209,9 +285,12 @@ TraceStats WritePerfettoTrace(const Timeline& timeline, const TraceSink& sink) {
         AppendJobArgs(out, worker, job);
         events.End();
         ++stats.jobs;
+        where[&job] = {pid, first_tid + lanes[j]};
       }
     }
   }
+  AppendFlows(events, timeline, where, &stats);
+  AppendBusyCounter(events, timeline);
   std::string trailer = "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"generator\":\"jobviz " JOBVIZ_VERSION "\",\"steps_from\":";
   AppendJsonString(trailer, StepSourceName(timeline.step_source));
   trailer += "}}\n";

@@ -22,6 +22,7 @@ struct TraceStats {
   size_t jobs = 0;
   size_t steps = 0;
   size_t overlap_lanes = 0;  // extra rows made for overlapping jobs
+  size_t flows = 0;          // hand-off arrows (Perfetto trace only)
 };
 
 // Receives the document in pieces of about 1 MiB, so the whole file never

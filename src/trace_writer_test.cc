@@ -85,7 +85,9 @@ TEST_CASE("Perfetto trace: complete events with exact microseconds and the job a
     CHECK(e["cat"] == e["args"]["type"]);
   }
   CHECK(jobs == 8);
-  const json& last = trace["traceEvents"].back();
+  json last;
+  for (const json& e : trace["traceEvents"])
+    if (e["ph"] == "X" && e["cat"] != "step") last = e;
   CHECK(last["args"]["machine"] == 1);
   CHECK(last["args"]["worker"] == 3);
   CHECK(last["args"]["source"] == "machine10/workerlog.3:40");
@@ -109,6 +111,40 @@ TEST_CASE("Overlapping jobs get their own named rows") {
   bool found = false;
   for (const auto& [id, name] : ThreadNames(trace)) found |= name == "machine0 worker 2 overlap 1";
   CHECK(found);
+}
+
+TEST_CASE("Flow arrows follow each micro-batch from stage to stage") {
+  // Stages in rank order: machine0 worker 2, machine0 worker 3, machine10 worker 2, machine10 worker 3.
+  const json trace = json::parse(PerfettoTraceText(SampleTimeline()));
+  std::map<std::int64_t, std::vector<json>> flows;
+  for (const json& e : trace["traceEvents"])
+    if (e["ph"] == "s" || e["ph"] == "f") flows[e["id"]].push_back(e);
+  // forward_3 and backward_4 hand over across 3 stage boundaries each.
+  CHECK(flows.size() == 6);
+  for (const auto& [id, ends] : flows) {
+    REQUIRE(ends.size() == 2);
+    CHECK(ends[0]["ph"] == "s");
+    CHECK(ends[1]["ph"] == "f");
+    CHECK(ends[1]["bp"] == "e");
+    CHECK(ends[0]["tid"] != ends[1]["tid"]);
+  }
+}
+
+TEST_CASE("A counter track says how many workers are busy") {
+  Timeline t;
+  t.machines.emplace_back("m");
+  Worker a, b;
+  a.index = 0;
+  b.index = 1;
+  a.jobs = {MakeJob("forward", "0", 0, 10'000), MakeJob("forward", "1", 5'000, 12'000)};  // overlap: one busy worker
+  b.jobs = {MakeJob("forward", "0", 8'000, 20'000)};
+  t.machines[0].workers = {a, b};
+  const json trace = json::parse(PerfettoTraceText(t));
+  std::vector<std::pair<std::string, int>> counter;
+  for (const json& e : trace["traceEvents"])
+    if (e["ph"] == "C") counter.emplace_back(e["ts"].dump(), e["args"]["busy"].get<int>());
+  const std::vector<std::pair<std::string, int>> expected = {{"0.0", 1}, {"8.0", 2}, {"12.0", 1}, {"20.0", 0}};
+  CHECK(counter == expected);
 }
 
 TEST_CASE("Output is deterministic") {
