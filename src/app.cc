@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
 #include <map>
 #include <thread>
 
@@ -28,9 +31,68 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// A one-line progress display on stderr while the logs are read, for runs
+// long enough to need one (only on a terminal; never with -q).
+class Progress {
+ public:
+  Progress(const LogSet& logs, bool enabled) {
+    if (!enabled) return;
+    for (const WorkerLogFile& file : logs.files) {
+      std::error_code ec;
+      const auto size = std::filesystem::file_size(file.path, ec);
+      // gzip sizes say nothing about the text inside; no percentage then.
+      if (ec || file.path.size() < 3 || file.path.compare(file.path.size() - 3, 3, ".gz") == 0) total_ = 0, sized_ = false;
+      else if (sized_) total_ += size;
+    }
+    files_ = logs.files.size();
+    ticker_ = std::thread([this] { Run(); });
+  }
+  ~Progress() {
+    if (!ticker_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_one();
+    ticker_.join();
+    if (shown_) std::fputs("\r\033[K", stderr);
+  }
+  std::atomic<std::uint64_t>* bytes() { return ticker_.joinable() ? &bytes_ : nullptr; }
+  void FileDone() { files_done_.fetch_add(1); }
+
+ private:
+  void Run() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    // Quiet for the first half second: short runs need no progress bar.
+    if (wake_.wait_for(lock, std::chrono::milliseconds(500), [this] { return done_; })) return;
+    do {
+      const std::uint64_t read = bytes_.load();
+      std::string line = "\rjobviz: reading " + std::to_string(files_done_.load()) + " of " +
+                         std::to_string(files_) + " files, " + FormatBytes(read);
+      if (sized_ && total_ > 0) {
+        const int percent = static_cast<int>(std::min<std::uint64_t>(100, read * 100 / total_));
+        line += " of " + FormatBytes(total_) + " [" + std::string(percent / 5, '#') +
+                std::string(20 - percent / 5, '.') + "] " + std::to_string(percent) + "%";
+      }
+      std::fputs((line + "\033[K").c_str(), stderr);
+      std::fflush(stderr);
+      shown_ = true;
+    } while (!wake_.wait_for(lock, std::chrono::milliseconds(200), [this] { return done_; }));
+  }
+
+  std::atomic<std::uint64_t> bytes_{0};
+  std::atomic<size_t> files_done_{0};
+  std::uint64_t total_ = 0;
+  bool sized_ = true, shown_ = false, done_ = false;
+  size_t files_ = 0;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::thread ticker_;
+};
+
 // Reads every file, several at once: each file is independent until the
 // timeline is put together.
-std::vector<WorkerLogScan> ScanAll(const LogSet& logs, int threads_wanted) {
+std::vector<WorkerLogScan> ScanAll(const LogSet& logs, int threads_wanted, Progress& progress) {
   const LineParser parser;
   std::vector<WorkerLogScan> scans(logs.files.size());
   std::atomic<size_t> next{0};
@@ -43,7 +105,9 @@ std::vector<WorkerLogScan> ScanAll(const LogSet& logs, int threads_wanted) {
         scans[i].read_error = error;
         continue;
       }
-      scans[i] = ScanWorkerLog(logs.files[i].path == "-" ? "<stdin>" : logs.files[i].path, *source, parser);
+      scans[i] = ScanWorkerLog(logs.files[i].path == "-" ? "<stdin>" : logs.files[i].path, *source, parser,
+                               LineReader::kDefaultBlock, progress.bytes());
+      progress.FileDone();
     }
   };
   size_t threads = threads_wanted > 0 ? static_cast<size_t>(threads_wanted)
@@ -251,7 +315,11 @@ int RunJobviz(const Options& options) {
     return kExitBadInput;
   }
 
-  std::vector<WorkerLogScan> scans = ScanAll(*logs, options.threads);
+  std::vector<WorkerLogScan> scans;
+  {
+    Progress progress(*logs, options.verbosity >= 1 && isatty(STDERR_FILENO));
+    scans = ScanAll(*logs, options.threads, progress);
+  }
   const double read_seconds = std::chrono::duration<double>(Clock::now() - started).count();
   std::uint64_t bytes = 0, lines = 0;
   SkipTally skipped;

@@ -162,7 +162,7 @@ void Scanner::HandleRecord(std::string_view line, const ParsedLine& parsed, bool
 }  // namespace
 
 WorkerLogScan ScanWorkerLog(const std::string& file, ByteSource& source, const LineParser& parser,
-                            size_t block_size) {
+                            size_t block_size, std::atomic<std::uint64_t>* progress) {
   WorkerLogScan scan;
   scan.file = file;
   Scanner scanner(scan, parser);
@@ -172,6 +172,7 @@ WorkerLogScan ScanWorkerLog(const std::string& file, ByteSource& source, const L
   while (reader.Next(&block)) {
     scanner.ScanBlock(block);
     ended_without_newline = block.ends_without_newline;
+    if (progress) progress->fetch_add(block.text.size(), std::memory_order_relaxed);
   }
   scanner.Finish(ended_without_newline);
   scan.bytes = reader.bytes_read();

@@ -2,6 +2,7 @@
 // recognised records in file order, plus counts of everything else.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,8 +25,10 @@ struct WorkerLogScan {
 
 // `block_size` is the reader's block (tests make it tiny to cross block
 // boundaries often).
+// `progress`, when given, grows by the bytes of each block as it is read.
 WorkerLogScan ScanWorkerLog(const std::string& file, ByteSource& source, const LineParser& parser,
-                            size_t block_size = LineReader::kDefaultBlock);
+                            size_t block_size = LineReader::kDefaultBlock,
+                            std::atomic<std::uint64_t>* progress = nullptr);
 
 // Same, for a log held in memory (tests).
 WorkerLogScan ScanWorkerLogText(const std::string& file, std::string contents,
