@@ -7,7 +7,7 @@ enum ExitStatus : int {
   kExitOk = 0,         // trace written
   kExitBadInput = 1,   // unreadable, empty or unusable input; nothing written
   kExitUsage = 2,      // bad command line
-  kExitGateFailed = 3, // reserved for --fail-on (CI gating)
+  kExitGateFailed = 3, // a --fail-on condition holds; outputs were written
 };
 
 }  // namespace jobviz
