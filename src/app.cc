@@ -10,10 +10,12 @@
 #include <filesystem>
 #include <mutex>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "analysis.h"
 #include "atomic_file.h"
+#include "event_file.h"
 #include "fail_on.h"
 #include "summary.h"
 #include "clock_align.h"
@@ -302,21 +304,72 @@ int ReportAnalysis(const Options& options, const Timeline& timeline, const RunCo
   return status;
 }
 
+// `jobviz merge`: the log set and scans from events files, machines in
+// natural order of their names.
+bool LoadEventFiles(const std::vector<std::string>& paths, LogSet* logs, std::vector<WorkerLogScan>* scans) {
+  std::vector<MachineEvents> machines;
+  for (const std::string& path : paths) {
+    MachineEvents events;
+    std::string error;
+    if (!ReadEventFile(path, &events, &error)) {
+      PrintError(error, "merge reads the files that `jobviz extract` writes");
+      return false;
+    }
+    for (const MachineEvents& other : machines)
+      if (other.machine == events.machine) {
+        PrintError(path + ": machine " + events.machine + " is in two events files");
+        return false;
+      }
+    machines.push_back(std::move(events));
+  }
+  std::sort(machines.begin(), machines.end(),
+            [](const MachineEvents& a, const MachineEvents& b) { return NaturalLess(a.machine, b.machine); });
+  for (size_t m = 0; m < machines.size(); ++m) {
+    logs->machine_names.push_back(machines[m].machine);
+    for (size_t f = 0; f < machines[m].files.size(); ++f) {
+      WorkerLogFile file = machines[m].files[f];
+      file.machine = static_cast<int>(m);
+      logs->files.push_back(file);
+      scans->push_back(std::move(machines[m].scans[f]));
+    }
+  }
+  return true;
+}
+
+int RunExtract(const Options& options, const LogSet& logs, std::vector<WorkerLogScan> scans) {
+  MachineEvents events{options.machine, logs.files, std::move(scans)};
+  std::string error;
+  if (!WriteEventFile(options.output, events, &error)) {
+    PrintError(error);
+    return kExitBadInput;
+  }
+  if (options.verbosity >= 1) {
+    size_t records = 0;
+    for (const WorkerLogScan& scan : events.scans) records += scan.records.size();
+    std::fprintf(stderr, "jobviz: extract: %s: %zu files, %zu records -> %s\n", options.machine.c_str(),
+                 events.scans.size(), records, options.output.c_str());
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int RunJobviz(const Options& options) {
   const auto started = Clock::now();
   DiscoveryError discovery_error;
-  const auto logs = options.files.empty()
-                        ? DiscoverLogs(options.log_dir, options.multi_machine, options.devices, &discovery_error)
-                        : LogSetFromFiles(options.files, &discovery_error);
-  if (!logs) {
-    PrintError(discovery_error.message, discovery_error.hint);
-    return kExitBadInput;
-  }
-
+  std::optional<LogSet> logs;
   std::vector<WorkerLogScan> scans;
-  {
+  if (options.mode == Options::Mode::kMerge) {
+    logs.emplace();
+    if (!LoadEventFiles(options.files, &*logs, &scans)) return kExitBadInput;
+  } else {
+    logs = options.files.empty()
+               ? DiscoverLogs(options.log_dir, options.multi_machine, options.devices, &discovery_error)
+               : LogSetFromFiles(options.files, &discovery_error);
+    if (!logs) {
+      PrintError(discovery_error.message, discovery_error.hint);
+      return kExitBadInput;
+    }
     Progress progress(*logs, options.verbosity >= 1 && isatty(STDERR_FILENO));
     scans = ScanAll(*logs, options.threads, progress);
   }
@@ -332,6 +385,8 @@ int RunJobviz(const Options& options) {
     lines += scan.lines;
     skipped.Merge(scan.skipped);
   }
+
+  if (options.mode == Options::Mode::kExtract) return RunExtract(options, *logs, std::move(scans));
 
   BuildResult built = BuildTimeline(*logs, scans, options.run);
   if (!built.error.empty()) {

@@ -57,7 +57,48 @@ std::optional<std::map<std::string, Nanos>> ParseClockOffsets(const std::string&
   return offsets;
 }
 
+namespace {
+
+// jobviz extract --log_dir DIR --machine NAME -o events.jsonl.gz
+ParseOutcome ParseExtract(int argc, char** argv) {
+  CLI::App app{"jobviz extract: parse one machine's worker logs where they are and write only the records\n"
+               "(jobs, steps, clock-sync points, counts) for `jobviz merge`."};
+  Options options;
+  options.mode = Options::Mode::kExtract;
+  bool quiet = false;
+  app.add_option("--log_dir,--log-dir", options.log_dir, "This machine's directory of workerlog.N files")
+      ->required()->type_name("DIR");
+  app.add_option("--machine", options.machine, "The machine's name in the merged trace (e.g. machine3)")
+      ->required()->type_name("NAME");
+  app.add_option("-o,--output", options.output, "Events file to write (gzip JSON lines)")->required()->type_name("PATH");
+  app.add_option("--devices", options.devices, "Worker indices to read (default: all found)")
+      ->delimiter(',')->type_name("N,N,...");
+  app.add_option("-j,--threads", options.threads, "Files read in parallel")->check(CLI::Range(0, 1024));
+  app.add_flag("-q,--quiet", quiet, "Print only errors");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return {std::nullopt, app.exit(e)};
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "jobviz extract: error: %s\n  hint: run 'jobviz extract --help'\n", e.what());
+    return {std::nullopt, kExitUsage};
+  }
+  options.verbosity = quiet ? 0 : 1;
+  std::sort(options.devices.begin(), options.devices.end());
+  options.devices.erase(std::unique(options.devices.begin(), options.devices.end()), options.devices.end());
+  return {options, kExitOk};
+}
+
+}  // namespace
+
 ParseOutcome ParseCommandLine(int argc, char** argv) {
+  const std::string first = argc > 1 ? argv[1] : "";
+  if (first == "extract") return ParseExtract(argc - 1, argv + 1);
+  const bool merge = first == "merge";
+  if (merge) {
+    --argc;
+    ++argv;
+  }
   CLI::App app{
       "jobviz: draw when every pipeline job ran on every GPU, from the worker logs of a\n"
       "pipeline-parallel training run, as a Perfetto / chrome://tracing timeline."};
@@ -142,7 +183,14 @@ ParseOutcome ParseCommandLine(int argc, char** argv) {
     return {std::nullopt, kExitUsage};
   }
 
-  if (options.log_dir.empty() == options.files.empty()) {
+  if (merge) {
+    options.mode = Options::Mode::kMerge;
+    if (!options.log_dir.empty() || options.files.empty() || options.multi_machine || !options.devices.empty()) {
+      std::fprintf(stderr, "jobviz merge: error: give the events files of `jobviz extract` (and no --log_dir, "
+                           "--multi_machine or --devices)\n");
+      return {std::nullopt, kExitUsage};
+    }
+  } else if (options.log_dir.empty() == options.files.empty()) {
     std::fprintf(stderr, "jobviz: error: %s\n  hint: run 'jobviz --help' for the options\n",
                  options.files.empty() ? "--log_dir is required (or give the log files)"
                                        : "give --log_dir or log files, not both");

@@ -13,8 +13,10 @@
 namespace jobviz {
 
 struct Options {
+  enum class Mode { kDraw, kExtract, kMerge } mode = Mode::kDraw;
+  std::string machine;  // extract: the machine's name in the merged trace
   std::string log_dir;
-  std::vector<std::string> files;  // explicit inputs instead of --log_dir
+  std::vector<std::string> files;  // explicit inputs instead of --log_dir; merge: events files
   bool multi_machine = false;
   std::vector<int> devices;  // sorted, unique; empty = every workerlog found
   RunChoice run;

@@ -57,6 +57,7 @@ class SkipTally {
  public:
   static constexpr size_t kExamplesPerReason = 3;
   void Add(SkippedLine skipped);
+  void AddCount(SkipReason reason, std::uint64_t count) { counts_[static_cast<size_t>(reason)] += count; }
   void Merge(const SkipTally& other);
   std::uint64_t count(SkipReason reason) const { return counts_[static_cast<size_t>(reason)]; }
   std::uint64_t total() const;
