@@ -43,12 +43,17 @@ void StepsFromNvtx(Worker& worker, SkipTally& skipped) {
   std::sort(worker.steps.begin(), worker.steps.end(),
             [](const StepSpan& a, const StepSpan& b) { return a.start < b.start; });
 
-  // A job belongs to the latest step pushed at or before its start.
+  // A job belongs to the latest step pushed at or before its start. NVTX
+  // times are host times at launch: with asynchronous streams the pop can
+  // come before the step's jobs ran, so a step reaches to its last job.
   for (Job& job : worker.jobs) {
     const auto after = std::upper_bound(
         worker.steps.begin(), worker.steps.end(), job.start,
         [](Nanos t, const StepSpan& s) { return t < s.start; });
-    if (after != worker.steps.begin()) job.step = std::prev(after)->step;
+    if (after == worker.steps.begin()) continue;
+    StepSpan& step = *std::prev(after);
+    job.step = step.step;
+    step.end = std::max(step.end, job.end);
   }
 }
 

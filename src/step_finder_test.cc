@@ -54,6 +54,17 @@ TEST_CASE("NVTX steps: pops pair with the latest push, stray pops are counted") 
   CHECK(jobs[2].step == 8);
 }
 
+TEST_CASE("NVTX steps reach to their last job when the pop came first (launch-time ranges)") {
+  Worker w;
+  w.markers = {Marker(RecordKind::kStepPush, 1, 100, 3), Marker(RecordKind::kStepPop, 2, 101)};
+  w.jobs = {MakeJob("forward", 0, 110, 150, 3), MakeJob("backward", 0, 150, 190, 4)};
+  Timeline t = OneWorker(w);
+  FindSteps(t);
+  REQUIRE(t.steps.size() == 1);
+  CHECK(t.steps[0].start == 100 * kMs);
+  CHECK(t.steps[0].end == 190 * kMs);
+}
+
 TEST_CASE("NVTX push never popped reaches to its last job") {
   Worker w;
   w.markers = {Marker(RecordKind::kStepPush, 1, 100, 3)};

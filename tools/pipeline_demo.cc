@@ -106,8 +106,8 @@ struct Pipeline {
         jobviz::JobScope job(profiler, stream, "optimizer", job_id++, 0);
         stream.EnqueueSleep(std::chrono::microseconds(options.optimizer_us));
       }
+      stream.Synchronize();  // the step ends when its work has run, as the framework waits for it
       profiler.EndStep();
-      stream.Synchronize();
       Barrier();
       for (auto* table : {&forward_done, &backward_done})
         for (auto& event : (*table)[stage]) event->Reset();

@@ -100,6 +100,7 @@ int RunCuda(const Options& o, int stages, std::vector<std::unique_ptr<jobviz::Pr
         jobviz::JobScope job(profiler, stream, "optimizer", job_id++, 0);
         SpinKernel<<<1, 1, 0, raw>>>(ns(o.optimizer_us));
       }
+      if (!Ok(cudaStreamSynchronize(raw), "cudaStreamSynchronize")) failed = true;
       profiler.EndStep();
       if (cudaGetLastError() != cudaSuccess) failed = true;
     }
