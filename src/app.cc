@@ -17,6 +17,7 @@
 #include "atomic_file.h"
 #include "event_file.h"
 #include "fail_on.h"
+#include "pipeline_order.h"
 #include "summary.h"
 #include "clock_align.h"
 #include "exit_status.h"
@@ -397,7 +398,9 @@ int RunJobviz(const Options& options) {
   AlignOptions align;
   align.mode = options.clock_align;
   std::string clock_error;
-  if (!ResolveMachines(options, timeline, &align, &clock_error)) {
+  if (!ResolveMachines(options, timeline, &align, &clock_error) ||
+      (!options.stage_order.empty() &&
+       !ParseStageOrder(options.stage_order, timeline, &timeline.stage_order, &clock_error))) {
     PrintError(clock_error, "machines are named after their directories: " + MachineNames(timeline));
     return kExitUsage;
   }

@@ -152,6 +152,9 @@ ParseOutcome ParseCommandLine(int argc, char** argv) {
       });
   app.add_option("--clock_ref,--clock-ref", options.clock_ref, "Reference machine (default: the first)")
       ->type_name("MACHINE");
+  app.add_option("--stage_order,--stage-order", options.stage_order,
+                 "Pipeline stage order, first stage first (default: machine order, then worker)")
+      ->type_name("M:W,M:W,...");
   bool summary_on = false, summary_off = false;
   auto* summary_flag = app.add_flag("--summary", summary_on, "Print the analysis tables on stdout (default when it is a terminal)");
   app.add_flag("--no-summary", summary_off, "Do not print the analysis tables")->excludes(summary_flag);

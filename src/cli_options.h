@@ -28,6 +28,7 @@ struct Options {
   AlignMode clock_align = AlignMode::kAuto;
   std::map<std::string, Nanos> clock_offsets;  // --clock_offset, by machine name
   std::string clock_ref;                       // "" = the first machine
+  std::string stage_order;                     // "" = global rank order
   int summary = -1;                 // -1: when stdout is a terminal; 0 off; 1 on
   std::string summary_json;         // "" none, "-" stdout, else a path
   std::vector<std::string> fail_on; // conditions, checked with ParseCondition

@@ -114,14 +114,17 @@ size_t CountOrderViolations(const Timeline& timeline, const std::vector<MachineC
 
 std::vector<MachineClock> EstimateCausalClocks(const Timeline& timeline, int reference) {
   const size_t n = timeline.machines.size();
-  // For neighbouring machines m and m+1: o[m+1] - o[m] must lie in [low, high].
-  std::vector<Nanos> low(n, std::numeric_limits<Nanos>::min()), high(n, kNever);
+  constexpr Nanos kLowest = std::numeric_limits<Nanos>::min();
+  // For machines a < b that hand over to each other: o[b] - o[a] in [low, high].
+  std::map<std::pair<int, int>, std::pair<Nanos, Nanos>> ranges;
   ForEachHandOff(timeline, [&](const HandOff& h) {
     const int from = h.sender_machine, to = h.receiver_machine;
     if (from == to) return;
     const Nanos slack = h.receiver->start - h.sender->end;  // o[to] - o[from] <= slack
-    if (to == from + 1) high[from] = std::min(high[from], slack);
-    else if (from == to + 1) low[to] = std::max(low[to], -slack);
+    const auto key = std::minmax(from, to);
+    auto [it, inserted] = ranges.try_emplace({key.first, key.second}, kLowest, kNever);
+    if (from < to) it->second.second = std::min(it->second.second, slack);
+    else it->second.first = std::max(it->second.first, -slack);
   });
   std::vector<MachineClock> clocks(n);
   for (auto& c : clocks) c.method = ClockMethod::kCausal;
@@ -130,24 +133,31 @@ std::vector<MachineClock> EstimateCausalClocks(const Timeline& timeline, int ref
   // centre of the feasible range: its edges leave the boundary transfer at
   // exactly zero, one transfer time from the truth, while the centre is
   // right when forward and backward transfers take equally long.
-  auto pick = [](Nanos wanted, Nanos lo, Nanos hi) {
-    if (lo <= wanted && wanted <= hi) return wanted;
-    if (lo == std::numeric_limits<Nanos>::min() || hi == kNever) return std::clamp(wanted, lo, hi);
+  auto pick = [](Nanos lo, Nanos hi) -> Nanos {
+    if (lo <= 0 && 0 <= hi) return 0;
+    if (lo == kLowest || hi == kNever) return std::clamp<Nanos>(0, lo, hi);
     return lo / 2 + hi / 2;  // also when lo > hi (contradictory data): split the difference
   };
-  auto bound = [](Nanos base, Nanos delta) {
-    if (delta == kNever || delta == std::numeric_limits<Nanos>::min()) return delta;
-    return base + delta;
-  };
-  for (size_t m = reference + 1; m < n; ++m) {  // o[m] - o[m-1] in [low[m-1], high[m-1]]
-    const Nanos base = clocks[m - 1].offset;
-    clocks[m].offset = pick(0, bound(base, low[m - 1]), bound(base, high[m - 1]));
-  }
-  for (int m = reference - 1; m >= 0; --m) {  // o[m+1] - o[m] in [low[m], high[m]]
-    const Nanos base = clocks[m + 1].offset;
-    const Nanos lo = high[m] == kNever ? std::numeric_limits<Nanos>::min() : base - high[m];
-    const Nanos hi = low[m] == std::numeric_limits<Nanos>::min() ? kNever : base - low[m];
-    clocks[m].offset = pick(0, lo, hi);
+  auto shifted = [](Nanos base, Nanos bound) { return bound == kLowest || bound == kNever ? bound : base + bound; };
+  // Outward from the reference along machines that hand over to each other.
+  std::vector<bool> placed(n, false);
+  placed[reference] = true;
+  std::vector<int> queue = {reference};
+  for (size_t q = 0; q < queue.size(); ++q) {
+    const int a = queue[q];
+    for (const auto& [pair, range] : ranges) {
+      const bool forward = pair.first == a && !placed[pair.second];
+      const bool backward = pair.second == a && !placed[pair.first];
+      if (!forward && !backward) continue;
+      const int b = forward ? pair.second : pair.first;
+      // o[b] - o[a] in [lo, hi] (flip the range when a is the larger index).
+      const Nanos lo = forward ? range.first : (range.second == kNever ? kLowest : -range.second);
+      const Nanos hi = forward ? range.second : (range.first == kLowest ? kNever : -range.first);
+      const Nanos base = clocks[a].offset;
+      clocks[b].offset = pick(shifted(base, lo), shifted(base, hi));
+      placed[b] = true;
+      queue.push_back(b);
+    }
   }
   return clocks;
 }

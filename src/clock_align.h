@@ -71,8 +71,9 @@ std::optional<MachineClock> EstimateSyncClock(const std::vector<SyncReading>& ma
 // type, micro-batch and how many of that pair came before on the worker.
 size_t CountOrderViolations(const Timeline& timeline, const std::vector<MachineClock>& clocks);
 
-// Per-machine offsets from pipeline order alone (machine order = stage
-// order), machine by machine outward from the reference.
+// Per-machine offsets from pipeline order alone (Timeline::stage_order),
+// machine by machine outward from the reference along the machines that
+// hand over to each other.
 std::vector<MachineClock> EstimateCausalClocks(const Timeline& timeline, int reference);
 
 // Estimates the clocks as `options` says, rewrites every timestamp of the

@@ -1,5 +1,7 @@
 #include "clock_align.h"
 
+#include "pipeline_order.h"
+
 #include <catch2/catch.hpp>
 
 using namespace jobviz;
@@ -118,6 +120,25 @@ TEST_CASE("Causal: recovers the offset within one transfer time and removes ever
     CHECK(std::abs(clocks[1].offset - skew) <= 100 * kUs);
     CHECK(CountOrderViolations(t, clocks) == 0);
   }
+}
+
+TEST_CASE("Causal: a stage order other than rank order (machine1 runs the first stage)") {
+  Timeline t = TwoStagePipeline(3 * kMs, 100 * kUs);
+  std::swap(t.machines[0].workers[0].jobs, t.machines[1].workers[0].jobs);  // now machine1 feeds machine0
+  // machine0 (stage 1) reads 3 ms ahead of machine1 (stage 0): take machine1 as the reference.
+  t.stage_order = {{1, 0}, {0, 0}};
+  const auto clocks = EstimateCausalClocks(t, 1);
+  CHECK(std::abs(clocks[0].offset - 3 * kMs) <= 100 * kUs);
+  CHECK(CountOrderViolations(t, clocks) == 0);
+  std::string error;
+  std::vector<std::pair<int, int>> order;
+  CHECK(ParseStageOrder("machine1:0,machine0:0", t, &order, &error));
+  CHECK(order == std::vector<std::pair<int, int>>{{1, 0}, {0, 0}});
+  order.clear();
+  CHECK_FALSE(ParseStageOrder("machine1:0", t, &order, &error));
+  CHECK(error.find("name each once") != std::string::npos);
+  order.clear();
+  CHECK_FALSE(ParseStageOrder("machine1:0,machine9:0", t, &order, &error));
 }
 
 TEST_CASE("Causal: no shift when the raw clocks keep pipeline order") {

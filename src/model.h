@@ -107,6 +107,9 @@ enum class StepSource { kNone, kNvtx, kHeuristic };
 
 struct Timeline {
   std::vector<Machine> machines;
+  // Pipeline stage order as (machine index, worker index N); empty means
+  // global rank order (machine, then worker). --stage_order sets it.
+  std::vector<std::pair<int, int>> stage_order;
   std::vector<StepSpan> steps;  // merged across workers, sorted by start
   StepSource step_source = StepSource::kNone;
   std::vector<std::string> step_warnings;
