@@ -55,6 +55,21 @@ double BestNanosPerBoundary(Body&& body, Before&& before = [](int) {}) {
   return best;
 }
 
+// Off the clock before each round: let the writer catch up, so every round
+// records all of its jobs.
+auto WriterCaughtUp(jobviz::Profiler& profiler) {
+  return [&profiler](int round) {
+    while (profiler.stats().lines_written < static_cast<std::uint64_t>(round) * kJobs)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  };
+}
+
+bool NothingLost(const jobviz::Profiler& profiler) {
+  if (profiler.stats().records_lost == 0) return true;
+  std::fprintf(stderr, "records were lost: the figure is not valid\n");
+  return false;
+}
+
 jobviz::ProfilerConfig Config() {
   jobviz::ProfilerConfig config;
   config.output_path = "/dev/null";
@@ -76,14 +91,8 @@ int main() {
         profiler.EndJob(stream, token);
       }
       stream.RunAll();
-    }, [&](int round) {
-      while (profiler.stats().lines_written < static_cast<std::uint64_t>(round) * kJobs)
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    });
-    if (profiler.stats().records_lost != 0) {
-      std::fprintf(stderr, "records were lost: the figure is not valid\n");
-      return 1;
-    }
+    }, WriterCaughtUp(profiler));
+    if (!NothingLost(profiler)) return 1;
   }
   {
     jobviz::Profiler profiler(Config());
@@ -98,15 +107,8 @@ int main() {
       }
       go.set_value();
       stream.Synchronize();
-    }, [&](int round) {
-      // Let the writer catch up so every round records all its jobs.
-      while (profiler.stats().lines_written < static_cast<std::uint64_t>(round) * kJobs)
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    });
-    if (profiler.stats().records_lost != 0) {
-      std::fprintf(stderr, "records were lost: the figure is not valid\n");
-      return 1;
-    }
+    }, WriterCaughtUp(profiler));
+    if (!NothingLost(profiler)) return 1;
   }
   {
     jobviz::ProfilerConfig config = Config();

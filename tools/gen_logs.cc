@@ -8,6 +8,8 @@
 // (tools/bench), where --size_mb grows the logs to a given total size.
 #include <CLI/CLI.hpp>
 
+#include "pipeline_common.h"
+
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -38,21 +40,6 @@ struct Config {
   bool sync_outlier = false;  // one round of machine 1 is 500 us off
 };
 
-// "machine1=+3.7,machine2=-1.2" -> {1: 3.7, 2: -1.2}
-std::map<int, double> ParseMachineValues(const std::string& text) {
-  std::map<int, double> values;
-  std::stringstream items(text);
-  std::string item;
-  while (std::getline(items, item, ',')) {
-    const size_t eq = item.find('=');
-    const std::string name = item.substr(0, eq);
-    if (eq == std::string::npos || name.rfind("machine", 0) != 0)
-      throw std::runtime_error("expected machineN=VALUE, got '" + item + "'");
-    values[std::stoi(name.substr(7))] = std::stod(item.substr(eq + 1));
-  }
-  return values;
-}
-
 class Random {
  public:
   explicit Random(std::uint64_t seed) : state_(seed * 0x9E3779B97F4A7C15ull + 1) {}
@@ -80,17 +67,11 @@ const char* KindName(Kind k) {
   return k == Kind::kForward ? "forward" : k == Kind::kBackward ? "backward" : "optimizer";
 }
 
-// The 1F1B order of one stage: warm-up forwards, alternating forward and
-// backward, cool-down backwards, then the optimizer.
+// The 1F1B order of one stage, then the optimizer.
 std::vector<Op> StageOrder(int stage, int stages, int microbatches) {
   std::vector<Op> ops;
-  const int warmup = std::min(stages - stage - 1, microbatches);
-  for (int i = 0; i < warmup; ++i) ops.push_back({Kind::kForward, i});
-  for (int i = 0; i < microbatches - warmup; ++i) {
-    ops.push_back({Kind::kForward, warmup + i});
-    ops.push_back({Kind::kBackward, i});
-  }
-  for (int i = microbatches - warmup; i < microbatches; ++i) ops.push_back({Kind::kBackward, i});
+  for (const pipeline::Op& op : pipeline::OneFOneB(stage, stages, microbatches))
+    ops.push_back({op.kind == pipeline::Kind::kForward ? Kind::kForward : Kind::kBackward, op.micro_batch});
   ops.push_back({Kind::kOptimizer, 0});
   return ops;
 }
@@ -319,8 +300,8 @@ int main(int argc, char** argv) {
   app.add_flag("--sync_outlier", c.sync_outlier, "Make one round of machine1 500 us off");
   CLI11_PARSE(app, argc, argv);
   try {
-    if (!skew.empty()) c.skew_ms = ParseMachineValues(skew);
-    if (!drift.empty()) c.drift_ppm = ParseMachineValues(drift);
+    if (!skew.empty()) c.skew_ms = pipeline::ParseMachineValues(skew);
+    if (!drift.empty()) c.drift_ppm = pipeline::ParseMachineValues(drift);
     return Generate(c);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "jobviz-gen-logs: %s\n", e.what());

@@ -176,22 +176,6 @@ int Run(const Options& o) {
 
 }  // namespace
 
-// "machine1=+3.7,machine2=-1.2" -> {1: 3.7, 2: -1.2}
-std::map<int, double> ParseMachineValues(const std::string& text) {
-  std::map<int, double> values;
-  size_t begin = 0;
-  while (begin < text.size()) {
-    const size_t comma = std::min(text.find(',', begin), text.size());
-    const std::string item = text.substr(begin, comma - begin);
-    begin = comma + 1;
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos || item.rfind("machine", 0) != 0)
-      throw std::runtime_error("expected machineN=VALUE, got '" + item + "'");
-    values[std::stoi(item.substr(7, eq - 7))] = std::stod(item.substr(eq + 1));
-  }
-  return values;
-}
-
 #ifndef JOBVIZ_DEMO_CUDA
 bool CudaBackendBuilt() { return false; }
 int RunCuda(const Options&, int, std::vector<std::unique_ptr<jobviz::Profiler>>&) { return 2; }
@@ -224,8 +208,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1000));
   CLI11_PARSE(app, argc, argv);
   try {
-    if (!skew.empty()) o.clock_skew_ms = ParseMachineValues(skew);
-    if (!drift.empty()) o.clock_drift_ppm = ParseMachineValues(drift);
+    if (!skew.empty()) o.clock_skew_ms = pipeline::ParseMachineValues(skew);
+    if (!drift.empty()) o.clock_drift_ppm = pipeline::ParseMachineValues(drift);
     return Run(o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "jobviz-pipeline-demo: %s\n", e.what());

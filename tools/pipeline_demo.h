@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "jobviz/profiler.h"
+#include "pipeline_common.h"
 
 namespace demo {
 
@@ -24,24 +25,9 @@ struct Options {
   int sync_rounds = 5;
 };
 
-enum class Kind { kForward, kBackward };
-struct Op {
-  Kind kind;
-  int micro_batch;
-};
-
-// 1F1B order of one stage: warm-up forwards, one forward one backward, cool-down backwards.
-inline std::vector<Op> OneFOneB(int stage, int stages, int microbatches) {
-  std::vector<Op> ops;
-  const int warmup = std::min(stages - stage - 1, microbatches);
-  for (int i = 0; i < warmup; ++i) ops.push_back({Kind::kForward, i});
-  for (int i = 0; i < microbatches - warmup; ++i) {
-    ops.push_back({Kind::kForward, warmup + i});
-    ops.push_back({Kind::kBackward, i});
-  }
-  for (int i = microbatches - warmup; i < microbatches; ++i) ops.push_back({Kind::kBackward, i});
-  return ops;
-}
+using pipeline::Kind;
+using pipeline::Op;
+using pipeline::OneFOneB;
 
 // True when this build has the CUDA backend; RunCuda returns the exit code.
 bool CudaBackendBuilt();
