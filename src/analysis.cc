@@ -65,11 +65,13 @@ Analysis Analyze(const Timeline& timeline) {
       w.machine = worker.machine;
       w.worker = worker.index;
       w.name = machine.name + " worker " + std::to_string(worker.index);
+      // The worker's job intervals by step, in one pass.
+      std::map<std::int64_t, std::vector<std::pair<Nanos, Nanos>>> by_step_intervals;
+      for (const Job& job : worker.jobs)
+        by_step_intervals[by_step ? job.step : kNoStep].emplace_back(job.start, job.end);
       for (const StepWindow& window : a.steps) {
-        std::vector<std::pair<Nanos, Nanos>> intervals;
-        for (const Job& job : worker.jobs)
-          if (!by_step || job.step == window.step) intervals.emplace_back(job.start, job.end);
-        WorkerStep ws{window.step, UnionLength(std::move(intervals)), 0};
+        auto it = by_step_intervals.find(window.step);
+        WorkerStep ws{window.step, it == by_step_intervals.end() ? 0 : UnionLength(std::move(it->second)), 0};
         ws.idle = window.duration() - ws.busy;
         w.busy += ws.busy;
         w.idle += ws.idle;
@@ -114,15 +116,20 @@ Analysis Analyze(const Timeline& timeline) {
   // Stragglers: per step, the worker whose last job ended latest, and how
   // far behind the median worker it was.
   if (by_step) {
+    // Each worker's last job end per step, in one pass over its jobs.
+    std::map<std::int64_t, std::vector<std::pair<Nanos, const Worker*>>> ends_by_step;
+    for (const Machine& machine : timeline.machines)
+      for (const Worker& worker : machine.workers) {
+        std::map<std::int64_t, Nanos> last;
+        for (const Job& job : worker.jobs)
+          if (job.step != kNoStep) {
+            auto [it, inserted] = last.try_emplace(job.step, job.end);
+            it->second = std::max(it->second, job.end);
+          }
+        for (const auto& [step, end] : last) ends_by_step[step].emplace_back(end, &worker);
+      }
     for (const StepWindow& window : a.steps) {
-      std::vector<std::pair<Nanos, const Worker*>> last_ends;
-      for (const Machine& machine : timeline.machines)
-        for (const Worker& worker : machine.workers) {
-          Nanos last = std::numeric_limits<Nanos>::min();
-          for (const Job& job : worker.jobs)
-            if (job.step == window.step) last = std::max(last, job.end);
-          if (last != std::numeric_limits<Nanos>::min()) last_ends.emplace_back(last, &worker);
-        }
+      std::vector<std::pair<Nanos, const Worker*>>& last_ends = ends_by_step[window.step];
       if (last_ends.size() < 2) continue;
       std::sort(last_ends.begin(), last_ends.end(),
                 [](const auto& x, const auto& y) { return x.first != y.first ? x.first < y.first : x.second->index < y.second->index; });

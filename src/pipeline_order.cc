@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 
 namespace jobviz {
 
@@ -13,9 +14,24 @@ Direction DirectionOf(const std::string& type) {
 
 namespace {
 
+// (type, micro-batch, occurrence), the type interned per call.
+struct PairKey {
+  int type;
+  std::int64_t micro_batch;
+  int occurrence;
+  bool operator==(const PairKey& o) const {
+    return type == o.type && micro_batch == o.micro_batch && occurrence == o.occurrence;
+  }
+};
+struct PairKeyHash {
+  size_t operator()(const PairKey& k) const {
+    return std::hash<std::int64_t>()(k.micro_batch * 1000003 + k.type * 7919 + k.occurrence);
+  }
+};
+
 struct Stage {
   int machine;
-  std::map<std::tuple<std::string, std::int64_t, int>, const Job*> jobs;  // (type, micro-batch, occurrence)
+  std::unordered_map<PairKey, const Job*, PairKeyHash> jobs;
 };
 
 std::vector<Stage> StagesInOrder(const Timeline& timeline) {
@@ -29,17 +45,20 @@ std::vector<Stage> StagesInOrder(const Timeline& timeline) {
         if (worker.index == index) order.emplace_back(m, &worker);
   }
   std::vector<Stage> stages;
+  std::map<std::string, int> type_ids;  // a handful of types
   for (const auto& [m, worker_ptr] : order) {
-      const Worker& worker = *worker_ptr;
-      Stage stage{m, {}};
-      std::map<std::pair<std::string, std::int64_t>, int> seen;
-      for (const Job& job : worker.jobs) {  // sorted by start
-        if (DirectionOf(job.type) == Direction::kOther) continue;
-        const int occurrence = seen[{job.type, job.micro_batch}]++;
-        stage.jobs[{job.type, job.micro_batch, occurrence}] = &job;
-      }
-      stages.push_back(std::move(stage));
+    const Worker& worker = *worker_ptr;
+    Stage stage{m, {}};
+    stage.jobs.reserve(worker.jobs.size());
+    std::unordered_map<PairKey, int, PairKeyHash> seen;  // occurrence 0 -> count so far
+    for (const Job& job : worker.jobs) {  // sorted by start
+      if (DirectionOf(job.type) == Direction::kOther) continue;
+      const int type = type_ids.try_emplace(job.type, static_cast<int>(type_ids.size())).first->second;
+      const int occurrence = seen[{type, job.micro_batch, 0}]++;
+      stage.jobs[{type, job.micro_batch, occurrence}] = &job;
     }
+    stages.push_back(std::move(stage));
+  }
   return stages;
 }
 
@@ -92,13 +111,21 @@ void ForEachHandOff(const Timeline& timeline, const std::function<void(const Han
   for (size_t s = 0; s + 1 < stages.size(); ++s) {
     const Stage& here = stages[s];
     const Stage& next = stages[s + 1];
+    // Visit in a fixed order (the sender stage's jobs by start), so the
+    // trace's flow ids do not depend on hash order.
+    std::vector<std::pair<const Job*, const Job*>> pairs;
     for (const auto& [key, job] : here.jobs) {
       const auto it = next.jobs.find(key);
-      if (it == next.jobs.end()) continue;
-      if (DirectionOf(std::get<0>(key)) == Direction::kForward)
-        visit({job, it->second, here.machine, next.machine});
+      if (it != next.jobs.end()) pairs.emplace_back(job, it->second);
+    }
+    std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) {
+      return a.first->start != b.first->start ? a.first->start < b.first->start : a.first->line < b.first->line;
+    });
+    for (const auto& [job, other] : pairs) {
+      if (DirectionOf(job->type) == Direction::kForward)
+        visit({job, other, here.machine, next.machine});
       else
-        visit({it->second, job, next.machine, here.machine});
+        visit({other, job, next.machine, here.machine});
     }
   }
 }
