@@ -336,7 +336,8 @@ TEST_CASE("Clock sync: every rank reads the same instant, each through its own c
     for (const auto& [round, t] : times[r]) {
       const std::int64_t seen_offset = t - times[0].at(round);
       INFO("rank " << r << " round " << round);
-      CHECK(std::abs(seen_offset - offsets[r]) < 2'000'000);  // the barrier releases everyone at once
+      // The barrier releases everyone at once; a loaded machine may wake a thread late.
+      CHECK(std::abs(seen_offset - offsets[r]) < 10'000'000);
     }
   }
 }
