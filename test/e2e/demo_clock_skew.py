@@ -3,9 +3,10 @@
 
 usage: demo_clock_skew.py DEMO JOBVIZ
 
-3 machines x 2 workers; machine1's clock is emulated +3.7 ms ahead
-(beyond the 2 ms transfer time, so the raw timeline breaks pipeline order),
-machine2's 1.2 ms behind. The demo runs clock-sync rounds at the
+3 machines x 2 workers; machine1's clock is emulated +3.7 ms ahead,
+machine2's 2.6 ms behind (both beyond the 2 ms transfer time, so the raw
+timeline breaks pipeline order at both machine boundaries; causal alignment
+leaves a clock alone where it does not). The demo runs clock-sync rounds at the
 window's start and end. jobviz must recover the offsets (sync, and causal
 without using the sync lines) and leave no order violation.
 """
@@ -15,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 
-SKEW_US = {1: 3700.0, 2: -1200.0}
+SKEW_US = {1: 3700.0, 2: -2600.0}
 TOLERANCE_US = 1000.0  # CPU barrier wake-up jitter on a loaded 2-core machine
 
 
@@ -26,7 +27,7 @@ def main():
         subprocess.run([demo, "--log_dir", logs, "--machines", "3", "--devices", "2", "--microbatches", "4",
                         "--steps", "5", "--profile_start", "1", "--profile_end", "4", "--forward_us", "300",
                         "--backward_us", "500", "--transfer_us", "2000",
-                        "--clock_skew_ms", "machine1=+3.7,machine2=-1.2"], check=True)
+                        "--clock_skew_ms", "machine1=+3.7,machine2=-2.6"], check=True)
         for method in ("sync", "causal"):
             out = os.path.join(logs, method + ".json")
             report = subprocess.run([jobviz, "--log_dir", logs, "--multi_machine", "--clock_align", method,
