@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <map>
 #include <optional>
@@ -123,20 +124,28 @@ std::vector<WorkerLogScan> ScanAll(const LogSet& logs, int threads_wanted, Progr
   return scans;
 }
 
-bool WriteTrace(const std::string& path, bool perfetto, const Timeline& timeline,
-                TraceStats* stats) {
+// Writes `path` atomically with what `fill` puts into it; reports failures.
+bool WriteAtomically(const std::string& path, const std::string& hint,
+                     const std::function<void(AtomicFile&)>& fill) {
   AtomicFile file;
   if (!file.Open(path)) {
-    PrintError(file.error(), "choose another path with -o/--output or --chrome-output");
+    PrintError(file.error(), hint);
     return false;
   }
-  const TraceSink sink = [&](std::string_view piece) { file.Write(piece); };
-  *stats = perfetto ? WritePerfettoTrace(timeline, sink) : WriteChromeTrace(timeline, sink);
+  fill(file);
   if (!file.Commit()) {
     PrintError(file.error());
     return false;
   }
   return true;
+}
+
+bool WriteTrace(const std::string& path, bool perfetto, const Timeline& timeline,
+                TraceStats* stats) {
+  return WriteAtomically(path, "choose another path with -o/--output or --chrome-output", [&](AtomicFile& file) {
+    const TraceSink sink = [&](std::string_view piece) { file.Write(piece); };
+    *stats = perfetto ? WritePerfettoTrace(timeline, sink) : WriteChromeTrace(timeline, sink);
+  });
 }
 
 std::string Plural(std::uint64_t n, const char* one, const char* many) {
@@ -262,19 +271,6 @@ std::string ClocksLines(const Timeline& timeline, const ClockAlignment& clocks) 
   return line;
 }
 
-bool WriteText(const std::string& path, const std::string& text) {
-  AtomicFile file;
-  if (!file.Open(path)) {
-    PrintError(file.error());
-    return false;
-  }
-  file.Write(text);
-  if (!file.Commit()) {
-    PrintError(file.error());
-    return false;
-  }
-  return true;
-}
 
 // Analysis: tables, JSON and the --fail-on gates. Returns the exit status.
 int ReportAnalysis(const Options& options, const Timeline& timeline, const RunCounts& counts) {
@@ -284,7 +280,8 @@ int ReportAnalysis(const Options& options, const Timeline& timeline, const RunCo
   const bool tables = options.summary == 1 || (options.summary == -1 && !trace_on_stdout &&
                                                 options.summary_json != "-" && isatty(STDOUT_FILENO));
   if (tables) std::fputs(SummaryTables(analysis).c_str(), trace_on_stdout ? stderr : stdout);
-  if (!options.summary_json.empty() && !WriteText(options.summary_json, summary.dump(2) + "\n")) return kExitBadInput;
+  const auto write_summary = [&](AtomicFile& file) { file.Write(summary.dump(2) + "\n"); };
+  if (!options.summary_json.empty() && !WriteAtomically(options.summary_json, "", write_summary)) return kExitBadInput;
 
   int status = kExitOk;
   for (const std::string& text : options.fail_on) {
