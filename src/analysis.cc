@@ -7,12 +7,6 @@
 
 namespace jobviz {
 
-Nanos Percentile(const std::vector<Nanos>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  const size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
-  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
-}
-
 Nanos UnionLength(std::vector<std::pair<Nanos, Nanos>> intervals) {
   std::sort(intervals.begin(), intervals.end());
   Nanos total = 0, covered_to = std::numeric_limits<Nanos>::min();

@@ -3,6 +3,8 @@
 // bubble (definitions in docs/analysis.md).
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -55,7 +57,13 @@ struct Analysis {
 Analysis Analyze(const Timeline& timeline);
 
 // Nearest-rank percentile (p in 0..100) of sorted values; 0 when empty.
-Nanos Percentile(const std::vector<Nanos>& sorted, double p);
+// The one definition behind the summary and --fail-on aggregates.
+template <typename T>
+T Percentile(const std::vector<T>& sorted, double p) {
+  if (sorted.empty()) return T{};
+  const size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
+  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+}
 
 // Total length of the union of [start, end) intervals.
 Nanos UnionLength(std::vector<std::pair<Nanos, Nanos>> intervals);

@@ -44,7 +44,7 @@ TEST_CASE("Nearest-rank percentiles") {
   CHECK(Percentile(v, 50) == 5);
   CHECK(Percentile(v, 95) == 10);
   CHECK(Percentile(v, 0) == 1);
-  CHECK(Percentile({}, 50) == 0);
+  CHECK(Percentile(std::vector<Nanos>{}, 50) == 0);
 }
 
 TEST_CASE("Step windows, busy and idle time with gaps, overlaps and a worker without jobs in a step") {

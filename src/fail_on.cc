@@ -1,5 +1,7 @@
 #include "fail_on.h"
 
+#include "analysis.h"
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -63,17 +65,13 @@ std::optional<double> ResolveMetric(const nlohmann::json& summary, const std::st
       std::sort(values.begin(), values.end());
       double sum = 0;
       for (double v : values) sum += v;
-      auto percentile = [&](double p) {
-        const size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(values.size())));
-        return values[std::clamp<size_t>(rank, 1, values.size()) - 1];
-      };
       if (agg == "min") return values.front();
       if (agg == "max") return values.back();
       if (agg == "sum") return sum;
       if (agg == "mean") return sum / static_cast<double>(values.size());
-      if (agg == "p50") return percentile(50);
-      if (agg == "p95") return percentile(95);
-      if (agg == "p99") return percentile(99);
+      if (agg == "p50") return Percentile(values, 50);
+      if (agg == "p95") return Percentile(values, 95);
+      if (agg == "p99") return Percentile(values, 99);
       *error = "'" + path + "': unknown aggregate '" + agg + "' (min, max, mean, sum, count, p50, p95, p99)";
       return std::nullopt;
     }
