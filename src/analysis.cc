@@ -7,16 +7,20 @@
 
 namespace jobviz {
 
-Nanos UnionLength(std::vector<std::pair<Nanos, Nanos>> intervals) {
+std::vector<std::pair<Nanos, Nanos>> MergeIntervals(std::vector<std::pair<Nanos, Nanos>> intervals) {
   std::sort(intervals.begin(), intervals.end());
-  Nanos total = 0, covered_to = std::numeric_limits<Nanos>::min();
+  std::vector<std::pair<Nanos, Nanos>> merged;
   for (const auto& [start, end] : intervals) {
-    const Nanos from = std::max(start, covered_to);
-    if (end > from) {
-      total += end - from;
-      covered_to = end;
-    }
+    if (end <= start) continue;
+    if (!merged.empty() && start <= merged.back().second) merged.back().second = std::max(merged.back().second, end);
+    else merged.emplace_back(start, end);
   }
+  return merged;
+}
+
+Nanos UnionLength(std::vector<std::pair<Nanos, Nanos>> intervals) {
+  Nanos total = 0;
+  for (const auto& [start, end] : MergeIntervals(std::move(intervals))) total += end - start;
   return total;
 }
 

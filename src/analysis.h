@@ -65,6 +65,9 @@ T Percentile(const std::vector<T>& sorted, double p) {
   return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
 }
 
+// The union of [start, end) intervals as disjoint intervals, sorted.
+std::vector<std::pair<Nanos, Nanos>> MergeIntervals(std::vector<std::pair<Nanos, Nanos>> intervals);
+
 // Total length of the union of [start, end) intervals.
 Nanos UnionLength(std::vector<std::pair<Nanos, Nanos>> intervals);
 

@@ -1,6 +1,7 @@
 #include "trace_writer.h"
 
 #include "jobviz/version.h"
+#include "analysis.h"
 #include "json_text.h"
 #include "pipeline_order.h"
 
@@ -142,20 +143,10 @@ void AppendBusyCounter(EventStream& events, const Timeline& timeline) {
   std::vector<std::pair<Nanos, int>> changes;
   for (const Machine& machine : timeline.machines)
     for (const Worker& worker : machine.workers) {
-      // The worker's busy intervals (overlapping jobs merged): jobs are sorted by start.
-      Nanos from = 0, to = 0;
-      bool open = false;
-      for (const Job& job : worker.jobs) {
-        if (open && job.start <= to) {
-          to = std::max(to, job.end);
-          continue;
-        }
-        if (open) changes.insert(changes.end(), {{from, +1}, {to, -1}});
-        from = job.start;
-        to = job.end;
-        open = true;
-      }
-      if (open) changes.insert(changes.end(), {{from, +1}, {to, -1}});
+      std::vector<std::pair<Nanos, Nanos>> intervals;
+      for (const Job& job : worker.jobs) intervals.emplace_back(job.start, job.end);
+      for (const auto& [from, to] : MergeIntervals(std::move(intervals)))  // overlapping jobs count once
+        changes.insert(changes.end(), {{from, +1}, {to, -1}});
     }
   std::sort(changes.begin(), changes.end());
   int busy = 0;
