@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <cerrno>
 #include <cstring>
@@ -9,15 +10,16 @@
 namespace jobviz {
 
 AtomicFile::~AtomicFile() {
+  if (gzip_) gzclose(static_cast<gzFile>(gzip_));
   if (file_ && !to_stdout_) {
     std::fclose(file_);
     unlink(temp_path_.c_str());
   }
 }
 
-bool AtomicFile::Open(const std::string& path) {
+bool AtomicFile::Open(const std::string& path, bool gzip) {
   path_ = path;
-  if (path == "-") {
+  if (path == "-" && !gzip) {
     to_stdout_ = true;
     file_ = stdout;
     return true;
@@ -29,11 +31,24 @@ bool AtomicFile::Open(const std::string& path) {
     if (fd >= 0) close(fd);
     return false;
   }
+  // gzip writes through its own descriptor, so fclose can still close ours.
+  if (gzip && !(gzip_ = gzdopen(dup(fileno(file_)), "wb6"))) {
+    error_ = path + ": cannot start gzip compression";
+    return false;
+  }
   return true;
 }
 
 void AtomicFile::Write(std::string_view bytes) {
   if (!file_ || write_failed_) return;
+  if (gzip_) {
+    if (gzwrite(static_cast<gzFile>(gzip_), bytes.data(), static_cast<unsigned>(bytes.size())) !=
+        static_cast<int>(bytes.size())) {
+      write_failed_ = true;
+      error_ = path_ + ": compressed write failed";
+    }
+    return;
+  }
   if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) {
     write_failed_ = true;
     error_ = path_ + ": write failed: " + std::strerror(errno);
@@ -47,6 +62,10 @@ bool AtomicFile::Commit() {
     if (!ok && error_.empty()) error_ = "standard output: write failed: " + std::string(std::strerror(errno));
     file_ = nullptr;
     return ok;
+  }
+  if (gzip_) {
+    write_failed_ |= gzclose(static_cast<gzFile>(gzip_)) != Z_OK;
+    gzip_ = nullptr;
   }
   bool ok = !write_failed_ && std::fflush(file_) == 0 && fsync(fileno(file_)) == 0;
   if (!ok && error_.empty()) error_ = path_ + ": write failed: " + std::strerror(errno);

@@ -17,8 +17,9 @@ class AtomicFile {
   AtomicFile& operator=(const AtomicFile&) = delete;
 
   // Opens a temporary file beside `path`. "-" writes to standard output
-  // directly (nothing to rename). Returns false and sets `error()` on failure.
-  bool Open(const std::string& path);
+  // directly (nothing to rename). With `gzip`, what is written is
+  // compressed. Returns false and sets `error()` on failure.
+  bool Open(const std::string& path, bool gzip = false);
   void Write(std::string_view bytes);
   // Flushes, syncs and renames into place. Returns false on any write error.
   bool Commit();
@@ -27,6 +28,7 @@ class AtomicFile {
  private:
   std::string path_, temp_path_, error_;
   std::FILE* file_ = nullptr;
+  void* gzip_ = nullptr;  // gzFile writing into file_'s descriptor
   bool to_stdout_ = false;
   bool write_failed_ = false;
 };

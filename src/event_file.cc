@@ -1,11 +1,8 @@
 #include "event_file.h"
 
-#include <unistd.h>
-#include <zlib.h>
-
-#include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "atomic_file.h"
 #include "byte_source.h"
 #include "line_reader.h"
 
@@ -104,10 +101,9 @@ SkipTally SkipsFrom(const json& j) {
 }  // namespace
 
 bool WriteEventFile(const std::string& path, const MachineEvents& events, std::string* error) {
-  const std::string temp = path + ".tmp." + std::to_string(getpid());
-  gzFile out = gzopen(temp.c_str(), "wb6");
-  if (!out) {
-    *error = path + ": cannot write";
+  AtomicFile out;
+  if (!out.Open(path, /*gzip=*/true)) {
+    *error = out.error();
     return false;
   }
   json files = json::array();
@@ -116,21 +112,15 @@ bool WriteEventFile(const std::string& path, const MachineEvents& events, std::s
     files.push_back({{"worker", events.files[i].worker}, {"file", scan.file}, {"bytes", scan.bytes},
                      {"lines", scan.lines}, {"skipped", SkipsJson(scan.skipped)}});
   }
-  bool ok = true;
-  auto write_line = [&](const json& j) {
-    const std::string text = j.dump() + "\n";
-    ok &= gzwrite(out, text.data(), static_cast<unsigned>(text.size())) == static_cast<int>(text.size());
-  };
+  auto write_line = [&](const json& j) { out.Write(j.dump() + "\n"); };
   write_line({{"format", "jobviz-events"}, {"version", kVersion}, {"machine", events.machine}, {"files", files}});
   for (size_t i = 0; i < events.files.size(); ++i)
     for (const LogRecord& r : events.scans[i].records) write_line(RecordJson(events.files[i].worker, r));
-  ok &= gzclose(out) == Z_OK;
-  if (ok && std::rename(temp.c_str(), path.c_str()) != 0) ok = false;
-  if (!ok) {
-    unlink(temp.c_str());
-    *error = path + ": write failed";
+  if (!out.Commit()) {
+    *error = out.error();
+    return false;
   }
-  return ok;
+  return true;
 }
 
 bool ReadEventFile(const std::string& path, MachineEvents* events, std::string* error) {
