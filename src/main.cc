@@ -1,6 +1,6 @@
 // jobviz: worker logs of a pipeline-parallel training run -> Perfetto timeline.
-#include "app.h"
-#include "cli_options.h"
+#include "cli/app.h"
+#include "cli/cli_options.h"
 
 int main(int argc, char** argv) {
   const jobviz::ParseOutcome parsed = jobviz::ParseCommandLine(argc, argv);

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "jobviz/jobviz.h"
-#include "workerlog_scan.h"
+#include "parse/workerlog_scan.h"
 
 using namespace jobviz;
 namespace fs = std::filesystem;

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "workerlog_scan.h"
+#include "parse/workerlog_scan.h"
 
 namespace {
 

@@ -1,0 +1,133 @@
+#include "align/pipeline_order.h"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+
+namespace jobviz {
+
+Direction DirectionOf(const std::string& type) {
+  if (type.rfind("forward", 0) == 0) return Direction::kForward;
+  if (type.rfind("backward", 0) == 0 && type.rfind("backward_w", 0) != 0) return Direction::kBackward;
+  return Direction::kOther;
+}
+
+namespace {
+
+// (type, micro-batch, occurrence), the type interned per call.
+struct PairKey {
+  int type;
+  std::int64_t micro_batch;
+  int occurrence;
+  bool operator==(const PairKey& o) const {
+    return type == o.type && micro_batch == o.micro_batch && occurrence == o.occurrence;
+  }
+};
+struct PairKeyHash {
+  size_t operator()(const PairKey& k) const {
+    return std::hash<std::int64_t>()(k.micro_batch * 1000003 + k.type * 7919 + k.occurrence);
+  }
+};
+
+struct Stage {
+  int machine;
+  std::unordered_map<PairKey, const Job*, PairKeyHash> jobs;
+};
+
+std::vector<Stage> StagesInOrder(const Timeline& timeline) {
+  std::vector<std::pair<int, const Worker*>> order;
+  if (timeline.stage_order.empty()) {
+    for (size_t m = 0; m < timeline.machines.size(); ++m)
+      for (const Worker& worker : timeline.machines[m].workers) order.emplace_back(static_cast<int>(m), &worker);
+  } else {
+    for (const auto& [m, index] : timeline.stage_order)
+      for (const Worker& worker : timeline.machines[m].workers)
+        if (worker.index == index) order.emplace_back(m, &worker);
+  }
+  std::vector<Stage> stages;
+  std::map<std::string, int> type_ids;  // a handful of types
+  for (const auto& [m, worker_ptr] : order) {
+    const Worker& worker = *worker_ptr;
+    Stage stage{m, {}};
+    stage.jobs.reserve(worker.jobs.size());
+    std::unordered_map<PairKey, int, PairKeyHash> seen;  // occurrence 0 -> count so far
+    for (const Job& job : worker.jobs) {  // sorted by start
+      if (DirectionOf(job.type) == Direction::kOther) continue;
+      const int type = type_ids.try_emplace(job.type, static_cast<int>(type_ids.size())).first->second;
+      const int occurrence = seen[{type, job.micro_batch, 0}]++;
+      stage.jobs[{type, job.micro_batch, occurrence}] = &job;
+    }
+    stages.push_back(std::move(stage));
+  }
+  return stages;
+}
+
+}  // namespace
+
+bool ParseStageOrder(const std::string& text, const Timeline& timeline, std::vector<std::pair<int, int>>* order,
+                     std::string* error) {
+  std::set<std::pair<int, int>> seen;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    const size_t comma = std::min(text.find(',', begin), text.size());
+    const std::string item = text.substr(begin, comma - begin);
+    begin = comma + 1;
+    const size_t colon = item.rfind(':');
+    int machine = -1, worker = -1;
+    if (colon != std::string::npos) {
+      for (size_t m = 0; m < timeline.machines.size(); ++m)
+        if (timeline.machines[m].name == item.substr(0, colon)) machine = static_cast<int>(m);
+      try {
+        worker = std::stoi(item.substr(colon + 1));
+      } catch (...) {
+        worker = -1;
+      }
+    }
+    bool found = false;
+    if (machine >= 0)
+      for (const Worker& w : timeline.machines[machine].workers) found |= w.index == worker;
+    if (!found) {
+      *error = "--stage_order: '" + item + "' is not MACHINE:WORKER of a log read";
+      return false;
+    }
+    if (!seen.insert({machine, worker}).second) {
+      *error = "--stage_order: '" + item + "' given twice";
+      return false;
+    }
+    order->emplace_back(machine, worker);
+  }
+  size_t workers = 0;
+  for (const Machine& m : timeline.machines) workers += m.workers.size();
+  if (order->size() != workers) {
+    *error = "--stage_order names " + std::to_string(order->size()) + " of the " + std::to_string(workers) +
+             " workers read; name each once";
+    return false;
+  }
+  return true;
+}
+
+void ForEachHandOff(const Timeline& timeline, const std::function<void(const HandOff&)>& visit) {
+  const std::vector<Stage> stages = StagesInOrder(timeline);
+  for (size_t s = 0; s + 1 < stages.size(); ++s) {
+    const Stage& here = stages[s];
+    const Stage& next = stages[s + 1];
+    // Visit in a fixed order (the sender stage's jobs by start), so the
+    // trace's flow ids do not depend on hash order.
+    std::vector<std::pair<const Job*, const Job*>> pairs;
+    for (const auto& [key, job] : here.jobs) {
+      const auto it = next.jobs.find(key);
+      if (it != next.jobs.end()) pairs.emplace_back(job, it->second);
+    }
+    std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) {
+      return a.first->start != b.first->start ? a.first->start < b.first->start : a.first->line < b.first->line;
+    });
+    for (const auto& [job, other] : pairs) {
+      if (DirectionOf(job->type) == Direction::kForward)
+        visit({job, other, here.machine, next.machine});
+      else
+        visit({other, job, next.machine, here.machine});
+    }
+  }
+}
+
+}  // namespace jobviz

@@ -1,0 +1,39 @@
+// Which job hands over to which: a micro-batch's forward on stage s feeds
+// its forward on stage s+1, its backward on stage s+1 feeds its backward on
+// stage s. Stages are in Timeline::stage_order, by default global rank order
+// (machine, then worker). Used by clock alignment (order violations) and the
+// trace's flow arrows.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "model/model.h"
+
+namespace jobviz {
+
+enum class Direction { kForward, kBackward, kOther };
+
+// forward* flows to the next stage; backward* (not zero-bubble backward_w*,
+// which waits for nobody) to the previous one.
+Direction DirectionOf(const std::string& type);
+
+struct HandOff {
+  const Job* sender;
+  const Job* receiver;
+  int sender_machine, receiver_machine;
+};
+
+// Jobs pair by type, micro-batch and how many of that pair came before on
+// the worker (so the same micro-batch of different steps pairs up right).
+void ForEachHandOff(const Timeline& timeline, const std::function<void(const HandOff&)>& visit);
+
+// Parses "machine1:0,machine0:1,..." against the timeline's machines and
+// workers; every worker must appear exactly once.
+bool ParseStageOrder(const std::string& text, const Timeline& timeline, std::vector<std::pair<int, int>>* order,
+                     std::string* error);
+
+}  // namespace jobviz

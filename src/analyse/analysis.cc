@@ -1,0 +1,145 @@
+#include "analyse/analysis.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+namespace jobviz {
+
+std::vector<std::pair<Nanos, Nanos>> MergeIntervals(std::vector<std::pair<Nanos, Nanos>> intervals) {
+  std::sort(intervals.begin(), intervals.end());
+  std::vector<std::pair<Nanos, Nanos>> merged;
+  for (const auto& [start, end] : intervals) {
+    if (end <= start) continue;
+    if (!merged.empty() && start <= merged.back().second) merged.back().second = std::max(merged.back().second, end);
+    else merged.emplace_back(start, end);
+  }
+  return merged;
+}
+
+Nanos UnionLength(std::vector<std::pair<Nanos, Nanos>> intervals) {
+  Nanos total = 0;
+  for (const auto& [start, end] : MergeIntervals(std::move(intervals))) total += end - start;
+  return total;
+}
+
+namespace {
+
+// Step windows from the jobs themselves; one window over everything when
+// no job has a step.
+std::vector<StepWindow> StepWindows(const Timeline& timeline) {
+  std::map<std::int64_t, StepWindow> windows;
+  bool any_step = false;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers)
+      for (const Job& job : worker.jobs) any_step |= job.step != kNoStep;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers)
+      for (const Job& job : worker.jobs) {
+        if (any_step && job.step == kNoStep) continue;
+        const std::int64_t step = any_step ? job.step : kNoStep;
+        auto [it, inserted] = windows.try_emplace(step, StepWindow{step, job.start, job.end});
+        it->second.start = std::min(it->second.start, job.start);
+        it->second.end = std::max(it->second.end, job.end);
+      }
+  std::vector<StepWindow> out;
+  for (const auto& [step, window] : windows) out.push_back(window);
+  return out;
+}
+
+}  // namespace
+
+Analysis Analyze(const Timeline& timeline) {
+  Analysis a;
+  a.steps = StepWindows(timeline);
+  const bool by_step = !a.steps.empty() && a.steps.front().step != kNoStep;
+  Nanos all_idle = 0, all_windows = 0;
+  std::map<std::string, std::vector<Nanos>> durations;
+
+  for (const Machine& machine : timeline.machines) {
+    for (const Worker& worker : machine.workers) {
+      WorkerAnalysis w;
+      w.machine = worker.machine;
+      w.worker = worker.index;
+      w.name = machine.name + " worker " + std::to_string(worker.index);
+      // The worker's job intervals by step, in one pass.
+      std::map<std::int64_t, std::vector<std::pair<Nanos, Nanos>>> by_step_intervals;
+      for (const Job& job : worker.jobs)
+        by_step_intervals[by_step ? job.step : kNoStep].emplace_back(job.start, job.end);
+      for (const StepWindow& window : a.steps) {
+        auto it = by_step_intervals.find(window.step);
+        WorkerStep ws{window.step, it == by_step_intervals.end() ? 0 : UnionLength(std::move(it->second)), 0};
+        ws.idle = window.duration() - ws.busy;
+        w.busy += ws.busy;
+        w.idle += ws.idle;
+        w.windows += window.duration();
+        w.steps.push_back(ws);
+      }
+      w.bubble_ratio = w.windows > 0 ? static_cast<double>(w.idle) / static_cast<double>(w.windows) : 0;
+      all_idle += w.idle;
+      all_windows += w.windows;
+      a.workers.push_back(std::move(w));
+      for (const Job& job : worker.jobs) durations[job.type].push_back(job.end - job.start);
+    }
+  }
+  a.bubble_ratio = all_windows > 0 ? static_cast<double>(all_idle) / static_cast<double>(all_windows) : 0;
+
+  for (auto& [type, values] : durations) {
+    std::sort(values.begin(), values.end());
+    TypeAnalysis t;
+    t.count = values.size();
+    for (Nanos v : values) t.total += v;
+    t.mean = t.total / static_cast<Nanos>(t.count);
+    t.p50 = Percentile(values, 50);
+    t.p95 = Percentile(values, 95);
+    a.job_types[type] = t;
+  }
+
+  // Stages: workers with jobs. Micro-batches: distinct forward micro-batch
+  // ids per step on a worker, the most seen.
+  std::set<std::int64_t> seen;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers) {
+      if (worker.jobs.empty()) continue;
+      ++a.stages;
+      std::map<std::int64_t, std::set<std::int64_t>> per_step;
+      for (const Job& job : worker.jobs)
+        if (job.type.rfind("forward", 0) == 0) per_step[job.step].insert(job.micro_batch);
+      for (const auto& [step, ids] : per_step) a.micro_batches = std::max(a.micro_batches, static_cast<int>(ids.size()));
+    }
+  if (a.stages > 0 && a.micro_batches > 0)
+    a.ideal_bubble_ratio = static_cast<double>(a.stages - 1) / static_cast<double>(a.micro_batches + a.stages - 1);
+
+  // Stragglers: per step, the worker whose last job ended latest, and how
+  // far behind the median worker it was.
+  if (by_step) {
+    // Each worker's last job end per step, in one pass over its jobs.
+    std::map<std::int64_t, std::vector<std::pair<Nanos, const Worker*>>> ends_by_step;
+    for (const Machine& machine : timeline.machines)
+      for (const Worker& worker : machine.workers) {
+        std::map<std::int64_t, Nanos> last;
+        for (const Job& job : worker.jobs)
+          if (job.step != kNoStep) {
+            auto [it, inserted] = last.try_emplace(job.step, job.end);
+            it->second = std::max(it->second, job.end);
+          }
+        for (const auto& [step, end] : last) ends_by_step[step].emplace_back(end, &worker);
+      }
+    for (const StepWindow& window : a.steps) {
+      std::vector<std::pair<Nanos, const Worker*>>& last_ends = ends_by_step[window.step];
+      if (last_ends.size() < 2) continue;
+      std::sort(last_ends.begin(), last_ends.end(),
+                [](const auto& x, const auto& y) { return x.first != y.first ? x.first < y.first : x.second->index < y.second->index; });
+      std::vector<Nanos> ends;
+      for (const auto& [end, worker] : last_ends) ends.push_back(end);
+      const Worker& latest = *last_ends.back().second;
+      a.stragglers.push_back({window.step, latest.machine, latest.index,
+                              timeline.machines[latest.machine].name + " worker " + std::to_string(latest.index),
+                              last_ends.back().first - Percentile(ends, 50)});
+    }
+  }
+  return a;
+}
+
+}  // namespace jobviz

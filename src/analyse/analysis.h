@@ -1,0 +1,74 @@
+// The numbers a timeline implies: step durations, per-worker busy and idle
+// time and bubble ratio, job-type statistics, stragglers and the ideal 1F1B
+// bubble (definitions in docs/analysis.md).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+
+namespace jobviz {
+
+struct StepWindow {
+  std::int64_t step = kNoStep;  // kNoStep: the whole run, when no steps were found
+  Nanos start = 0, end = 0;     // earliest start to latest end of its jobs on any worker
+  Nanos duration() const { return end - start; }
+};
+
+struct WorkerStep {
+  std::int64_t step = kNoStep;
+  Nanos busy = 0, idle = 0;  // union of the worker's jobs in the window; window minus busy
+};
+
+struct WorkerAnalysis {
+  int machine = 0, worker = 0;
+  std::string name;  // "machine0 worker 1"
+  Nanos busy = 0, idle = 0, windows = 0;  // sums over steps
+  double bubble_ratio = 0;                // idle / windows
+  std::vector<WorkerStep> steps;
+};
+
+struct TypeAnalysis {
+  size_t count = 0;
+  Nanos total = 0, mean = 0, p50 = 0, p95 = 0;
+};
+
+struct Straggler {
+  std::int64_t step = kNoStep;
+  int machine = 0, worker = 0;
+  std::string name;
+  Nanos late_by = 0;  // its last job's end minus the median worker's last end
+};
+
+struct Analysis {
+  std::vector<StepWindow> steps;
+  std::vector<WorkerAnalysis> workers;
+  double bubble_ratio = 0;  // whole pipeline: sum of idle / sum of windows
+  int stages = 0, micro_batches = 0;
+  double ideal_bubble_ratio = 0;  // (p-1)/(m+p-1) for 1F1B
+  std::map<std::string, TypeAnalysis> job_types;
+  std::vector<Straggler> stragglers;
+};
+
+Analysis Analyze(const Timeline& timeline);
+
+// Nearest-rank percentile (p in 0..100) of sorted values; 0 when empty.
+// The one definition behind the summary and --fail-on aggregates.
+template <typename T>
+T Percentile(const std::vector<T>& sorted, double p) {
+  if (sorted.empty()) return T{};
+  const size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
+  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+}
+
+// The union of [start, end) intervals as disjoint intervals, sorted.
+std::vector<std::pair<Nanos, Nanos>> MergeIntervals(std::vector<std::pair<Nanos, Nanos>> intervals);
+
+// Total length of the union of [start, end) intervals.
+Nanos UnionLength(std::vector<std::pair<Nanos, Nanos>> intervals);
+
+}  // namespace jobviz

@@ -1,0 +1,121 @@
+#include "analyse/analysis.h"
+
+#include <catch2/catch.hpp>
+
+#include "analyse/fail_on.h"
+#include "analyse/summary.h"
+
+using namespace jobviz;
+
+namespace {
+
+constexpr Nanos kUs = 1000;
+
+Job J(const std::string& type, std::int64_t mb, Nanos start_us, Nanos end_us, std::int64_t step) {
+  return Job{"0", type, mb, start_us * kUs, end_us * kUs, 1, step};
+}
+
+// Two workers, two steps (hand-computed below).
+//  step 1: worker 0 jobs [0,10) [20,30)    worker 1 jobs [5,15) [10,25) (overlap)   window [0,30)
+//  step 2: worker 0 jobs [40,50)           worker 1 none                             window [40,50)
+Timeline Fixture() {
+  Timeline t;
+  t.machines.emplace_back("m");
+  Worker w0, w1;
+  w0.index = 0;
+  w1.index = 1;
+  w0.jobs = {J("forward", 0, 0, 10, 1), J("backward", 0, 20, 30, 1), J("forward", 0, 40, 50, 2)};
+  w1.jobs = {J("forward", 0, 5, 15, 1), J("forward", 1, 10, 25, 1)};
+  t.machines[0].workers = {w0, w1};
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("Union of intervals") {
+  CHECK(UnionLength({}) == 0);
+  CHECK(UnionLength({{0, 10}, {5, 15}, {20, 25}}) == 20);
+  CHECK(UnionLength({{0, 10}, {2, 3}}) == 10);
+  CHECK(UnionLength({{5, 5}}) == 0);
+}
+
+TEST_CASE("Nearest-rank percentiles") {
+  const std::vector<Nanos> v = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  CHECK(Percentile(v, 50) == 5);
+  CHECK(Percentile(v, 95) == 10);
+  CHECK(Percentile(v, 0) == 1);
+  CHECK(Percentile(std::vector<Nanos>{}, 50) == 0);
+}
+
+TEST_CASE("Step windows, busy and idle time with gaps, overlaps and a worker without jobs in a step") {
+  const Analysis a = Analyze(Fixture());
+  REQUIRE(a.steps.size() == 2);
+  CHECK(a.steps[0].start == 0);
+  CHECK(a.steps[0].end == 30 * kUs);
+  CHECK(a.steps[1].duration() == 10 * kUs);
+  REQUIRE(a.workers.size() == 2);
+  // worker 0: step 1 busy 20 of 30 (gap inside the step), step 2 busy 10 of 10.
+  CHECK(a.workers[0].steps[0].busy == 20 * kUs);
+  CHECK(a.workers[0].steps[0].idle == 10 * kUs);
+  CHECK(a.workers[0].idle == 10 * kUs);
+  CHECK(a.workers[0].bubble_ratio == Approx(10.0 / 40.0));
+  // worker 1: step 1 busy [5,25) = 20 (overlapping jobs count once), step 2 no jobs: idle 10.
+  CHECK(a.workers[1].steps[0].busy == 20 * kUs);
+  CHECK(a.workers[1].steps[1].busy == 0);
+  CHECK(a.workers[1].steps[1].idle == 10 * kUs);
+  CHECK(a.workers[1].bubble_ratio == Approx(20.0 / 40.0));
+  CHECK(a.bubble_ratio == Approx(30.0 / 80.0));
+}
+
+TEST_CASE("Job types, ideal bubble and stragglers") {
+  const Analysis a = Analyze(Fixture());
+  const TypeAnalysis& f = a.job_types.at("forward");
+  CHECK(f.count == 4);
+  CHECK(f.total == 45 * kUs);
+  CHECK(f.p50 == 10 * kUs);
+  CHECK(f.p95 == 15 * kUs);
+  CHECK(a.stages == 2);
+  CHECK(a.micro_batches == 2);
+  CHECK(a.ideal_bubble_ratio == Approx(1.0 / 3.0));
+  REQUIRE(a.stragglers.size() == 1);  // step 2 has one worker only
+  CHECK(a.stragglers[0].step == 1);
+  CHECK(a.stragglers[0].worker == 0);
+  CHECK(a.stragglers[0].late_by == 5 * kUs);  // 30 vs the median of {25, 30} (nearest rank: 25)
+}
+
+TEST_CASE("Without steps the whole run is one window") {
+  Timeline t = Fixture();
+  for (Worker& w : t.machines[0].workers)
+    for (Job& j : w.jobs) j.step = kNoStep;
+  const Analysis a = Analyze(t);
+  REQUIRE(a.steps.size() == 1);
+  CHECK(a.steps[0].step == kNoStep);
+  CHECK(a.steps[0].duration() == 50 * kUs);
+  CHECK(a.stragglers.empty());
+}
+
+TEST_CASE("--fail-on conditions: parsing, metric paths and aggregates") {
+  const nlohmann::json summary = SummaryJson(Analyze(Fixture()), Fixture(), RunCounts{2, 10, 5, 1});
+  std::string error;
+  auto c = ParseCondition("bubble_ratio>0.35", &error);
+  REQUIRE(c);
+  CHECK(c->path == "bubble_ratio");
+  CHECK(c->op == ">");
+  CHECK(Holds(*c, *ResolveMetric(summary, c->path, &error)));
+  c = ParseCondition("steps.duration_us.p95 >= 30", &error);
+  REQUIRE(c);
+  CHECK(*ResolveMetric(summary, c->path, &error) == Approx(30.0));
+  CHECK(*ResolveMetric(summary, "workers.bubble_ratio.max", &error) == Approx(0.5));
+  CHECK(*ResolveMetric(summary, "job_types.forward.count", &error) == 4);
+  CHECK(*ResolveMetric(summary, "counts.skipped", &error) == 1);
+  CHECK(*ResolveMetric(summary, "steps.step.count", &error) == 2);
+  CHECK_FALSE(ResolveMetric(summary, "no_such_key", &error));
+  CHECK(error.find("no 'no_such_key'") != std::string::npos);
+  CHECK_FALSE(ResolveMetric(summary, "steps.duration_us.p42", &error));
+  CHECK_FALSE(ResolveMetric(summary, "steps", &error));
+  CHECK_FALSE(ParseCondition("bubble_ratio", &error));
+  CHECK_FALSE(ParseCondition("bubble_ratio>x", &error));
+  CHECK_FALSE(ParseCondition(">3", &error));
+  CHECK(Holds(*ParseCondition("a<=2", &error), 2));
+  CHECK_FALSE(Holds(*ParseCondition("a!=2", &error), 2));
+}

@@ -1,0 +1,182 @@
+#include "emit/trace_writer.h"
+
+#include <catch2/catch.hpp>
+#include <map>
+#include <nlohmann/json.hpp>
+
+using namespace jobviz;
+using nlohmann::json;
+
+namespace {
+
+Job MakeJob(const std::string& type, const std::string& id, Nanos start, Nanos end, std::int64_t step = 5) {
+  return Job{id, type, 2, start, end, 40, step};
+}
+
+// Two machines with workers 2 and 3 each, as --devices 2,3 gives.
+Timeline SampleTimeline() {
+  Timeline t;
+  for (int m = 0; m < 2; ++m) {
+    Machine machine("machine" + std::to_string(m == 0 ? 0 : 10));
+    for (int w : {2, 3}) {
+      Worker worker;
+      worker.machine = m;
+      worker.index = w;
+      worker.file = machine.name + "/workerlog." + std::to_string(w);
+      worker.jobs = {MakeJob("forward", "3", 1697793307213760986, 1697793307254006104),
+                     MakeJob("backward", "4", 1697793307254006104, 1697793307300000000)};
+      machine.workers.push_back(worker);
+    }
+    t.machines.push_back(machine);
+  }
+  t.steps = {{5, 1697793307213760986, 1697793307300000000}};
+  t.step_source = StepSource::kNvtx;
+  return t;
+}
+
+std::map<std::pair<int, int>, std::string> ThreadNames(const json& trace) {
+  std::map<std::pair<int, int>, std::string> names;
+  for (const json& e : trace["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "thread_name") names[{e["pid"], e["tid"]}] = e["args"]["name"];
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("Lanes: overlapping jobs of one worker go to extra rows") {
+  const std::vector<Job> jobs = {MakeJob("f", "0", 0, 10), MakeJob("f", "1", 5, 8), MakeJob("f", "2", 6, 12),
+                                 MakeJob("f", "3", 10, 11), MakeJob("f", "4", 12, 13)};
+  int count = 0;
+  const std::vector<int> lanes = AssignLanes(jobs, &count);
+  CHECK(lanes == std::vector<int>{0, 1, 2, 0, 0});
+  CHECK(count == 3);
+  CHECK(AssignLanes({}, &count).empty());
+  CHECK(count == 1);
+}
+
+TEST_CASE("Perfetto trace: valid JSON, named processes and threads, worker indices not loop indices") {
+  const Timeline t = SampleTimeline();
+  const json trace = json::parse(PerfettoTraceText(t));
+  const auto names = ThreadNames(trace);
+  std::vector<std::string> thread_names;
+  for (const auto& [id, name] : names) thread_names.push_back(name);
+  CHECK(thread_names == std::vector<std::string>{"Step", "machine0 worker 2", "machine0 worker 3",
+                                                 "machine10 worker 2", "machine10 worker 3"});
+  std::map<int, std::string> processes;
+  for (const json& e : trace["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "process_name") processes[e["pid"]] = e["args"]["name"];
+  CHECK(processes == std::map<int, std::string>{{1, "Steps"}, {2, "machine0"}, {3, "machine10"}});
+}
+
+TEST_CASE("Perfetto trace: complete events with exact microseconds and the job args") {
+  const Timeline t = SampleTimeline();
+  const std::string text = PerfettoTraceText(t);
+  CHECK(text.find("\"ts\":1697793307213760.986,\"dur\":40245.118") != std::string::npos);
+  const json trace = json::parse(text);
+  int jobs = 0;
+  for (const json& e : trace["traceEvents"]) {
+    if (e["ph"] != "X" || e["cat"] == "step") continue;
+    ++jobs;
+    CHECK(e["args"]["machine"].is_number_integer());
+    CHECK(e["args"]["worker"].is_number_integer());
+    CHECK(e["args"]["micro_batch"] == 2);
+    CHECK(e["args"]["step"] == 5);
+    CHECK(e["name"] == std::string(e["args"]["type"]) + "_" + std::string(e["args"]["job_id"]));
+    CHECK(e["cat"] == e["args"]["type"]);
+  }
+  CHECK(jobs == 8);
+  json last;
+  for (const json& e : trace["traceEvents"])
+    if (e["ph"] == "X" && e["cat"] != "step") last = e;
+  CHECK(last["args"]["machine"] == 1);
+  CHECK(last["args"]["worker"] == 3);
+  CHECK(last["args"]["source"] == "machine10/workerlog.3:40");
+}
+
+TEST_CASE("Perfetto trace: sort indices put machines, then workers, in order, steps on top") {
+  const json trace = json::parse(PerfettoTraceText(SampleTimeline()));
+  std::vector<int> process_order, thread_order;
+  for (const json& e : trace["traceEvents"]) {
+    if (e["name"] == "process_sort_index") process_order.push_back(e["args"]["sort_index"]);
+    if (e["name"] == "thread_sort_index") thread_order.push_back(e["args"]["sort_index"]);
+  }
+  CHECK(process_order == std::vector<int>{0, 1, 2});
+  CHECK(thread_order == std::vector<int>{0, 1, 2, 3});
+}
+
+TEST_CASE("Overlapping jobs get their own named rows") {
+  Timeline t = SampleTimeline();
+  t.machines[0].workers[0].jobs = {MakeJob("forward", "0", 100, 200), MakeJob("forward", "1", 150, 250)};
+  const json trace = json::parse(PerfettoTraceText(t));
+  bool found = false;
+  for (const auto& [id, name] : ThreadNames(trace)) found |= name == "machine0 worker 2 overlap 1";
+  CHECK(found);
+}
+
+TEST_CASE("Flow arrows follow each micro-batch from stage to stage") {
+  // Stages in rank order: machine0 worker 2, machine0 worker 3, machine10 worker 2, machine10 worker 3.
+  const json trace = json::parse(PerfettoTraceText(SampleTimeline()));
+  std::map<std::int64_t, std::vector<json>> flows;
+  for (const json& e : trace["traceEvents"])
+    if (e["ph"] == "s" || e["ph"] == "f") flows[e["id"]].push_back(e);
+  // forward_3 and backward_4 hand over across 3 stage boundaries each.
+  CHECK(flows.size() == 6);
+  for (const auto& [id, ends] : flows) {
+    REQUIRE(ends.size() == 2);
+    CHECK(ends[0]["ph"] == "s");
+    CHECK(ends[1]["ph"] == "f");
+    CHECK(ends[1]["bp"] == "e");
+    CHECK(ends[0]["tid"] != ends[1]["tid"]);
+  }
+}
+
+TEST_CASE("A counter track says how many workers are busy") {
+  Timeline t;
+  t.machines.emplace_back("m");
+  Worker a, b;
+  a.index = 0;
+  b.index = 1;
+  a.jobs = {MakeJob("forward", "0", 0, 10'000), MakeJob("forward", "1", 5'000, 12'000)};  // overlap: one busy worker
+  b.jobs = {MakeJob("forward", "0", 8'000, 20'000)};
+  t.machines[0].workers = {a, b};
+  const json trace = json::parse(PerfettoTraceText(t));
+  std::vector<std::pair<std::string, int>> counter;
+  for (const json& e : trace["traceEvents"])
+    if (e["ph"] == "C") counter.emplace_back(e["ts"].dump(), e["args"]["busy"].get<int>());
+  const std::vector<std::pair<std::string, int>> expected = {{"0.0", 1}, {"8.0", 2}, {"12.0", 1}, {"20.0", 0}};
+  CHECK(counter == expected);
+}
+
+TEST_CASE("Output is deterministic") {
+  CHECK(PerfettoTraceText(SampleTimeline()) == PerfettoTraceText(SampleTimeline()));
+  CHECK(ChromeTraceText(SampleTimeline()) == ChromeTraceText(SampleTimeline()));
+}
+
+TEST_CASE("Legacy Chrome trace: GPU thread ids with machine index and the original colour names") {
+  const json trace = json::parse(ChromeTraceText(SampleTimeline()));
+  std::vector<std::string> tids;
+  std::map<std::string, std::string> colours;
+  for (const json& e : trace["traceEvents"]) {
+    tids.push_back(e["tid"]);
+    if (e.contains("cname")) colours[e["cat"]] = e["cname"];
+  }
+  CHECK(tids.front() == "Step");
+  CHECK(tids.back() == "GPU3(machine:1)");
+  CHECK(colours["forward"] == "thread_state_running");
+  CHECK(colours["backward"] == "rail_idle");
+}
+
+TEST_CASE("Pieces reach the sink and add up to the document") {
+  Timeline t = SampleTimeline();
+  for (int i = 0; i < 20000; ++i)
+    t.machines[0].workers[0].jobs.push_back(MakeJob("forward", std::to_string(i), i * 1000LL, i * 1000LL + 500));
+  size_t pieces = 0;
+  std::string whole;
+  WritePerfettoTrace(t, [&](std::string_view piece) {
+    ++pieces;
+    whole += piece;
+  });
+  CHECK(pieces > 1);
+  CHECK(whole == PerfettoTraceText(t));
+  CHECK_NOTHROW(json::parse(whole));
+}

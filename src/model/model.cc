@@ -1,0 +1,44 @@
+#include "model/model.h"
+
+namespace jobviz {
+
+const char* SkipReasonText(SkipReason reason) {
+  switch (reason) {
+    case SkipReason::kMalformedJob: return "malformed job line";
+    case SkipReason::kMalformedWindow: return "malformed profiler window line";
+    case SkipReason::kMalformedStepLine: return "malformed NVTX step line";
+    case SkipReason::kMalformedClockSync: return "malformed clock sync line";
+    case SkipReason::kEndBeforeStart: return "job ends before it starts";
+    case SkipReason::kTimerNeverFired: return "job time is 0 (timer never fired)";
+    case SkipReason::kTruncatedLastLine: return "truncated last line";
+    case SkipReason::kOverlongLine: return "line longer than 64 MiB (cut)";
+    case SkipReason::kUnmatchedStepPop: return "NVTX pop without a push";
+    case SkipReason::kCount: break;
+  }
+  return "?";
+}
+
+void SkipTally::Add(SkippedLine skipped) {
+  const size_t r = static_cast<size_t>(skipped.reason);
+  if (counts_[r]++ < kExamplesPerReason) examples_.push_back(std::move(skipped));
+}
+
+void SkipTally::Merge(const SkipTally& other) {
+  for (size_t r = 0; r < counts_.size(); ++r) {
+    size_t kept = counts_[r] < kExamplesPerReason ? kExamplesPerReason - counts_[r] : 0;
+    for (const SkippedLine& example : other.examples_)
+      if (static_cast<size_t>(example.reason) == r && kept > 0) {
+        examples_.push_back(example);
+        --kept;
+      }
+    counts_[r] += other.counts_[r];
+  }
+}
+
+std::uint64_t SkipTally::total() const {
+  std::uint64_t sum = 0;
+  for (std::uint64_t c : counts_) sum += c;
+  return sum;
+}
+
+}  // namespace jobviz

@@ -1,0 +1,118 @@
+// What jobviz knows about a training run once the logs are parsed: records
+// in file order, grouped into runs, workers, machines and steps.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/time_value.h"
+
+namespace jobviz {
+
+inline constexpr std::int64_t kNoStep = -1;
+
+enum class RecordKind : std::uint8_t { kJob, kProfilerWindow, kStepPush, kStepPop, kClockSync };
+
+// One recognised line of a worker log. Fields that a kind does not use stay 0.
+struct LogRecord {
+  RecordKind kind = RecordKind::kJob;
+  std::uint64_t line = 0;  // 1-based line number in its file
+  Nanos start = 0;         // job start; time of a step marker or clock-sync point
+  Nanos end = 0;           // job end
+  std::int64_t micro_batch = 0;
+  std::int64_t step = 0;             // pushed step number; profiler window start step
+  std::int64_t window_end_step = -1; // profiler window end step, -1 when not printed
+  std::int64_t rank = 0, round = 0;  // clock sync
+  std::string job_id, type;          // jobs only
+};
+
+enum class SkipReason : std::uint8_t {
+  kMalformedJob,
+  kMalformedWindow,
+  kMalformedStepLine,
+  kMalformedClockSync,
+  kEndBeforeStart,
+  kTimerNeverFired,
+  kTruncatedLastLine,
+  kOverlongLine,
+  kUnmatchedStepPop,
+  kCount
+};
+
+const char* SkipReasonText(SkipReason reason);
+
+struct SkippedLine {
+  SkipReason reason;
+  std::string file;  // as shown to the user
+  std::uint64_t line = 0;
+  size_t column = 0;   // 0-based byte offset in `text` where the problem is
+  std::string text;    // the line, without its line end, cut to a sane length
+  std::string detail;  // e.g. "expected ', type = <word>'"
+};
+
+// Counts every skipped line by reason and keeps the first few of each.
+class SkipTally {
+ public:
+  static constexpr size_t kExamplesPerReason = 3;
+  void Add(SkippedLine skipped);
+  void AddCount(SkipReason reason, std::uint64_t count) { counts_[static_cast<size_t>(reason)] += count; }
+  void Merge(const SkipTally& other);
+  std::uint64_t count(SkipReason reason) const { return counts_[static_cast<size_t>(reason)]; }
+  std::uint64_t total() const;
+  const std::vector<SkippedLine>& examples() const { return examples_; }
+
+ private:
+  std::array<std::uint64_t, static_cast<size_t>(SkipReason::kCount)> counts_{};
+  std::vector<SkippedLine> examples_;
+};
+
+// A job as drawn: a record of one worker, with the step it belongs to.
+struct Job {
+  std::string id, type;
+  std::int64_t micro_batch = 0;
+  Nanos start = 0, end = 0;
+  std::uint64_t line = 0;
+  std::int64_t step = kNoStep;
+};
+
+struct StepSpan {
+  std::int64_t step = 0;  // the step's number as the training program counts it
+  Nanos start = 0, end = 0;
+};
+
+// The records of one worker log that belong to the chosen run.
+struct Worker {
+  int machine = 0;            // index of the machine in sorted order
+  int index = 0;              // N of workerlog.N
+  std::string file;           // path as shown to the user
+  std::vector<Job> jobs;      // sorted by start, then line
+  std::vector<LogRecord> markers;  // step pushes/pops, profiler windows, clock syncs
+  std::vector<StepSpan> steps;     // this worker's own step spans
+};
+
+struct Machine {
+  std::string name;  // directory name, e.g. "machine3"
+  std::vector<Worker> workers;  // sorted by worker index
+  // How this machine's clock was put on the reference clock (clock_align).
+  std::string clock_method;  // "" when no alignment ran
+  Nanos clock_offset = 0;    // its clock minus the reference, at the first job
+  double clock_drift_ppm = 0;
+
+  explicit Machine(std::string machine_name = "") : name(std::move(machine_name)) {}
+};
+
+enum class StepSource { kNone, kNvtx, kHeuristic };
+
+struct Timeline {
+  std::vector<Machine> machines;
+  // Pipeline stage order as (machine index, worker index N); empty means
+  // global rank order (machine, then worker). --stage_order sets it.
+  std::vector<std::pair<int, int>> stage_order;
+  std::vector<StepSpan> steps;  // merged across workers, sorted by start
+  StepSource step_source = StepSource::kNone;
+  std::vector<std::string> step_warnings;
+};
+
+}  // namespace jobviz

@@ -1,0 +1,30 @@
+// Splits the records of one worker log into runs. The launcher opens
+// workerlog.N in append mode, so a restarted job adds a second run after the
+// first; mixing them would draw two trainings on top of each other.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+
+namespace jobviz {
+
+struct RunRange {
+  size_t begin = 0, end = 0;  // indices into the records
+  std::uint64_t first_line = 0;
+  std::string started_by;  // why a new run was detected here ("" for the first run)
+};
+
+// A new run starts at a record that a single run cannot produce after what
+// came before it in the same file:
+//  - a "Schedule Profiler start" line after any job or step line (the
+//    Python side prints it when the job starts);
+//  - an NVTX push of a step number not above one already pushed (the step
+//    counter went back);
+//  - a clock-sync round not above one already taken (rounds only go up).
+// A file without records has no runs.
+std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records);
+
+}  // namespace jobviz

@@ -1,0 +1,69 @@
+#include "model/run_splitter.h"
+
+#include <catch2/catch.hpp>
+
+using namespace jobviz;
+
+namespace {
+
+LogRecord Rec(RecordKind kind, std::uint64_t line, std::int64_t value = 0) {
+  LogRecord r;
+  r.kind = kind;
+  r.line = line;
+  r.step = value;
+  r.round = value;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("One run when nothing restarts") {
+  const std::vector<LogRecord> records = {
+      Rec(RecordKind::kProfilerWindow, 1, 5), Rec(RecordKind::kProfilerWindow, 2, 5),
+      Rec(RecordKind::kStepPush, 3, 5),       Rec(RecordKind::kJob, 4),
+      Rec(RecordKind::kStepPop, 5),           Rec(RecordKind::kStepPush, 6, 6),
+      Rec(RecordKind::kJob, 7)};
+  const auto runs = SplitRuns(records);
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].begin == 0);
+  CHECK(runs[0].end == records.size());
+}
+
+TEST_CASE("A profiler start line after jobs starts a new run") {
+  const std::vector<LogRecord> records = {Rec(RecordKind::kProfilerWindow, 1, 5), Rec(RecordKind::kJob, 2),
+                                          Rec(RecordKind::kJob, 3), Rec(RecordKind::kProfilerWindow, 10, 5),
+                                          Rec(RecordKind::kJob, 11)};
+  const auto runs = SplitRuns(records);
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0].end == 3);
+  CHECK(runs[1].begin == 3);
+  CHECK(runs[1].first_line == 10);
+  CHECK(runs[1].started_by == "profiler start line after jobs");
+}
+
+TEST_CASE("A step number pushed again starts a new run") {
+  const std::vector<LogRecord> records = {Rec(RecordKind::kStepPush, 1, 5), Rec(RecordKind::kJob, 2),
+                                          Rec(RecordKind::kStepPush, 3, 6), Rec(RecordKind::kJob, 4),
+                                          Rec(RecordKind::kStepPush, 5, 5), Rec(RecordKind::kJob, 6)};
+  const auto runs = SplitRuns(records);
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[1].begin == 4);
+  CHECK(runs[1].started_by == "step 5 pushed again");
+}
+
+TEST_CASE("A clock sync round taken again starts a new run") {
+  const std::vector<LogRecord> records = {Rec(RecordKind::kClockSync, 1, 0), Rec(RecordKind::kClockSync, 2, 1),
+                                          Rec(RecordKind::kJob, 3), Rec(RecordKind::kClockSync, 4, 0)};
+  const auto runs = SplitRuns(records);
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[1].begin == 3);
+}
+
+TEST_CASE("Clock sync rounds before the profiler start line belong to its run") {
+  const std::vector<LogRecord> records = {Rec(RecordKind::kClockSync, 1, 0), Rec(RecordKind::kClockSync, 2, 1),
+                                          Rec(RecordKind::kProfilerWindow, 3, 5), Rec(RecordKind::kJob, 4),
+                                          Rec(RecordKind::kClockSync, 5, 2)};
+  CHECK(SplitRuns(records).size() == 1);
+}
+
+TEST_CASE("No records, no runs") { CHECK(SplitRuns({}).empty()); }

@@ -1,0 +1,191 @@
+#include "model/step_finder.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+namespace jobviz {
+
+namespace {
+
+constexpr std::string_view kDefaultType = "default";
+
+std::string WorkerName(const Timeline& timeline, const Worker& worker) {
+  return timeline.machines[worker.machine].name + " worker " + std::to_string(worker.index);
+}
+
+// Steps from NVTX push/pop pairs: each pop closes the latest open push; pops
+// with none open are ignored (the framework pops ranges it never pushed).
+void StepsFromNvtx(Worker& worker, SkipTally& skipped) {
+  std::vector<StepSpan> open;
+  for (const LogRecord& r : worker.markers) {
+    if (r.kind == RecordKind::kStepPush) {
+      open.push_back({r.step, r.start, r.start});
+    } else if (r.kind == RecordKind::kStepPop) {
+      if (open.empty()) {
+        skipped.Add({SkipReason::kUnmatchedStepPop, worker.file, r.line, 0, "",
+                     "no step is open; ignored"});
+        continue;
+      }
+      StepSpan span = open.back();
+      open.pop_back();
+      span.end = std::max(span.start, r.start);
+      worker.steps.push_back(span);
+    }
+  }
+  // A push never popped (the log ends inside the step) reaches to its last job.
+  for (StepSpan span : open) {
+    span.end = span.start;
+    for (const Job& job : worker.jobs)
+      if (job.start >= span.start) span.end = std::max(span.end, job.end);
+    worker.steps.push_back(span);
+  }
+  std::sort(worker.steps.begin(), worker.steps.end(),
+            [](const StepSpan& a, const StepSpan& b) { return a.start < b.start; });
+
+  // A job belongs to the latest step pushed at or before its start. NVTX
+  // times are host times at launch: with asynchronous streams the pop can
+  // come before the step's jobs ran, so a step reaches to its last job.
+  for (Job& job : worker.jobs) {
+    const auto after = std::upper_bound(
+        worker.steps.begin(), worker.steps.end(), job.start,
+        [](Nanos t, const StepSpan& s) { return t < s.start; });
+    if (after == worker.steps.begin()) continue;
+    StepSpan& step = *std::prev(after);
+    job.step = step.step;
+    step.end = std::max(step.end, job.end);
+  }
+}
+
+// The step named by the profiler window line that precedes the first job.
+std::int64_t FirstStepNumber(const Worker& worker) {
+  const std::uint64_t first_job_line =
+      worker.jobs.empty() ? UINT64_MAX
+                          : std::min_element(worker.jobs.begin(), worker.jobs.end(),
+                                             [](const Job& a, const Job& b) {
+                                               return a.line < b.line;
+                                             })->line;
+  std::int64_t first = 0;
+  for (const LogRecord& r : worker.markers)
+    if (r.kind == RecordKind::kProfilerWindow && r.line < first_job_line) first = r.step;
+  return first;
+}
+
+// The original tool's rule: in file order, the first job type other than
+// "default" starts a step whenever its micro_batch_id is 0. Returns a reason
+// when the rule cannot tell steps apart, or "" on success.
+std::string StepsFromJobOrder(Worker& worker) {
+  std::vector<size_t> by_line(worker.jobs.size());
+  std::iota(by_line.begin(), by_line.end(), 0);
+  std::sort(by_line.begin(), by_line.end(),
+            [&](size_t a, size_t b) { return worker.jobs[a].line < worker.jobs[b].line; });
+
+  const Job* marker = nullptr;
+  bool any_later_micro_batch = false;
+  size_t step_starts = 0;
+  for (size_t i : by_line) {
+    const Job& job = worker.jobs[i];
+    if (!marker && job.type != kDefaultType) marker = &job;
+    any_later_micro_batch |= job.micro_batch != 0;
+  }
+  if (worker.jobs.empty()) return "";
+  if (!marker) return "every job is of type 'default'";
+  const std::string marker_type = marker->type;
+  for (size_t i : by_line)
+    step_starts += worker.jobs[i].type == marker_type && worker.jobs[i].micro_batch == 0;
+  if (!any_later_micro_batch && step_starts > 1)
+    return "every micro_batch_id is 0, so each micro-batch looks like its own step";
+
+  const std::int64_t first = FirstStepNumber(worker);
+  std::int64_t step = first - 1;
+  for (size_t i : by_line) {
+    Job& job = worker.jobs[i];
+    if (job.type == marker_type && job.micro_batch == 0) ++step;
+    // Jobs printed before the first marker job belong to the first step's block.
+    job.step = std::max(step, first);
+  }
+  std::map<std::int64_t, StepSpan> spans;
+  for (const Job& job : worker.jobs) {
+    auto [it, inserted] = spans.try_emplace(job.step, StepSpan{job.step, job.start, job.end});
+    it->second.start = std::min(it->second.start, job.start);
+    it->second.end = std::max(it->second.end, job.end);
+  }
+  for (const auto& [number, span] : spans) worker.steps.push_back(span);
+  return "";
+}
+
+bool HasNvtx(const Worker& worker) {
+  return std::any_of(worker.markers.begin(), worker.markers.end(),
+                     [](const LogRecord& r) { return r.kind == RecordKind::kStepPush; });
+}
+
+}  // namespace
+
+StepFinding FindSteps(Timeline& timeline) {
+  StepFinding finding;
+  size_t nvtx_workers = 0, heuristic_workers = 0;
+  std::map<std::string, std::vector<std::string>> failures;  // reason -> workers
+  for (Machine& machine : timeline.machines) {
+    for (Worker& worker : machine.workers) {
+      if (HasNvtx(worker)) {
+        StepsFromNvtx(worker, finding.skipped);
+        ++nvtx_workers;
+        continue;
+      }
+      const std::string failure = StepsFromJobOrder(worker);
+      if (failure.empty()) {
+        heuristic_workers += !worker.jobs.empty();
+      } else {
+        failures[failure].push_back(WorkerName(timeline, worker));
+      }
+    }
+  }
+  for (const auto& [reason, workers] : failures) {
+    std::string names;
+    for (size_t i = 0; i < workers.size() && i < 4; ++i) names += (i ? ", " : "") + workers[i];
+    if (workers.size() > 4) names += ", ...";
+    finding.warnings.push_back("no steps for " + std::to_string(workers.size()) +
+                               (workers.size() == 1 ? " worker" : " workers") + " (" + names +
+                               "): " + reason + "; jobs are drawn without steps");
+  }
+
+  // Merge across workers by step number: a step spans the earliest start to
+  // the latest end of that step on any worker.
+  std::map<std::int64_t, StepSpan> merged;
+  std::map<size_t, size_t> step_counts;  // steps per worker -> workers
+  for (const Machine& machine : timeline.machines) {
+    for (const Worker& worker : machine.workers) {
+      if (!worker.jobs.empty() || !worker.steps.empty()) ++step_counts[worker.steps.size()];
+      for (const StepSpan& span : worker.steps) {
+        auto [it, inserted] = merged.try_emplace(span.step, span);
+        it->second.start = std::min(it->second.start, span.start);
+        it->second.end = std::max(it->second.end, span.end);
+      }
+    }
+  }
+  for (const auto& [number, span] : merged) timeline.steps.push_back(span);
+  if (step_counts.size() > 1 && !timeline.steps.empty()) {
+    finding.warnings.push_back("workers found different numbers of steps (" +
+                               std::to_string(step_counts.begin()->first) + " to " +
+                               std::to_string(step_counts.rbegin()->first) + ")");
+  }
+
+  if (nvtx_workers > 0) {
+    timeline.step_source = StepSource::kNvtx;
+    if (heuristic_workers > 0)
+      finding.warnings.push_back(std::to_string(heuristic_workers) +
+                                 (heuristic_workers == 1 ? " worker has" : " workers have") +
+                                 " no NVTX step lines; steps there come from job order");
+  } else if (heuristic_workers > 0) {
+    timeline.step_source = StepSource::kHeuristic;
+    // As in the original tool, a step does not start before the previous one
+    // ends; the heuristic's edges are only as good as the job times.
+    for (size_t i = 1; i < timeline.steps.size(); ++i) {
+      StepSpan& step = timeline.steps[i];
+      step.start = std::min(std::max(step.start, timeline.steps[i - 1].end), step.end);
+    }
+  }
+  return finding;
+}
+
+}  // namespace jobviz

@@ -1,0 +1,143 @@
+#include "model/step_finder.h"
+
+#include <catch2/catch.hpp>
+
+using namespace jobviz;
+
+namespace {
+
+constexpr Nanos kMs = 1'000'000;
+
+Job MakeJob(const std::string& type, std::int64_t mb, Nanos start_ms, Nanos end_ms, std::uint64_t line) {
+  return Job{std::to_string(line), type, mb, start_ms * kMs, end_ms * kMs, line, kNoStep};
+}
+
+LogRecord Marker(RecordKind kind, std::uint64_t line, Nanos time_ms, std::int64_t step = 0) {
+  LogRecord r;
+  r.kind = kind;
+  r.line = line;
+  r.start = time_ms * kMs;
+  r.step = step;
+  return r;
+}
+
+Timeline OneWorker(Worker worker) {
+  Timeline t;
+  t.machines.emplace_back("m");
+  worker.file = "w";
+  t.machines[0].workers.push_back(std::move(worker));
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("NVTX steps: pops pair with the latest push, stray pops are counted") {
+  Worker w;
+  w.markers = {Marker(RecordKind::kStepPop, 1, 0), Marker(RecordKind::kStepPush, 2, 100, 7),
+               Marker(RecordKind::kStepPop, 3, 200), Marker(RecordKind::kStepPush, 4, 210, 8),
+               Marker(RecordKind::kStepPop, 5, 300)};
+  w.jobs = {MakeJob("forward", 0, 110, 120, 10), MakeJob("forward", 0, 220, 230, 11),
+            MakeJob("default", 0, 50, 60, 12)};
+  std::sort(w.jobs.begin(), w.jobs.end(), [](const Job& a, const Job& b) { return a.start < b.start; });
+  Timeline t = OneWorker(w);
+  const StepFinding f = FindSteps(t);
+  CHECK(f.skipped.count(SkipReason::kUnmatchedStepPop) == 1);
+  CHECK(t.step_source == StepSource::kNvtx);
+  REQUIRE(t.steps.size() == 2);
+  CHECK(t.steps[0].step == 7);
+  CHECK(t.steps[0].start == 100 * kMs);
+  CHECK(t.steps[0].end == 200 * kMs);
+  CHECK(t.steps[1].step == 8);
+  const auto& jobs = t.machines[0].workers[0].jobs;
+  CHECK(jobs[0].step == kNoStep);  // before the first push
+  CHECK(jobs[1].step == 7);
+  CHECK(jobs[2].step == 8);
+}
+
+TEST_CASE("NVTX steps reach to their last job when the pop came first (launch-time ranges)") {
+  Worker w;
+  w.markers = {Marker(RecordKind::kStepPush, 1, 100, 3), Marker(RecordKind::kStepPop, 2, 101)};
+  w.jobs = {MakeJob("forward", 0, 110, 150, 3), MakeJob("backward", 0, 150, 190, 4)};
+  Timeline t = OneWorker(w);
+  FindSteps(t);
+  REQUIRE(t.steps.size() == 1);
+  CHECK(t.steps[0].start == 100 * kMs);
+  CHECK(t.steps[0].end == 190 * kMs);
+}
+
+TEST_CASE("NVTX push never popped reaches to its last job") {
+  Worker w;
+  w.markers = {Marker(RecordKind::kStepPush, 1, 100, 3)};
+  w.jobs = {MakeJob("forward", 0, 110, 150, 2), MakeJob("backward", 0, 150, 190, 3)};
+  Timeline t = OneWorker(w);
+  FindSteps(t);
+  REQUIRE(t.steps.size() == 1);
+  CHECK(t.steps[0].end == 190 * kMs);
+}
+
+TEST_CASE("Heuristic: the first non-default type with micro-batch 0 starts a step, named from the profiler window") {
+  Worker w;
+  w.markers = {Marker(RecordKind::kProfilerWindow, 1, 0, 5)};
+  // Printed per step in job order: step 5 then step 6.
+  w.jobs = {MakeJob("default", 0, 0, 1, 2),   MakeJob("forward", 0, 1, 2, 3),
+            MakeJob("forward", 1, 2, 3, 4),   MakeJob("backward", 0, 3, 5, 5),
+            MakeJob("backward", 1, 5, 7, 6),  MakeJob("forward", 0, 10, 11, 7),
+            MakeJob("forward", 1, 11, 12, 8), MakeJob("backward", 0, 12, 14, 9),
+            MakeJob("backward", 1, 14, 16, 10)};
+  Timeline t = OneWorker(w);
+  const StepFinding f = FindSteps(t);
+  CHECK(f.warnings.empty());
+  CHECK(t.step_source == StepSource::kHeuristic);
+  REQUIRE(t.steps.size() == 2);
+  CHECK(t.steps[0].step == 5);
+  CHECK(t.steps[0].start == 0);
+  CHECK(t.steps[0].end == 7 * kMs);
+  CHECK(t.steps[1].step == 6);
+  CHECK(t.steps[1].start == 10 * kMs);
+  const auto& jobs = t.machines[0].workers[0].jobs;
+  CHECK(jobs[0].step == 5);  // the leading default job belongs to the first block
+  CHECK(jobs[4].step == 5);
+  CHECK(jobs[5].step == 6);
+}
+
+TEST_CASE("Heuristic: steps merge across workers and do not start before the previous ends") {
+  Timeline t;
+  t.machines.emplace_back("m");
+  for (int w = 0; w < 2; ++w) {
+    Worker worker;
+    worker.index = w;
+    worker.file = "w" + std::to_string(w);
+    const Nanos shift = w * 4;
+    worker.jobs = {MakeJob("forward", 0, 0 + shift, 5 + shift, 1), MakeJob("forward", 1, 5 + shift, 9 + shift, 2),
+                   MakeJob("forward", 0, 8 + shift, 20 + shift, 3)};
+    t.machines[0].workers.push_back(worker);
+  }
+  FindSteps(t);
+  REQUIRE(t.steps.size() == 2);
+  CHECK(t.steps[0].start == 0);
+  CHECK(t.steps[0].end == 13 * kMs);    // latest end of step 0 on any worker
+  CHECK(t.steps[1].start == 13 * kMs);  // clipped from 8 ms
+  CHECK(t.steps[1].end == 24 * kMs);
+}
+
+TEST_CASE("Heuristic refuses when every job is default") {
+  Worker w;
+  w.jobs = {MakeJob("default", 0, 0, 1, 1), MakeJob("default", 1, 1, 2, 2)};
+  Timeline t = OneWorker(w);
+  const StepFinding f = FindSteps(t);
+  CHECK(t.steps.empty());
+  REQUIRE(f.warnings.size() == 1);
+  CHECK(f.warnings[0].find("every job is of type 'default'") != std::string::npos);
+  CHECK(t.machines[0].workers[0].jobs[0].step == kNoStep);
+}
+
+TEST_CASE("Heuristic refuses when every micro-batch id is 0") {
+  Worker w;
+  w.jobs = {MakeJob("forward", 0, 0, 1, 1), MakeJob("backward", 0, 1, 2, 2), MakeJob("forward", 0, 3, 4, 3),
+            MakeJob("backward", 0, 4, 5, 4)};
+  Timeline t = OneWorker(w);
+  const StepFinding f = FindSteps(t);
+  CHECK(t.steps.empty());
+  REQUIRE(f.warnings.size() == 1);
+  CHECK(f.warnings[0].find("every micro_batch_id is 0") != std::string::npos);
+}

@@ -1,0 +1,76 @@
+#include "model/timeline_builder.h"
+
+#include <algorithm>
+
+namespace jobviz {
+
+namespace {
+
+Worker MakeWorker(const WorkerLogFile& file, const WorkerLogScan& scan, size_t begin, size_t end) {
+  Worker worker;
+  worker.machine = file.machine;
+  worker.index = file.worker;
+  worker.file = scan.file;
+  for (size_t i = begin; i < end; ++i) {
+    const LogRecord& r = scan.records[i];
+    if (r.kind != RecordKind::kJob) {
+      worker.markers.push_back(r);
+      continue;
+    }
+    worker.jobs.push_back({r.job_id, r.type, r.micro_batch, r.start, r.end, r.line, kNoStep});
+  }
+  std::sort(worker.jobs.begin(), worker.jobs.end(), [](const Job& a, const Job& b) {
+    return a.start != b.start ? a.start < b.start : a.line < b.line;
+  });
+  return worker;
+}
+
+}  // namespace
+
+BuildResult BuildTimeline(const LogSet& logs, const std::vector<WorkerLogScan>& scans,
+                          const RunChoice& choice) {
+  BuildResult result;
+  for (const std::string& name : logs.machine_names) result.timeline.machines.emplace_back(name);
+
+  size_t most_runs = 0, fewest_runs = SIZE_MAX;
+  for (size_t f = 0; f < logs.files.size(); ++f) {
+    const WorkerLogScan& scan = scans[f];
+    std::vector<RunRange> runs = SplitRuns(scan.records);
+    most_runs = std::max(most_runs, runs.size());
+    fewest_runs = std::min(fewest_runs, runs.size());
+
+    size_t begin = 0, end = 0;
+    if (!runs.empty()) {
+      switch (choice.kind) {
+        case RunChoice::Kind::kLast:
+          begin = runs.back().begin;
+          end = runs.back().end;
+          break;
+        case RunChoice::Kind::kAll:
+          begin = 0;
+          end = scan.records.size();
+          break;
+        case RunChoice::Kind::kNumber:
+          if (choice.number < 1 || static_cast<size_t>(choice.number) > runs.size()) {
+            result.error = scan.file + ": has " + std::to_string(runs.size()) +
+                           (runs.size() == 1 ? " run" : " runs") + ", no run " +
+                           std::to_string(choice.number);
+            return result;
+          }
+          begin = runs[choice.number - 1].begin;
+          end = runs[choice.number - 1].end;
+          break;
+      }
+    }
+    result.timeline.machines[logs.files[f].machine].workers.push_back(
+        MakeWorker(logs.files[f], scan, begin, end));
+    result.runs.push_back({scan.file, std::move(runs)});
+  }
+  if (!logs.files.empty() && most_runs != fewest_runs)
+    result.warnings.push_back("files hold different numbers of runs (" +
+                              std::to_string(fewest_runs) + " to " + std::to_string(most_runs) +
+                              "); runs are chosen per file");
+  return result;
+}
+
+}  // namespace jobviz

@@ -1,0 +1,36 @@
+// Puts the scanned logs together into one timeline: picks the run to show in
+// each file and turns its records into per-worker jobs and markers.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "read/log_discovery.h"
+#include "model/model.h"
+#include "model/run_splitter.h"
+#include "parse/workerlog_scan.h"
+
+namespace jobviz {
+
+// Which of the runs appended to a workerlog to show: 1-based, or all.
+struct RunChoice {
+  enum class Kind { kLast, kAll, kNumber } kind = Kind::kLast;
+  int number = 0;
+};
+
+struct RunSummary {
+  std::string file;
+  std::vector<RunRange> runs;
+};
+
+struct BuildResult {
+  Timeline timeline;
+  std::vector<RunSummary> runs;  // per file, in file order
+  std::vector<std::string> warnings;
+  std::string error;  // set when the chosen run does not exist
+};
+
+BuildResult BuildTimeline(const LogSet& logs, const std::vector<WorkerLogScan>& scans,
+                          const RunChoice& choice);
+
+}  // namespace jobviz

@@ -1,0 +1,68 @@
+#include "parse/line_formats.h"
+
+namespace jobviz {
+
+namespace {
+// Milliseconds since the epoch: "1697793307213.760986", or whole ms in old logs.
+#define JOBVIZ_MILLIS R"((\d+(?:\.\d*)?))"
+}  // namespace
+
+const std::vector<LineFormat>& LineFormats() {
+  static const std::vector<LineFormat> formats = {
+      {LineKind::kJob,
+       "job line",
+       "Profiler Info: Job",
+       {
+           {"Profiler Info: Job (<id>)", R"(Profiler Info: Job\s*\(\s*([^()\s]+)\s*\))"},
+           {", type = <word>", R"(,\s*type\s*=\s*(\w+))"},
+           {", micro_batch_id = <integer>", R"(,\s*micro_batch_id\s*=\s*(\d+))"},
+           {", job_start_time = <milliseconds>", R"(,\s*job_start_time\s*=\s*)" JOBVIZ_MILLIS},
+           {", job_end_time = <milliseconds>", R"(,\s*job_end_time\s*=\s*)" JOBVIZ_MILLIS},
+       },
+       {
+           "I1020 09:15:07.265326 22317 standalone_executor.cc:217] Profiler Info: Job (3), "
+           "type = forward, micro_batch_id = 2, job_start_time = 1697793307213.760986, "
+           "job_end_time = 1697793307254.006104",
+           "Profiler Info: Job (0), type = backward_w0, micro_batch_id = 0, "
+           "job_start_time = 1697793307213, job_end_time = 1697793307254.006104",
+       }},
+      {LineKind::kProfilerWindow,
+       "profiler window line",
+       "Schedule Profiler start",
+       {
+           {"Schedule Profiler start at step <integer>", R"(Schedule Profiler start at step\s+(\d+))"},
+           {" and end at step <integer>", R"((?:\s+and end at step\s+(\d+))?)"},
+       },
+       {
+           "Schedule Profiler start at step 5 and end at step 10",
+           "[2023-10-20 09:15:07,265] [    INFO] - Schedule Profiler start at step 2",
+       }},
+      {LineKind::kNvtx,
+       "NVTX step line",
+       "NVTX range",
+       {
+           {"NVTX range push: <step> or NVTX range pop", R"(NVTX range\s+(?:push:\s*(\d+)|(pop)))"},
+           {", time: <milliseconds>", R"(,\s*time:\s*)" JOBVIZ_MILLIS},
+       },
+       {
+           "NVTX range push: 7, time: 1697793307213.760986",
+           "I1020 09:15:07.265326 22317 nvtx.cc:20] NVTX range pop, time: 1697793307290.113281",
+       }},
+      {LineKind::kClockSync,
+       "clock sync line",
+       "Clock Sync:",
+       {
+           {"Clock Sync: rank = <integer>", R"(Clock Sync:\s*rank\s*=\s*(\d+))"},
+           {", round = <integer>", R"(,\s*round\s*=\s*(\d+))"},
+           {", time = <milliseconds>", R"(,\s*time\s*=\s*)" JOBVIZ_MILLIS},
+       },
+       {
+           "Clock Sync: rank = 5, round = 0, time = 1697793307213.760986",
+       }},
+  };
+  return formats;
+}
+
+#undef JOBVIZ_MILLIS
+
+}  // namespace jobviz

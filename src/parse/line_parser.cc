@@ -1,0 +1,202 @@
+#include "parse/line_parser.h"
+
+#include <re2/re2.h>
+
+#include <charconv>
+#include <stdexcept>
+#include <vector>
+
+namespace jobviz {
+
+namespace {
+
+constexpr int kMaxGroups = 8;
+
+// Compiled patterns of one format: the whole record, and each field alone
+// (used only to say which field is wrong).
+struct FormatPatterns {
+  std::unique_ptr<RE2> whole;
+  std::vector<std::unique_ptr<RE2>> fields;
+};
+
+RE2::Options PatternOptions() {
+  RE2::Options options;
+  options.set_log_errors(false);
+  options.set_encoding(RE2::Options::EncodingLatin1);  // logs may hold any bytes
+  return options;
+}
+
+bool ToInt(std::string_view digits, std::int64_t* value) {
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), *value);
+  return ec == std::errc() && end == digits.data() + digits.size();
+}
+
+}  // namespace
+
+struct LineParser::Compiled {
+  std::vector<FormatPatterns> formats;
+};
+
+LineParser::LineParser()
+    : scanner_({LineFormats()[0].keyword, LineFormats()[1].keyword, LineFormats()[2].keyword,
+                LineFormats()[3].keyword}),
+      compiled_(std::make_unique<Compiled>()) {
+  for (const LineFormat& format : LineFormats()) {
+    FormatPatterns patterns;
+    std::string whole;
+    for (const FieldPattern& field : format.fields) {
+      whole += field.regex;
+      patterns.fields.push_back(std::make_unique<RE2>(std::string(field.regex), PatternOptions()));
+    }
+    patterns.whole = std::make_unique<RE2>(whole, PatternOptions());
+    if (!patterns.whole->ok() || patterns.whole->NumberOfCapturingGroups() >= kMaxGroups)
+      throw std::logic_error("bad pattern for " + std::string(format.name) + ": " +
+                             patterns.whole->error());
+    compiled_->formats.push_back(std::move(patterns));
+  }
+  // The samples document the formats; a pattern that stops matching them is a bug.
+  std::string scratch;
+  for (const LineFormat& format : LineFormats()) {
+    for (std::string_view sample : format.samples) {
+      const ParsedLine parsed = ParseFirst(sample, &scratch);
+      if (parsed.kind == ParsedLine::Kind::kMalformed || parsed.format != format.kind)
+        throw std::logic_error("sample " + std::string(format.name) +
+                               " does not parse: " + std::string(sample));
+    }
+  }
+}
+
+LineParser::~LineParser() = default;
+
+void StripAnsiEscapes(std::string_view line, std::string* out, size_t* position) {
+  out->clear();
+  size_t mapped = *position;
+  for (size_t i = 0; i < line.size();) {
+    if (line[i] == '\x1b' && i + 1 < line.size() && line[i + 1] == '[') {
+      size_t j = i + 2;
+      while (j < line.size() && !(line[j] >= '@' && line[j] <= '~')) ++j;
+      const size_t end = j < line.size() ? j + 1 : j;
+      if (i < *position) mapped -= std::min(end, *position) - i;
+      i = end;
+      continue;
+    }
+    out->push_back(line[i++]);
+  }
+  *position = mapped;
+}
+
+ParsedLine LineParser::Parse(std::string_view line, size_t keyword_pos, int keyword,
+                             std::string* scratch) const {
+  // Colour escapes are rare (Python logging to a terminal); only lines that
+  // hold an ESC byte pay for a copy.
+  if (line.find('\x1b') == std::string_view::npos) {
+    ParsedLine parsed = ParseClean(line, keyword_pos, keyword);
+    parsed.resume_at = parsed.kind == ParsedLine::Kind::kMalformed ? keyword_pos + 1 : parsed.record_end;
+    return parsed;
+  }
+  size_t mapped = keyword_pos;
+  StripAnsiEscapes(line, scratch, &mapped);
+  ParsedLine parsed = ParseClean(*scratch, mapped, keyword);
+  // Columns refer to the stripped text; map them back roughly by the number
+  // of bytes removed before the keyword, and resume after this line's record.
+  const size_t shift = keyword_pos - mapped;
+  parsed.error_column += shift;
+  parsed.resume_at = parsed.kind == ParsedLine::Kind::kMalformed ? keyword_pos + 1
+                                                                  : parsed.record_end + shift;
+  if (parsed.resume_at > line.size()) parsed.resume_at = line.size();
+  return parsed;
+}
+
+ParsedLine LineParser::ParseFirst(std::string_view line, std::string* scratch) const {
+  const KeywordScanner::Hit hit = scanner_.FindNext(line, 0);
+  if (hit.position == KeywordScanner::npos) {
+    ParsedLine none;
+    none.expected = "a known keyword";
+    return none;
+  }
+  return Parse(line, hit.position, hit.keyword, scratch);
+}
+
+ParsedLine LineParser::ParseClean(std::string_view text, size_t keyword_pos, int keyword) const {
+  const FormatPatterns& patterns = compiled_->formats[keyword];
+  re2::StringPiece groups[kMaxGroups];
+  const int group_count = 1 + patterns.whole->NumberOfCapturingGroups();
+  if (!patterns.whole->Match(text, keyword_pos, text.size(), RE2::ANCHOR_START, groups,
+                             group_count))
+    return Diagnose(text, keyword_pos, keyword);
+
+  auto group = [&](int i) -> std::string_view { return groups[i]; };
+  ParsedLine parsed;
+  parsed.format = static_cast<LineKind>(keyword);
+  parsed.record_end = static_cast<size_t>(groups[0].data() + groups[0].size() - text.data());
+  bool numbers_ok = true;
+  auto millis = [&](int i) {
+    const auto value = ParseMillis(group(i));
+    numbers_ok &= value.has_value();
+    return value.value_or(ParsedMillis{});
+  };
+  auto integer = [&](int i) {
+    std::int64_t value = 0;
+    numbers_ok &= ToInt(group(i), &value);
+    return value;
+  };
+
+  switch (parsed.format) {
+    case LineKind::kJob:
+      parsed.kind = ParsedLine::Kind::kJob;
+      parsed.job_id = group(1);
+      parsed.type = group(2);
+      parsed.micro_batch = integer(3);
+      parsed.start = millis(4);
+      parsed.end = millis(5);
+      break;
+    case LineKind::kProfilerWindow:
+      parsed.kind = ParsedLine::Kind::kProfilerWindow;
+      parsed.start_step = integer(1);
+      if (!group(2).empty()) parsed.end_step = integer(2);
+      break;
+    case LineKind::kNvtx:
+      parsed.kind = group(2).empty() ? ParsedLine::Kind::kStepPush : ParsedLine::Kind::kStepPop;
+      if (parsed.kind == ParsedLine::Kind::kStepPush) parsed.step = integer(1);
+      parsed.time = millis(3);
+      break;
+    case LineKind::kClockSync:
+      parsed.kind = ParsedLine::Kind::kClockSync;
+      parsed.rank = integer(1);
+      parsed.round = integer(2);
+      parsed.time = millis(3);
+      break;
+  }
+  if (!numbers_ok) {
+    ParsedLine bad;
+    bad.format = parsed.format;
+    bad.error_column = keyword_pos;
+    bad.expected = "numbers that fit in 64 bits";
+    return bad;
+  }
+  return parsed;
+}
+
+ParsedLine LineParser::Diagnose(std::string_view text, size_t keyword_pos, int keyword) const {
+  const FormatPatterns& patterns = compiled_->formats[keyword];
+  const LineFormat& format = LineFormats()[keyword];
+  ParsedLine bad;
+  bad.kind = ParsedLine::Kind::kMalformed;
+  bad.format = format.kind;
+  size_t position = keyword_pos;
+  for (size_t f = 0; f < patterns.fields.size(); ++f) {
+    re2::StringPiece matched;
+    if (!patterns.fields[f]->Match(text, position, text.size(), RE2::ANCHOR_START, &matched, 1)) {
+      bad.error_column = position;
+      bad.expected = format.fields[f].expected;
+      return bad;
+    }
+    position = static_cast<size_t>(matched.data() + matched.size() - text.data());
+  }
+  // Every field matched alone, so the whole pattern would have matched too.
+  bad.error_column = keyword_pos;
+  bad.expected = "a record matching the whole pattern";
+  return bad;
+}
+
+}  // namespace jobviz

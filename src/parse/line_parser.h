@@ -1,0 +1,77 @@
+// Turns one worker-log line that holds a keyword into a typed record.
+// Lines are given as (line text, keyword position) so tests feed strings and
+// the reader passes slices of its block without copying.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "parse/keyword_scanner.h"
+#include "parse/line_formats.h"
+#include "model/time_value.h"
+
+namespace jobviz {
+
+struct ParsedLine {
+  enum class Kind { kJob, kProfilerWindow, kStepPush, kStepPop, kClockSync, kMalformed };
+  Kind kind = Kind::kMalformed;
+  LineKind format = LineKind::kJob;
+
+  // kJob. Views into the parsed text (the line, or the scratch copy the
+  // parser made to strip colour escapes).
+  std::string_view job_id, type;
+  std::int64_t micro_batch = 0;
+  ParsedMillis start, end;
+
+  // kProfilerWindow: end_step is -1 when the line has none.
+  // kStepPush: step. kClockSync: rank, round.
+  std::int64_t start_step = 0, end_step = -1, step = 0, rank = 0, round = 0;
+  ParsedMillis time;  // kStepPush, kStepPop, kClockSync
+
+  // Offset just past the record in the text it was parsed from; the reader
+  // keeps scanning there, so two records run together on one line both count.
+  size_t record_end = 0;
+  // Where a second record could start in the original line.
+  size_t resume_at = 0;
+
+  // kMalformed: where parsing stopped (column in the original line, 0-based)
+  // and what was expected there.
+  size_t error_column = 0;
+  std::string_view expected;
+};
+
+class LineParser {
+ public:
+  LineParser();  // compiles the patterns once and checks every sample line
+  ~LineParser();
+  LineParser(const LineParser&) = delete;
+  LineParser& operator=(const LineParser&) = delete;
+
+  // The scanner that finds this parser's keywords; keyword k is LineFormats()[k].
+  const KeywordScanner& scanner() const { return scanner_; }
+
+  // Parses the record that begins at `keyword_pos` in `line` (keyword index
+  // from the scanner). `scratch` is reused to strip ANSI colour escapes.
+  ParsedLine Parse(std::string_view line, size_t keyword_pos, int keyword,
+                   std::string* scratch) const;
+
+  // Convenience for tests: finds the first keyword in `line` and parses it.
+  // Returns kMalformed with expected "a known keyword" when there is none.
+  ParsedLine ParseFirst(std::string_view line, std::string* scratch) const;
+
+ private:
+  struct Compiled;
+  ParsedLine ParseClean(std::string_view text, size_t keyword_pos, int keyword) const;
+  ParsedLine Diagnose(std::string_view text, size_t keyword_pos, int keyword) const;
+
+  KeywordScanner scanner_;
+  std::unique_ptr<Compiled> compiled_;
+};
+
+// Removes ANSI CSI escape sequences ("\x1b[1;32m") from `line` into `out`;
+// `position` (an offset into `line`) is mapped to the same byte in `out`.
+void StripAnsiEscapes(std::string_view line, std::string* out, size_t* position);
+
+}  // namespace jobviz

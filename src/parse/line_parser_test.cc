@@ -1,0 +1,167 @@
+#include "parse/line_parser.h"
+
+#include <catch2/catch.hpp>
+
+using namespace jobviz;
+using Kind = ParsedLine::Kind;
+
+namespace {
+
+const LineParser& Parser() {
+  static const LineParser parser;
+  return parser;
+}
+
+ParsedLine Parse(std::string_view line) {
+  static std::string scratch;
+  return Parser().ParseFirst(line, &scratch);
+}
+
+constexpr std::string_view kJob =
+    "Profiler Info: Job (3), type = forward, micro_batch_id = 2, "
+    "job_start_time = 1697793307213.760986, job_end_time = 1697793307254.006104";
+
+}  // namespace
+
+TEST_CASE("Every sample line of every format parses to its own kind") {
+  std::string scratch;
+  for (const LineFormat& format : LineFormats())
+    for (std::string_view sample : format.samples) {
+      const ParsedLine parsed = Parser().ParseFirst(sample, &scratch);
+      INFO(sample);
+      CHECK(parsed.kind != Kind::kMalformed);
+      CHECK(parsed.format == format.kind);
+    }
+}
+
+TEST_CASE("Job line with and without a glog prefix") {
+  for (std::string prefix : {"", "I1020 09:15:07.265326 22317 standalone_executor.cc:217] ",
+                             "W0122 05:40:58.632920   513 device_context.cc:447] "}) {
+    const std::string line = prefix + std::string(kJob);  // the result holds views into it
+    const ParsedLine p = Parse(line);
+    REQUIRE(p.kind == Kind::kJob);
+    CHECK(p.job_id == "3");
+    CHECK(p.type == "forward");
+    CHECK(p.micro_batch == 2);
+    CHECK(p.start.ns == 1697793307213760986);
+    CHECK(p.end.ns == 1697793307254006104);
+    CHECK(p.record_end == prefix.size() + kJob.size());
+  }
+}
+
+TEST_CASE("Any word is a job type and the job id is opaque") {
+  for (std::string type : {"backward_b1", "backward_w0", "forward0", "recv_forward", "lr", "default"}) {
+    const std::string line = "Profiler Info: Job (7), type = " + type +
+                             ", micro_batch_id = 0, job_start_time = 1.5, job_end_time = 2.5";
+    const ParsedLine p = Parse(line);
+    REQUIRE(p.kind == Kind::kJob);
+    CHECK(p.type == type);
+  }
+  const ParsedLine p = Parse(
+      "Profiler Info: Job (fwd-12), type = forward, micro_batch_id = 0, job_start_time = 1.5, "
+      "job_end_time = 2.5");
+  REQUIRE(p.kind == Kind::kJob);
+  CHECK(p.job_id == "fwd-12");
+}
+
+TEST_CASE("Whole-millisecond start times of old logs") {
+  const ParsedLine p = Parse(
+      "Profiler Info: Job (0), type = forward, micro_batch_id = 0, job_start_time = 1697793307213, "
+      "job_end_time = 1697793307254.006104");
+  REQUIRE(p.kind == Kind::kJob);
+  CHECK(p.start.ns == 1697793307213000000);
+  CHECK(p.start.decimals == 0);
+  CHECK(p.end.decimals == 6);
+}
+
+TEST_CASE("ANSI colour escapes are removed before parsing") {
+  const ParsedLine p = Parse(
+      "\x1b[32m[2023-10-20 09:15:07,265] [    INFO]\x1b[0m - \x1b[1mSchedule Profiler start at step "
+      "\x1b[0m5 and end at step 10");
+  REQUIRE(p.kind == Kind::kProfilerWindow);
+  CHECK(p.start_step == 5);
+  CHECK(p.end_step == 10);
+}
+
+TEST_CASE("NUL bytes and garbage before the record do not matter") {
+  const std::string line = std::string("\0\0\0\xff\xfe garbage ", 14) + std::string(kJob);
+  const ParsedLine p = Parse(line);
+  REQUIRE(p.kind == Kind::kJob);
+  CHECK(p.micro_batch == 2);
+}
+
+TEST_CASE("Profiler window line with and without its end step") {
+  ParsedLine p = Parse("Schedule Profiler start at step 5 and end at step 10");
+  REQUIRE(p.kind == Kind::kProfilerWindow);
+  CHECK(p.start_step == 5);
+  CHECK(p.end_step == 10);
+  p = Parse("Schedule Profiler start at step 7");
+  REQUIRE(p.kind == Kind::kProfilerWindow);
+  CHECK(p.start_step == 7);
+  CHECK(p.end_step == -1);
+}
+
+TEST_CASE("NVTX push and pop lines") {
+  ParsedLine p = Parse("NVTX range push: 7, time: 1697793307213.760986");
+  REQUIRE(p.kind == Kind::kStepPush);
+  CHECK(p.step == 7);
+  CHECK(p.time.ns == 1697793307213760986);
+  p = Parse("I1020 09:15:07.265326 22317 x.cc:1] NVTX range pop, time: 1697793307290.113281");
+  REQUIRE(p.kind == Kind::kStepPop);
+  CHECK(p.time.ns == 1697793307290113281);
+}
+
+TEST_CASE("Clock sync line") {
+  const ParsedLine p = Parse("Clock Sync: rank = 5, round = 3, time = 1697793307213.760986");
+  REQUIRE(p.kind == Kind::kClockSync);
+  CHECK(p.rank == 5);
+  CHECK(p.round == 3);
+  CHECK(p.time.ns == 1697793307213760986);
+}
+
+TEST_CASE("A malformed record says which field is wrong and where") {
+  const std::string prefix = "I1020 09:15:07.265326 22317 x.cc:1] ";
+  const std::string line = prefix +
+                           "Profiler Info: Job (3), type = forward, micro_batch_id = two, "
+                           "job_start_time = 1.0, job_end_time = 2.0";
+  const ParsedLine p = Parse(line);
+  REQUIRE(p.kind == Kind::kMalformed);
+  CHECK(p.format == LineKind::kJob);
+  CHECK(p.expected == ", micro_batch_id = <integer>");
+  CHECK(p.error_column == line.find(", micro_batch_id"));
+
+  const ParsedLine q = Parse("Profiler Info: Job (3), type = forward, micro_batch_id = 1, job_start_time = 1.0");
+  REQUIRE(q.kind == Kind::kMalformed);
+  CHECK(q.expected == ", job_end_time = <milliseconds>");
+
+  const ParsedLine r = Parse("Profiler Info: Job 3, type = forward");
+  REQUIRE(r.kind == Kind::kMalformed);
+  CHECK(r.expected == "Profiler Info: Job (<id>)");
+  CHECK(r.error_column == 0);
+}
+
+TEST_CASE("Numbers too large for 64 bits are malformed, not wrapped") {
+  const ParsedLine p = Parse(
+      "Profiler Info: Job (3), type = forward, micro_batch_id = 99999999999999999999, "
+      "job_start_time = 1.0, job_end_time = 2.0");
+  CHECK(p.kind == Kind::kMalformed);
+  CHECK(p.expected == "numbers that fit in 64 bits");
+}
+
+TEST_CASE("Parsing resumes after the record, so a second record on the line is found") {
+  const std::string line = std::string(kJob) + std::string(kJob);
+  std::string scratch;
+  const ParsedLine first = Parser().Parse(line, 0, 0, &scratch);
+  REQUIRE(first.kind == Kind::kJob);
+  CHECK(first.resume_at == kJob.size());
+  const ParsedLine second = Parser().Parse(line, first.resume_at, 0, &scratch);
+  REQUIRE(second.kind == Kind::kJob);
+}
+
+TEST_CASE("StripAnsiEscapes maps the keyword position") {
+  std::string out;
+  size_t position = 8;  // the K after two 4-byte escapes
+  StripAnsiEscapes("\x1b[1m\x1b[0mK", &out, &position);
+  CHECK(out == "K");
+  CHECK(position == 0);
+}

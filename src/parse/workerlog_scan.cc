@@ -1,0 +1,189 @@
+#include "parse/workerlog_scan.h"
+
+#include <cstring>
+
+#include "parse/keyword_scanner.h"
+#include "read/line_reader.h"
+
+namespace jobviz {
+
+namespace {
+
+constexpr size_t kMaxShownLine = 240;
+constexpr int kPrintedDecimals = 6;
+
+SkipReason MalformedReason(LineKind format) {
+  switch (format) {
+    case LineKind::kJob: return SkipReason::kMalformedJob;
+    case LineKind::kProfilerWindow: return SkipReason::kMalformedWindow;
+    case LineKind::kNvtx: return SkipReason::kMalformedStepLine;
+    case LineKind::kClockSync: return SkipReason::kMalformedClockSync;
+  }
+  return SkipReason::kMalformedJob;
+}
+
+class Scanner {
+ public:
+  Scanner(WorkerLogScan& scan, const LineParser& parser) : scan_(scan), parser_(parser) {}
+
+  void ScanBlock(const LineBlock& block);
+  void Finish(bool ended_without_newline) { scan_.lines = lines_before_ + ended_without_newline; }
+
+ private:
+  void HandleRecord(std::string_view line, const ParsedLine& parsed, bool unterminated);
+  void Skip(SkipReason reason, std::string_view line, size_t column, std::string detail);
+
+  WorkerLogScan& scan_;
+  const LineParser& parser_;
+  std::uint64_t lines_before_ = 0;  // complete lines before the current position
+  std::uint64_t current_line_ = 0;  // 1-based number of the line being handled
+  std::string scratch_;
+  bool reported_overlong_ = false;
+};
+
+void Scanner::ScanBlock(const LineBlock& block) {
+  const std::string_view text = block.text;
+  const KeywordScanner& keywords = parser_.scanner();
+  size_t counted_to = 0;
+  size_t from = 0;
+  for (;;) {
+    const KeywordScanner::Hit hit = keywords.FindNext(text, from);
+    if (hit.position == KeywordScanner::npos) break;
+    lines_before_ += CountNewlines(text.substr(counted_to, hit.position - counted_to));
+    counted_to = hit.position;
+    current_line_ = lines_before_ + 1;
+
+    const void* previous_newline = memrchr(text.data(), '\n', hit.position);
+    const size_t line_start =
+        previous_newline ? static_cast<const char*>(previous_newline) - text.data() + 1 : 0;
+    const void* next_newline =
+        std::memchr(text.data() + hit.position, '\n', text.size() - hit.position);
+    const size_t line_end =
+        next_newline ? static_cast<const char*>(next_newline) - text.data() : text.size();
+    const bool unterminated = !next_newline && block.ends_without_newline;
+    std::string_view line = text.substr(line_start, line_end - line_start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+
+    const ParsedLine parsed =
+        parser_.Parse(line, hit.position - line_start, hit.keyword, &scratch_);
+    HandleRecord(line, parsed, unterminated);
+    from = line_start + parsed.resume_at;
+    if (from <= hit.position) from = hit.position + 1;
+  }
+  lines_before_ += CountNewlines(text.substr(counted_to));
+  if (block.cut_line && !reported_overlong_) {
+    // The scan goes on through the rest of the line; say once that it was cut.
+    reported_overlong_ = true;
+    current_line_ = lines_before_ + 1;
+    Skip(SkipReason::kOverlongLine, text.substr(text.size() - std::min<size_t>(text.size(), 80)), 0,
+         "records split across the cut may be missed");
+  }
+}
+
+void Scanner::Skip(SkipReason reason, std::string_view line, size_t column, std::string detail) {
+  SkippedLine skipped{reason, scan_.file, current_line_, column, {}, std::move(detail)};
+  // Show the part of a long line around the problem.
+  size_t begin = 0;
+  if (line.size() > kMaxShownLine && column > kMaxShownLine / 2) begin = column - kMaxShownLine / 2;
+  skipped.text = std::string(line.substr(begin, kMaxShownLine));
+  skipped.column = column - begin;
+  scan_.skipped.Add(std::move(skipped));
+}
+
+void Scanner::HandleRecord(std::string_view line, const ParsedLine& parsed, bool unterminated) {
+  // A killed job leaves a last line without '\n'; if it also lacks the
+  // digits every complete line has, its numbers cannot be trusted.
+  const bool cut_short =
+      unterminated && line.size() <= parsed.record_end + 1 &&
+      ((parsed.kind == ParsedLine::Kind::kJob && parsed.end.decimals < kPrintedDecimals) ||
+       ((parsed.kind == ParsedLine::Kind::kStepPush || parsed.kind == ParsedLine::Kind::kStepPop ||
+         parsed.kind == ParsedLine::Kind::kClockSync) &&
+        parsed.time.decimals < kPrintedDecimals));
+  if (parsed.kind == ParsedLine::Kind::kMalformed || cut_short) {
+    if (unterminated) {
+      Skip(SkipReason::kTruncatedLastLine, line, line.size(), "the log ends inside this line");
+      return;
+    }
+    Skip(MalformedReason(parsed.format), line, parsed.error_column,
+         "expected '" + std::string(parsed.expected) + "'");
+    return;
+  }
+
+  LogRecord record;
+  record.line = current_line_;
+  switch (parsed.kind) {
+    case ParsedLine::Kind::kJob: {
+      const size_t end_column = line.rfind("job_end_time");
+      if (parsed.start.ns == 0 || parsed.end.ns == 0) {
+        Skip(SkipReason::kTimerNeverFired, line,
+             parsed.start.ns == 0 ? line.find("job_start_time") : end_column, "left out of the trace");
+        return;
+      }
+      if (parsed.end.ns < parsed.start.ns) {
+        Skip(SkipReason::kEndBeforeStart, line, end_column,
+             "end is " + FormatDuration(parsed.start.ns - parsed.end.ns) +
+                 " before start; left out of the trace");
+        return;
+      }
+      record.kind = RecordKind::kJob;
+      record.job_id = parsed.job_id;
+      record.type = parsed.type;
+      record.micro_batch = parsed.micro_batch;
+      record.start = parsed.start.ns;
+      record.end = parsed.end.ns;
+      break;
+    }
+    case ParsedLine::Kind::kProfilerWindow:
+      record.kind = RecordKind::kProfilerWindow;
+      record.step = parsed.start_step;
+      record.window_end_step = parsed.end_step;
+      break;
+    case ParsedLine::Kind::kStepPush:
+      record.kind = RecordKind::kStepPush;
+      record.step = parsed.step;
+      record.start = parsed.time.ns;
+      break;
+    case ParsedLine::Kind::kStepPop:
+      record.kind = RecordKind::kStepPop;
+      record.start = parsed.time.ns;
+      break;
+    case ParsedLine::Kind::kClockSync:
+      record.kind = RecordKind::kClockSync;
+      record.rank = parsed.rank;
+      record.round = parsed.round;
+      record.start = parsed.time.ns;
+      break;
+    case ParsedLine::Kind::kMalformed:
+      return;
+  }
+  scan_.records.push_back(std::move(record));
+}
+
+}  // namespace
+
+WorkerLogScan ScanWorkerLog(const std::string& file, ByteSource& source, const LineParser& parser,
+                            size_t block_size, std::atomic<std::uint64_t>* progress) {
+  WorkerLogScan scan;
+  scan.file = file;
+  Scanner scanner(scan, parser);
+  LineReader reader(source, block_size);
+  LineBlock block;
+  bool ended_without_newline = false;
+  while (reader.Next(&block)) {
+    scanner.ScanBlock(block);
+    ended_without_newline = block.ends_without_newline;
+    if (progress) progress->fetch_add(block.text.size(), std::memory_order_relaxed);
+  }
+  scanner.Finish(ended_without_newline);
+  scan.bytes = reader.bytes_read();
+  if (!reader.error().empty()) scan.read_error = reader.error();
+  return scan;
+}
+
+WorkerLogScan ScanWorkerLogText(const std::string& file, std::string contents,
+                                const LineParser& parser, size_t block_size) {
+  auto source = StringByteSource(std::move(contents));
+  return ScanWorkerLog(file, *source, parser, block_size);
+}
+
+}  // namespace jobviz

@@ -1,0 +1,38 @@
+// Reads one worker log from end to end and keeps only what jobviz uses: the
+// recognised records in file order, plus counts of everything else.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "read/byte_source.h"
+#include "parse/line_parser.h"
+#include "read/line_reader.h"
+#include "model/model.h"
+
+namespace jobviz {
+
+struct WorkerLogScan {
+  std::string file;  // as shown to the user
+  std::uint64_t bytes = 0;
+  std::uint64_t lines = 0;
+  std::vector<LogRecord> records;  // file order
+  SkipTally skipped;
+  std::string read_error;  // non-empty when the file could not be read to its end
+};
+
+// `block_size` is the reader's block (tests make it tiny to cross block
+// boundaries often).
+// `progress`, when given, grows by the bytes of each block as it is read.
+WorkerLogScan ScanWorkerLog(const std::string& file, ByteSource& source, const LineParser& parser,
+                            size_t block_size = LineReader::kDefaultBlock,
+                            std::atomic<std::uint64_t>* progress = nullptr);
+
+// Same, for a log held in memory (tests).
+WorkerLogScan ScanWorkerLogText(const std::string& file, std::string contents,
+                                const LineParser& parser,
+                                size_t block_size = LineReader::kDefaultBlock);
+
+}  // namespace jobviz

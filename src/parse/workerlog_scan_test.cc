@@ -1,0 +1,142 @@
+#include "parse/workerlog_scan.h"
+
+#include <catch2/catch.hpp>
+
+using namespace jobviz;
+
+namespace {
+
+const LineParser& Parser() {
+  static const LineParser parser;
+  return parser;
+}
+
+std::string JobLine(int id, const std::string& type, int mb, const std::string& start,
+                    const std::string& end) {
+  return "I1020 09:15:07.265326 22317 standalone_executor.cc:217] Profiler Info: Job (" +
+         std::to_string(id) + "), type = " + type + ", micro_batch_id = " + std::to_string(mb) +
+         ", job_start_time = " + start + ", job_end_time = " + end;
+}
+
+const std::string kNoise = "I1020 09:15:07.265326 22317 interpretercore.cc:1021] tensor shape=[8, 1024]";
+
+}  // namespace
+
+TEST_CASE("Records keep their file order and 1-based line numbers, at any block size") {
+  std::string log;
+  log += kNoise + "\n";
+  log += "Schedule Profiler start at step 5 and end at step 10\n";
+  log += "NVTX range push: 5, time: 1697793307200.000000\n";
+  log += kNoise + "\n";
+  log += JobLine(0, "forward", 0, "1697793307213.760986", "1697793307254.006104") + "\n";
+  log += "NVTX range pop, time: 1697793307290.113281\n";
+  log += "Clock Sync: rank = 1, round = 0, time = 1697793307300.000001\n";
+  for (size_t block : {8u, 64u, 4096u}) {
+    const WorkerLogScan scan = ScanWorkerLogText("w.log", log, Parser(), block);
+    INFO("block " << block);
+    CHECK(scan.lines == 7);
+    CHECK(scan.bytes == log.size());
+    REQUIRE(scan.records.size() == 5);
+    CHECK(scan.records[0].kind == RecordKind::kProfilerWindow);
+    CHECK(scan.records[0].line == 2);
+    CHECK(scan.records[1].kind == RecordKind::kStepPush);
+    CHECK(scan.records[1].line == 3);
+    CHECK(scan.records[2].kind == RecordKind::kJob);
+    CHECK(scan.records[2].line == 5);
+    CHECK(scan.records[2].start == 1697793307213760986);
+    CHECK(scan.records[3].kind == RecordKind::kStepPop);
+    CHECK(scan.records[4].kind == RecordKind::kClockSync);
+    CHECK(scan.records[4].line == 7);
+    CHECK(scan.skipped.total() == 0);
+  }
+}
+
+TEST_CASE("CRLF line ends") {
+  const std::string log = kNoise + "\r\n" + JobLine(1, "backward", 3, "10.000000", "12.500000") + "\r\n";
+  const WorkerLogScan scan = ScanWorkerLogText("w.log", log, Parser());
+  REQUIRE(scan.records.size() == 1);
+  CHECK(scan.records[0].end == 12'500'000);
+  CHECK(scan.records[0].line == 2);
+  CHECK(scan.lines == 2);
+}
+
+TEST_CASE("A job ending before it starts is skipped with its line and the reason") {
+  const std::string log = kNoise + "\n" + JobLine(1, "forward", 0, "20.000000", "10.000000") + "\n" +
+                          JobLine(2, "forward", 1, "20.000000", "30.000000") + "\n";
+  const WorkerLogScan scan = ScanWorkerLogText("w.log", log, Parser());
+  REQUIRE(scan.records.size() == 1);
+  CHECK(scan.records[0].job_id == "2");
+  CHECK(scan.skipped.count(SkipReason::kEndBeforeStart) == 1);
+  REQUIRE(scan.skipped.examples().size() == 1);
+  CHECK(scan.skipped.examples()[0].line == 2);
+  CHECK(scan.skipped.examples()[0].file == "w.log");
+}
+
+TEST_CASE("A timer that never fired (time 0) is skipped") {
+  const std::string log = JobLine(1, "forward", 0, "0.000000", "10.000000") + "\n";
+  const WorkerLogScan scan = ScanWorkerLogText("w.log", log, Parser());
+  CHECK(scan.records.empty());
+  CHECK(scan.skipped.count(SkipReason::kTimerNeverFired) == 1);
+}
+
+TEST_CASE("A truncated last line is reported, a complete one without newline is kept") {
+  const std::string complete = JobLine(1, "forward", 0, "10.000000", "12.000000");
+  SECTION("cut inside the end time") {
+    const std::string log = complete + "\n" + JobLine(2, "forward", 1, "13.000000", "14.00");
+    const WorkerLogScan scan = ScanWorkerLogText("w.log", log, Parser());
+    CHECK(scan.records.size() == 1);
+    CHECK(scan.skipped.count(SkipReason::kTruncatedLastLine) == 1);
+    CHECK(scan.lines == 2);
+  }
+  SECTION("cut before the end time") {
+    const std::string log = complete + "\n" + complete.substr(0, complete.size() - 30);
+    const WorkerLogScan scan = ScanWorkerLogText("w.log", log, Parser());
+    CHECK(scan.records.size() == 1);
+    CHECK(scan.skipped.count(SkipReason::kTruncatedLastLine) == 1);
+  }
+  SECTION("complete but unterminated") {
+    const WorkerLogScan scan = ScanWorkerLogText("w.log", complete + "\n" + complete, Parser());
+    CHECK(scan.records.size() == 2);
+    CHECK(scan.skipped.total() == 0);
+  }
+}
+
+TEST_CASE("NUL bytes and binary garbage do not hide the job lines around them") {
+  std::string log = JobLine(1, "forward", 0, "10.000000", "12.000000") + "\n";
+  log += std::string(5000, '\0');
+  log += std::string("\xff\xfe\x01\x02 random binary\n", 20);
+  log += JobLine(2, "forward", 1, "13.000000", "14.000000") + "\n";
+  const WorkerLogScan scan = ScanWorkerLogText("w.log", log, Parser(), 512);
+  CHECK(scan.records.size() == 2);
+  CHECK(scan.records[1].line == 3);
+}
+
+TEST_CASE("Two records run together on one line are both kept") {
+  const std::string a = "Profiler Info: Job (1), type = forward, micro_batch_id = 0, job_start_time = 10.000000, job_end_time = 11.000000";
+  const std::string b = "Profiler Info: Job (2), type = forward, micro_batch_id = 1, job_start_time = 11.000000, job_end_time = 12.000000";
+  const WorkerLogScan scan = ScanWorkerLogText("w.log", a + b + "\n", Parser());
+  REQUIRE(scan.records.size() == 2);
+  CHECK(scan.records[0].line == 1);
+  CHECK(scan.records[1].line == 1);
+}
+
+TEST_CASE("Malformed lines are counted by kind with the column of the problem") {
+  const std::string bad = "Profiler Info: Job (1), type = forward, micro_batch_id = x, job_start_time = 1.0, job_end_time = 2.0";
+  const std::string log = kNoise + "\n" + bad + "\nNVTX range push: x, time: 1.0\nClock Sync: rank = 1\n";
+  const WorkerLogScan scan = ScanWorkerLogText("w.log", log, Parser());
+  CHECK(scan.records.empty());
+  CHECK(scan.skipped.count(SkipReason::kMalformedJob) == 1);
+  CHECK(scan.skipped.count(SkipReason::kMalformedStepLine) == 1);
+  CHECK(scan.skipped.count(SkipReason::kMalformedClockSync) == 1);
+  const SkippedLine& first = scan.skipped.examples()[0];
+  CHECK(first.line == 2);
+  CHECK(first.column == bad.find(", micro_batch_id"));
+  CHECK(first.detail == "expected ', micro_batch_id = <integer>'");
+}
+
+TEST_CASE("Empty and noise-only logs have no records") {
+  CHECK(ScanWorkerLogText("w.log", "", Parser()).records.empty());
+  const WorkerLogScan scan = ScanWorkerLogText("w.log", kNoise + "\n" + kNoise, Parser());
+  CHECK(scan.records.empty());
+  CHECK(scan.lines == 2);
+}
