@@ -1,9 +1,24 @@
 // jobviz: worker logs of a pipeline-parallel training run -> Perfetto timeline.
-#include "cli/app.h"
-#include "cli/cli_options.h"
+// The first argument may name a subcommand; each has a parser that turns its
+// command line into a checked plan, and a command that carries it out.
+#include <string_view>
+
+#include "cli/options.h"
+#include "commands/commands.h"
+
+namespace {
+
+template <typename Plan>
+int Run(const jobviz::Parsed<Plan>& parsed, int (*command)(const Plan&)) {
+  return parsed.plan ? command(*parsed.plan) : parsed.exit_code;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  const jobviz::ParseOutcome parsed = jobviz::ParseCommandLine(argc, argv);
-  if (!parsed.options) return parsed.exit_code;
-  return jobviz::RunJobviz(*parsed.options);
+  using namespace jobviz;
+  const std::string_view subcommand = argc > 1 ? argv[1] : "";
+  if (subcommand == "extract") return Run(ParseExtractCommandLine(argc - 1, argv + 1), RunExtract);
+  if (subcommand == "merge") return Run(ParseDrawCommandLine(argc - 1, argv + 1, /*merge=*/true), RunMerge);
+  return Run(ParseDrawCommandLine(argc, argv, /*merge=*/false), RunDraw);
 }

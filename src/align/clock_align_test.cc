@@ -132,13 +132,14 @@ TEST_CASE("Causal: a stage order other than rank order (machine1 runs the first 
   CHECK(CountOrderViolations(t, clocks) == 0);
   std::string error;
   std::vector<std::pair<int, int>> order;
-  CHECK(ParseStageOrder("machine1:0,machine0:0", t, &order, &error));
+  CHECK(ResolveStageOrder({{"machine1", 0, "machine1:0"}, {"machine0", 0, "machine0:0"}}, t, &order, &error));
   CHECK(order == std::vector<std::pair<int, int>>{{1, 0}, {0, 0}});
   order.clear();
-  CHECK_FALSE(ParseStageOrder("machine1:0", t, &order, &error));
+  CHECK_FALSE(ResolveStageOrder({{"machine1", 0, "machine1:0"}}, t, &order, &error));
   CHECK(error.find("name each once") != std::string::npos);
   order.clear();
-  CHECK_FALSE(ParseStageOrder("machine1:0,machine9:0", t, &order, &error));
+  CHECK_FALSE(ResolveStageOrder({{"machine1", 0, "machine1:0"}, {"machine9", 0, "machine9:0"}}, t, &order, &error));
+  CHECK(error.find("'machine9:0' is not MACHINE:WORKER of a log read") != std::string::npos);
 }
 
 TEST_CASE("Causal: no shift when the raw clocks keep pipeline order") {

@@ -1,7 +1,6 @@
 #include "align/pipeline_order.h"
 
 #include <algorithm>
-#include <set>
 #include <unordered_map>
 
 namespace jobviz {
@@ -64,37 +63,20 @@ std::vector<Stage> StagesInOrder(const Timeline& timeline) {
 
 }  // namespace
 
-bool ParseStageOrder(const std::string& text, const Timeline& timeline, std::vector<std::pair<int, int>>* order,
-                     std::string* error) {
-  std::set<std::pair<int, int>> seen;
-  size_t begin = 0;
-  while (begin <= text.size()) {
-    const size_t comma = std::min(text.find(',', begin), text.size());
-    const std::string item = text.substr(begin, comma - begin);
-    begin = comma + 1;
-    const size_t colon = item.rfind(':');
-    int machine = -1, worker = -1;
-    if (colon != std::string::npos) {
-      for (size_t m = 0; m < timeline.machines.size(); ++m)
-        if (timeline.machines[m].name == item.substr(0, colon)) machine = static_cast<int>(m);
-      try {
-        worker = std::stoi(item.substr(colon + 1));
-      } catch (...) {
-        worker = -1;
-      }
-    }
+bool ResolveStageOrder(const std::vector<StageRef>& stages, const Timeline& timeline,
+                       std::vector<std::pair<int, int>>* order, std::string* error) {
+  for (const StageRef& stage : stages) {
+    int machine = -1;
+    for (size_t m = 0; m < timeline.machines.size(); ++m)
+      if (timeline.machines[m].name == stage.machine) machine = static_cast<int>(m);
     bool found = false;
     if (machine >= 0)
-      for (const Worker& w : timeline.machines[machine].workers) found |= w.index == worker;
+      for (const Worker& w : timeline.machines[machine].workers) found |= w.index == stage.worker;
     if (!found) {
-      *error = "--stage_order: '" + item + "' is not MACHINE:WORKER of a log read";
+      *error = "--stage_order: '" + stage.text + "' is not MACHINE:WORKER of a log read";
       return false;
     }
-    if (!seen.insert({machine, worker}).second) {
-      *error = "--stage_order: '" + item + "' given twice";
-      return false;
-    }
-    order->emplace_back(machine, worker);
+    order->emplace_back(machine, stage.worker);
   }
   size_t workers = 0;
   for (const Machine& m : timeline.machines) workers += m.workers.size();

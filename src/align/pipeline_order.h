@@ -31,9 +31,16 @@ struct HandOff {
 // the worker (so the same micro-batch of different steps pairs up right).
 void ForEachHandOff(const Timeline& timeline, const std::function<void(const HandOff&)>& visit);
 
-// Parses "machine1:0,machine0:1,..." against the timeline's machines and
-// workers; every worker must appear exactly once.
-bool ParseStageOrder(const std::string& text, const Timeline& timeline, std::vector<std::pair<int, int>>* order,
-                     std::string* error);
+// One MACHINE:WORKER of --stage_order, as named on the command line.
+struct StageRef {
+  std::string machine;
+  int worker = 0;
+  std::string text;  // as given, for messages
+};
+
+// Turns named stages into (machine index, worker index N) against the
+// timeline's machines and workers; every worker must appear exactly once.
+bool ResolveStageOrder(const std::vector<StageRef>& stages, const Timeline& timeline,
+                       std::vector<std::pair<int, int>>* order, std::string* error);
 
 }  // namespace jobviz

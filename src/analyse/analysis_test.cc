@@ -118,4 +118,29 @@ TEST_CASE("--fail-on conditions: parsing, metric paths and aggregates") {
   CHECK_FALSE(ParseCondition(">3", &error));
   CHECK(Holds(*ParseCondition("a<=2", &error), 2));
   CHECK_FALSE(Holds(*ParseCondition("a!=2", &error), 2));
+  for (const char* never : {"a>nan", "a<inf", "a>-inf", "a==NAN"}) {
+    INFO(never);
+    CHECK_FALSE(ParseCondition(never, &error));
+  }
+}
+
+TEST_CASE("--fail-on metric names are checked against the summary's schema, before any log") {
+  const nlohmann::json& schema = SummarySchema();
+  std::string error;
+  // Every path that resolves on a real summary passes the schema check.
+  for (const char* good : {"bubble_ratio", "ideal_bubble_ratio", "stages", "micro_batches", "counts.skipped",
+                           "steps.duration_us.p95", "workers.bubble_ratio.max", "stragglers.late_by_us.count",
+                           "clock.offset_us.max", "job_types.forward.mean_us", "job_types.anything.p95_us"}) {
+    INFO(good);
+    CHECK(CheckMetricPath(schema, good, &error));
+  }
+  CHECK_FALSE(CheckMetricPath(schema, "steps.length.p95", &error));
+  CHECK(error == "'steps.length.p95': the summary's array has no number 'length' (there: duration_us, end_us, start_us, step)");
+  CHECK_FALSE(CheckMetricPath(schema, "bubble_rati", &error));
+  CHECK(error.find("no 'bubble_rati' in the summary (there: bubble_ratio,") != std::string::npos);
+  CHECK_FALSE(CheckMetricPath(schema, "workers.name.max", &error));  // names are not numbers
+  CHECK_FALSE(CheckMetricPath(schema, "steps.duration_us.p42", &error));
+  CHECK_FALSE(CheckMetricPath(schema, "steps", &error));
+  CHECK_FALSE(CheckMetricPath(schema, "job_types.forward.median_us", &error));
+  CHECK_FALSE(CheckMetricPath(schema, "bubble_ratio.max", &error));
 }

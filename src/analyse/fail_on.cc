@@ -1,79 +1,68 @@
 #include "analyse/fail_on.h"
 
-#include "analyse/analysis.h"
-
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <vector>
 
+#include "analyse/analysis.h"
+#include "analyse/summary.h"
+
 namespace jobviz {
 
-std::optional<Condition> ParseCondition(const std::string& text, std::string* error) {
-  static const char* kOps[] = {">=", "<=", "==", "!=", ">", "<"};
-  for (const char* op : kOps) {
-    const size_t at = text.find(op);
-    if (at == std::string::npos) continue;
-    Condition c{text, text.substr(0, at), op, 0};
-    std::string value = text.substr(at + std::string(op).size());
-    auto trim = [](std::string& s) {
-      s.erase(0, s.find_first_not_of(' '));
-      s.erase(s.find_last_not_of(' ') + 1);
-    };
-    trim(c.path);
-    trim(value);
-    char* end = nullptr;
-    c.threshold = std::strtod(value.c_str(), &end);
-    if (c.path.empty() || value.empty() || *end != '\0') break;
-    return c;
-  }
-  *error = "'" + text + "': expected METRIC OP NUMBER, e.g. bubble_ratio>0.35 (OP: > >= < <= == !=)";
-  return std::nullopt;
+namespace {
+
+const char* const kAggregates[] = {"min", "max", "mean", "sum", "count", "p50", "p95", "p99"};
+
+std::string Trimmed(std::string s) {
+  s.erase(0, s.find_first_not_of(' '));
+  s.erase(s.find_last_not_of(' ') + 1);
+  return s;
 }
 
-std::optional<double> ResolveMetric(const nlohmann::json& summary, const std::string& path, std::string* error) {
+std::string KeysOf(const nlohmann::json& object) {
+  std::string keys;
+  for (const auto& [key, value] : object.items())
+    if (key != kAnyKey) keys += (keys.empty() ? "" : ", ") + key;
+  return keys;
+}
+
+// Where a path leads: a number, or an array with a field and an aggregate.
+struct Target {
+  const nlohmann::json* node = nullptr;
+  std::string field, aggregate;  // set when `node` is an array
+};
+
+// Follows `path` through objects (kAnyKey matching any key when
+// `any_key`); an array must be followed by a field and an aggregate.
+std::optional<Target> Follow(const nlohmann::json& root, const std::string& path, bool any_key, std::string* error) {
   std::vector<std::string> parts;
   std::stringstream in(path);
   for (std::string part; std::getline(in, part, '.');) parts.push_back(part);
-  const nlohmann::json* node = &summary;
+  const nlohmann::json* node = &root;
   for (size_t i = 0; i < parts.size(); ++i) {
     if (node->is_object()) {
-      const auto it = node->find(parts[i]);
+      auto it = node->find(parts[i]);
+      if (it == node->end() && any_key) it = node->find(kAnyKey);
       if (it == node->end()) {
-        *error = "'" + path + "': no '" + parts[i] + "' in the summary";
+        *error = "'" + path + "': no '" + parts[i] + "' in the summary" +
+                 (node->empty() ? "" : " (there: " + KeysOf(*node) + ")");
         return std::nullopt;
       }
       node = &*it;
       continue;
     }
     if (node->is_array()) {
-      // array.field.aggregate
       if (i + 2 != parts.size()) {
         *error = "'" + path + "': after an array give a field and an aggregate, e.g. steps.duration_us.p95";
         return std::nullopt;
       }
-      std::vector<double> values;
-      for (const auto& item : *node)
-        if (item.is_object() && item.contains(parts[i]) && item[parts[i]].is_number())
-          values.push_back(item[parts[i]].get<double>());
-      const std::string& agg = parts[i + 1];
-      if (agg == "count") return static_cast<double>(values.size());
-      if (values.empty()) {
-        *error = "'" + path + "': no values of '" + parts[i] + "'";
+      const auto* end = std::end(kAggregates);
+      if (std::find(std::begin(kAggregates), end, parts[i + 1]) == end) {
+        *error = "'" + path + "': unknown aggregate '" + parts[i + 1] + "' (min, max, mean, sum, count, p50, p95, p99)";
         return std::nullopt;
       }
-      std::sort(values.begin(), values.end());
-      double sum = 0;
-      for (double v : values) sum += v;
-      if (agg == "min") return values.front();
-      if (agg == "max") return values.back();
-      if (agg == "sum") return sum;
-      if (agg == "mean") return sum / static_cast<double>(values.size());
-      if (agg == "p50") return Percentile(values, 50);
-      if (agg == "p95") return Percentile(values, 95);
-      if (agg == "p99") return Percentile(values, 99);
-      *error = "'" + path + "': unknown aggregate '" + agg + "' (min, max, mean, sum, count, p50, p95, p99)";
-      return std::nullopt;
+      return Target{node, parts[i], parts[i + 1]};
     }
     *error = "'" + path + "': '" + parts[i - 1] + "' is a value, not an object";
     return std::nullopt;
@@ -82,7 +71,71 @@ std::optional<double> ResolveMetric(const nlohmann::json& summary, const std::st
     *error = "'" + path + "' is not a number in the summary";
     return std::nullopt;
   }
-  return node->get<double>();
+  return Target{node, "", ""};
+}
+
+std::optional<double> Aggregate(const Target& target, const std::string& path, std::string* error) {
+  std::vector<double> values;
+  for (const auto& item : *target.node)
+    if (item.is_object() && item.contains(target.field) && item[target.field].is_number())
+      values.push_back(item[target.field].get<double>());
+  const std::string& agg = target.aggregate;
+  if (agg == "count") return static_cast<double>(values.size());
+  if (values.empty()) {
+    *error = "'" + path + "': no values of '" + target.field + "'";
+    return std::nullopt;
+  }
+  std::sort(values.begin(), values.end());
+  double sum = 0;
+  for (double v : values) sum += v;
+  if (agg == "min") return values.front();
+  if (agg == "max") return values.back();
+  if (agg == "sum") return sum;
+  if (agg == "mean") return sum / static_cast<double>(values.size());
+  if (agg == "p50") return Percentile(values, 50);
+  if (agg == "p95") return Percentile(values, 95);
+  return Percentile(values, 99);
+}
+
+}  // namespace
+
+std::optional<Condition> ParseCondition(const std::string& text, std::string* error) {
+  static const char* kOps[] = {">=", "<=", "==", "!=", ">", "<"};
+  for (const char* op : kOps) {
+    const size_t at = text.find(op);
+    if (at == std::string::npos) continue;
+    Condition c{text, Trimmed(text.substr(0, at)), op, 0};
+    const std::string value = Trimmed(text.substr(at + std::string(op).size()));
+    char* end = nullptr;
+    c.threshold = std::strtod(value.c_str(), &end);
+    if (c.path.empty() || value.empty() || *end != '\0') break;
+    if (!std::isfinite(c.threshold)) {
+      *error = "'" + text + "': the threshold must be a finite number, not " + value;
+      return std::nullopt;
+    }
+    return c;
+  }
+  *error = "'" + text + "': expected METRIC OP NUMBER, e.g. bubble_ratio>0.35 (OP: > >= < <= == !=)";
+  return std::nullopt;
+}
+
+bool CheckMetricPath(const nlohmann::json& schema, const std::string& path, std::string* error) {
+  const auto target = Follow(schema, path, true, error);
+  if (!target) return false;
+  if (target->field.empty()) return true;
+  const nlohmann::json& item = target->node->front();
+  if (!item.contains(target->field) || !item[target->field].is_number()) {
+    *error = "'" + path + "': the summary's array has no number '" + target->field + "' (there: " + KeysOf(item) + ")";
+    return false;
+  }
+  return true;
+}
+
+std::optional<double> ResolveMetric(const nlohmann::json& summary, const std::string& path, std::string* error) {
+  const auto target = Follow(summary, path, false, error);
+  if (!target) return std::nullopt;
+  if (target->field.empty()) return target->node->get<double>();
+  return Aggregate(*target, path, error);
 }
 
 bool Holds(const Condition& c, double value) {

@@ -19,7 +19,13 @@ struct Condition {
   double threshold = 0;
 };
 
+// Parses "METRIC OP NUMBER"; the number must be finite.
 std::optional<Condition> ParseCondition(const std::string& text, std::string* error);
+
+// Whether `path` can name a number in a summary of shape `schema`
+// (SummarySchema(): its kAnyKey objects take any key). Checked on the
+// command line, before any log is read.
+bool CheckMetricPath(const nlohmann::json& schema, const std::string& path, std::string* error);
 
 // The value `path` names in `summary`, or nullopt with `error` set.
 std::optional<double> ResolveMetric(const nlohmann::json& summary, const std::string& path, std::string* error);

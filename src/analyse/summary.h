@@ -1,5 +1,5 @@
-// The analysis as a document: JSON (--summary-json, schema in
-// docs/analysis.md) and aligned tables for a terminal (--summary).
+// The analysis as a document: what --summary-json writes and what --fail-on
+// conditions name (schema in docs/analysis.md).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -14,6 +14,12 @@ struct RunCounts {
 };
 
 nlohmann::json SummaryJson(const Analysis& analysis, const Timeline& timeline, const RunCounts& counts);
-std::string SummaryTables(const Analysis& analysis);
+
+// The document's shape, made by SummaryJson itself from an analysis with one
+// element in every array. Keys that depend on the logs (the job types) are
+// the wildcard kAnyKey. Lets --fail-on names be checked before any log is
+// read.
+inline constexpr const char* kAnyKey = "*";
+const nlohmann::json& SummarySchema();
 
 }  // namespace jobviz

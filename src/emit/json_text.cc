@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "model/time_value.h"
+
 namespace jobviz {
 
 namespace {
@@ -55,5 +57,36 @@ void AppendInt(std::string& out, std::int64_t value) {
   (void)ec;
   out.append(buf, end);
 }
+
+std::string& JsonMembers::Key(std::string_view key) {
+  if (!first_) out_ += ',';
+  first_ = false;
+  out_ += '"';
+  out_ += key;
+  out_ += "\":";
+  return out_;
+}
+
+JsonMembers& JsonMembers::Int(std::string_view key, std::int64_t value) {
+  AppendInt(Key(key), value);
+  return *this;
+}
+
+JsonMembers& JsonMembers::String(std::string_view key, std::string_view value) {
+  AppendJsonString(Key(key), value);
+  return *this;
+}
+
+JsonMembers& JsonMembers::Micros(std::string_view key, std::int64_t nanos) {
+  AppendMicros(Key(key), nanos);
+  return *this;
+}
+
+JsonMembers& JsonMembers::Raw(std::string_view key, std::string_view json) {
+  Key(key) += json;
+  return *this;
+}
+
+std::string& JsonMembers::Object(std::string_view key) { return Key(key); }
 
 }  // namespace jobviz

@@ -14,4 +14,24 @@ namespace jobviz {
 void AppendJsonString(std::string& out, std::string_view text);
 void AppendInt(std::string& out, std::int64_t value);
 
+// Appends one JSON object member by member, straight into `out`:
+//   JsonMembers(out).Int("pid", 1).String("name", "x").Close();  ->  {"pid":1,"name":"x"}
+// Keys are written as given (they are literals).
+class JsonMembers {
+ public:
+  explicit JsonMembers(std::string& out) : out_(out) { out_ += '{'; }
+  JsonMembers& Int(std::string_view key, std::int64_t value);
+  JsonMembers& String(std::string_view key, std::string_view value);
+  JsonMembers& Micros(std::string_view key, std::int64_t nanos);  // exact decimal microseconds
+  JsonMembers& Raw(std::string_view key, std::string_view json);   // a value already in JSON
+  // Starts a nested object under `key`: JsonMembers(members.Object("args")).
+  std::string& Object(std::string_view key);
+  void Close() { out_ += '}'; }
+
+ private:
+  std::string& Key(std::string_view key);
+  std::string& out_;
+  bool first_ = true;
+};
+
 }  // namespace jobviz

@@ -8,6 +8,7 @@ A case file (test/golden/NAME.case) holds lines of the form
     args: ...          jobviz's arguments, shell-quoted, run in the scratch dir
     stdin: FILE        feed this file (relative to the scratch dir) on stdin
     output: PATH       a file the run writes; compared byte for byte
+    absent: PATH       a file the run must not write (usage errors write nothing)
 and '#' comments. The expected exit code, stdout, stderr and outputs live in
 test/expected/NAME/. JOBVIZ_UPDATE_GOLDEN=1 rewrites them from this run.
 """
@@ -22,7 +23,7 @@ import tempfile
 
 
 def read_case(path):
-    case = {"copy": [], "args": [], "stdin": None, "output": []}
+    case = {"copy": [], "args": [], "stdin": None, "output": [], "absent": []}
     with open(path) as f:
         for raw in f:
             line = raw.strip()
@@ -38,6 +39,8 @@ def read_case(path):
                 case["stdin"] = value
             elif key == "output":
                 case["output"].append(value)
+            elif key == "absent":
+                case["absent"].append(value)
             else:
                 raise SystemExit("%s: unknown key %r" % (path, key))
     return case
@@ -101,6 +104,10 @@ def main():
             if output.endswith(".json"):
                 json.loads(data)  # must always be valid JSON
             ok &= compare(output, os.path.join(expected_dir, os.path.basename(output)), data, update)
+        for absent in case["absent"]:
+            if os.path.exists(os.path.join(scratch, absent)):
+                print("%s was written, but must not be" % absent)
+                ok = False
         leftovers = [f for _, _, files in os.walk(scratch) for f in files if ".tmp." in f]
         if leftovers:
             print("temporary files left behind: %s" % leftovers)

@@ -1,4 +1,5 @@
-#include "emit/trace_writer.h"
+#include "emit/chrome_json.h"
+#include "emit/perfetto_json.h"
 
 #include <catch2/catch.hpp>
 #include <map>
@@ -56,7 +57,7 @@ TEST_CASE("Lanes: overlapping jobs of one worker go to extra rows") {
 
 TEST_CASE("Perfetto trace: valid JSON, named processes and threads, worker indices not loop indices") {
   const Timeline t = SampleTimeline();
-  const json trace = json::parse(PerfettoTraceText(t));
+  const json trace = json::parse(TraceText(WritePerfettoTrace, t));
   const auto names = ThreadNames(trace);
   std::vector<std::string> thread_names;
   for (const auto& [id, name] : names) thread_names.push_back(name);
@@ -70,7 +71,7 @@ TEST_CASE("Perfetto trace: valid JSON, named processes and threads, worker indic
 
 TEST_CASE("Perfetto trace: complete events with exact microseconds and the job args") {
   const Timeline t = SampleTimeline();
-  const std::string text = PerfettoTraceText(t);
+  const std::string text = TraceText(WritePerfettoTrace, t);
   CHECK(text.find("\"ts\":1697793307213760.986,\"dur\":40245.118") != std::string::npos);
   const json trace = json::parse(text);
   int jobs = 0;
@@ -94,7 +95,7 @@ TEST_CASE("Perfetto trace: complete events with exact microseconds and the job a
 }
 
 TEST_CASE("Perfetto trace: sort indices put machines, then workers, in order, steps on top") {
-  const json trace = json::parse(PerfettoTraceText(SampleTimeline()));
+  const json trace = json::parse(TraceText(WritePerfettoTrace, SampleTimeline()));
   std::vector<int> process_order, thread_order;
   for (const json& e : trace["traceEvents"]) {
     if (e["name"] == "process_sort_index") process_order.push_back(e["args"]["sort_index"]);
@@ -107,7 +108,7 @@ TEST_CASE("Perfetto trace: sort indices put machines, then workers, in order, st
 TEST_CASE("Overlapping jobs get their own named rows") {
   Timeline t = SampleTimeline();
   t.machines[0].workers[0].jobs = {MakeJob("forward", "0", 100, 200), MakeJob("forward", "1", 150, 250)};
-  const json trace = json::parse(PerfettoTraceText(t));
+  const json trace = json::parse(TraceText(WritePerfettoTrace, t));
   bool found = false;
   for (const auto& [id, name] : ThreadNames(trace)) found |= name == "machine0 worker 2 overlap 1";
   CHECK(found);
@@ -115,7 +116,7 @@ TEST_CASE("Overlapping jobs get their own named rows") {
 
 TEST_CASE("Flow arrows follow each micro-batch from stage to stage") {
   // Stages in rank order: machine0 worker 2, machine0 worker 3, machine10 worker 2, machine10 worker 3.
-  const json trace = json::parse(PerfettoTraceText(SampleTimeline()));
+  const json trace = json::parse(TraceText(WritePerfettoTrace, SampleTimeline()));
   std::map<std::int64_t, std::vector<json>> flows;
   for (const json& e : trace["traceEvents"])
     if (e["ph"] == "s" || e["ph"] == "f") flows[e["id"]].push_back(e);
@@ -139,7 +140,7 @@ TEST_CASE("A counter track says how many workers are busy") {
   a.jobs = {MakeJob("forward", "0", 0, 10'000), MakeJob("forward", "1", 5'000, 12'000)};  // overlap: one busy worker
   b.jobs = {MakeJob("forward", "0", 8'000, 20'000)};
   t.machines[0].workers = {a, b};
-  const json trace = json::parse(PerfettoTraceText(t));
+  const json trace = json::parse(TraceText(WritePerfettoTrace, t));
   std::vector<std::pair<std::string, int>> counter;
   for (const json& e : trace["traceEvents"])
     if (e["ph"] == "C") counter.emplace_back(e["ts"].dump(), e["args"]["busy"].get<int>());
@@ -148,12 +149,12 @@ TEST_CASE("A counter track says how many workers are busy") {
 }
 
 TEST_CASE("Output is deterministic") {
-  CHECK(PerfettoTraceText(SampleTimeline()) == PerfettoTraceText(SampleTimeline()));
-  CHECK(ChromeTraceText(SampleTimeline()) == ChromeTraceText(SampleTimeline()));
+  CHECK(TraceText(WritePerfettoTrace, SampleTimeline()) == TraceText(WritePerfettoTrace, SampleTimeline()));
+  CHECK(TraceText(WriteChromeTrace, SampleTimeline()) == TraceText(WriteChromeTrace, SampleTimeline()));
 }
 
 TEST_CASE("Legacy Chrome trace: GPU thread ids with machine index and the original colour names") {
-  const json trace = json::parse(ChromeTraceText(SampleTimeline()));
+  const json trace = json::parse(TraceText(WriteChromeTrace, SampleTimeline()));
   std::vector<std::string> tids;
   std::map<std::string, std::string> colours;
   for (const json& e : trace["traceEvents"]) {
@@ -177,6 +178,6 @@ TEST_CASE("Pieces reach the sink and add up to the document") {
     whole += piece;
   });
   CHECK(pieces > 1);
-  CHECK(whole == PerfettoTraceText(t));
+  CHECK(whole == TraceText(WritePerfettoTrace, t));
   CHECK_NOTHROW(json::parse(whole));
 }

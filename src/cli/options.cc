@@ -1,0 +1,227 @@
+#include "cli/options.h"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "analyse/summary.h"
+#include "cli/exit_status.h"
+#include "cli/option_values.h"
+#include "cli/output_paths.h"
+#include "cli/report.h"
+#include "jobviz/version.h"
+
+namespace jobviz {
+
+namespace {
+
+// The command line as typed, before it becomes a plan.
+struct DrawFlags {
+  InputPlan inputs;
+  std::string run = "last", output, chrome_output, align = "auto", offsets, clock_ref, stage_order, summary_json;
+  std::vector<std::string> fail_on;
+  bool no_chrome = false, summary_on = false, summary_off = false, quiet = false, verbose = false;
+};
+
+std::string CheckWorkerIndex(const std::string& value) {
+  const bool digits = !value.empty() && value.size() <= 9 &&
+                      std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+  return digits ? "" : "'" + value + "' is not a worker index (expected e.g. --devices 0,2)";
+}
+
+void SortUnique(std::vector<int>& values) {
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+}
+
+void AddInputOptions(CLI::App& app, DrawFlags& f) {
+  app.add_option("--log_dir,--log-dir", f.inputs.log_dir, "Directory with workerlog.N files (or machine*/workerlog.N)")
+      ->type_name("DIR");
+  app.add_option("files", f.inputs.files, "Worker logs to read instead of --log_dir, one worker each ('-': stdin)")
+      ->type_name("FILE");
+  app.add_flag("--multi_machine,--multi-machine", f.inputs.multi_machine,
+               "Read LOG_DIR/machine*/workerlog.N, machines in natural order");
+  app.add_option("--devices", f.inputs.devices, "Worker indices to read on every machine, e.g. 0,2 (default: all found)")
+      ->delimiter(',')
+      ->check(CheckWorkerIndex)
+      ->type_name("N,N,...");
+  app.add_option("--run", f.run, "Which of the runs appended to a workerlog to draw: last, all or N (1-based)")
+      ->type_name("last|all|N")
+      ->check([](const std::string& value) {
+        return ParseRunChoice(value) ? std::string() : "expected last, all or a number from 1";
+      });
+  app.add_option("-j,--threads", f.inputs.threads, "Files read in parallel (default: one per core)")
+      ->check(CLI::Range(0, 1024));
+}
+
+void AddOutputOptions(CLI::App& app, DrawFlags& f) {
+  app.add_option("-o,--output", f.output, "Perfetto trace to write (default LOG_DIR/pipeline_profile_perfetto.json)")
+      ->type_name("PATH");
+  auto* chrome = app.add_option("--chrome-output", f.chrome_output,
+                                "Legacy Chrome trace to write (default LOG_DIR/pipeline_profile.json)")
+                     ->type_name("PATH");
+  app.add_flag("--no-chrome", f.no_chrome, "Do not write the legacy Chrome trace")->excludes(chrome);
+  auto* summary = app.add_flag("--summary", f.summary_on, "Print the analysis tables on stdout (default when it is a terminal)");
+  app.add_flag("--no-summary", f.summary_off, "Do not print the analysis tables")->excludes(summary);
+  app.add_option("--summary-json", f.summary_json, "Write the analysis as JSON to PATH, or - for stdout")
+      ->type_name("PATH|-");
+  app.add_option("--fail-on", f.fail_on,
+                 "Exit 3 when a condition on the summary holds, e.g. bubble_ratio>0.35 (repeatable)")
+      ->type_name("EXPR");
+  auto* quiet = app.add_flag("-q,--quiet", f.quiet, "Print only errors");
+  app.add_flag("-v,--verbose", f.verbose, "Also print per-file details, timing and memory")->excludes(quiet);
+}
+
+void AddClockOptions(CLI::App& app, DrawFlags& f) {
+  app.add_option("--clock_align,--clock-align", f.align,
+                 "Put machines on one clock: auto (sync when Clock Sync lines exist), sync, causal, none")
+      ->check(CLI::IsMember({"auto", "sync", "causal", "none"}));
+  app.add_option("--clock_offset,--clock-offset", f.offsets,
+                 "Manual clock offsets, machine clock minus reference: machine1=+2.5ms,machine2=-300us")
+      ->type_name("M=OFFSET,...")
+      ->check([](const std::string& value) {
+        std::string error;
+        return ParseClockOffsets(value, &error) ? std::string() : error;
+      });
+  app.add_option("--clock_ref,--clock-ref", f.clock_ref, "Reference machine (default: the first)")->type_name("MACHINE");
+  app.add_option("--stage_order,--stage-order", f.stage_order,
+                 "Pipeline stage order, first stage first (default: machine order, then worker)")
+      ->type_name("M:W,M:W,...");
+}
+
+std::string CheckInputs(const InputPlan& inputs, bool merge) {
+  if (merge) {
+    if (!inputs.log_dir.empty() || inputs.files.empty() || inputs.multi_machine || !inputs.devices.empty())
+      return "give the events files of `jobviz extract` (and no --log_dir, --multi_machine or --devices)";
+    return "";
+  }
+  if (inputs.log_dir.empty() == inputs.files.empty())
+    return inputs.files.empty() ? "--log_dir is required (or give the log files)" : "give --log_dir or log files, not both";
+  if (!inputs.files.empty() && inputs.multi_machine) return "--multi_machine reads a --log_dir tree, not single files";
+  return "";
+}
+
+// The outputs in the order they are written; the tables move to stderr when
+// something else takes stdout.
+std::vector<OutputRequest> PlanOutputs(const DrawFlags& f) {
+  const std::filesystem::path dir(f.inputs.log_dir.empty() ? "." : f.inputs.log_dir);  // explicit files: here
+  std::vector<OutputRequest> outputs;
+  outputs.push_back({OutputFormat::kPerfettoJson,
+                     f.output.empty() ? (dir / "pipeline_profile_perfetto.json").string() : f.output, false, "-o"});
+  if (!f.no_chrome)
+    outputs.push_back({OutputFormat::kChromeJson,
+                       f.chrome_output.empty() ? (dir / "pipeline_profile.json").string() : f.chrome_output, false,
+                       "--chrome-output"});
+  const bool stdout_taken = f.output == "-" || f.summary_json == "-";
+  const bool tables = f.summary_on || (!f.summary_off && !stdout_taken && isatty(STDOUT_FILENO));
+  if (tables) outputs.push_back({OutputFormat::kSummaryTables, "-", f.output == "-", "--summary"});
+  if (!f.summary_json.empty()) outputs.push_back({OutputFormat::kSummaryJson, f.summary_json, false, "--summary-json"});
+  return outputs;
+}
+
+// --fail-on conditions, their metric names checked against the summary's
+// schema so that a typo fails now, not after gigabytes of logs.
+bool PlanGates(const std::vector<std::string>& texts, std::vector<Condition>* gates) {
+  for (const std::string& text : texts) {
+    std::string error;
+    auto condition = ParseCondition(text, &error);
+    if (!condition || !CheckMetricPath(SummarySchema(), condition->path, &error)) {
+      PrintError("--fail-on " + error, "the names are the keys of --summary-json (docs/analysis.md)");
+      return false;
+    }
+    gates->push_back(std::move(*condition));
+  }
+  return true;
+}
+
+int UsageError(const char* command, const std::string& message, const std::string& hint) {
+  std::fprintf(stderr, "%s: error: %s\n", command, message.c_str());
+  if (!hint.empty()) std::fprintf(stderr, "  hint: %s\n", hint.c_str());
+  return kExitUsage;
+}
+
+Parsed<DrawPlan> ToPlan(DrawFlags& f, bool merge) {
+  const char* command = merge ? "jobviz merge" : "jobviz";
+  if (const std::string error = CheckInputs(f.inputs, merge); !error.empty())
+    return {std::nullopt, UsageError(command, error, merge ? "" : "run 'jobviz --help' for the options")};
+  DrawPlan plan;
+  plan.merge = merge;
+  SortUnique(f.inputs.devices);
+  plan.inputs = f.inputs;
+  plan.run = *ParseRunChoice(f.run);
+  plan.clocks.mode = f.align == "sync" ? AlignMode::kSync : f.align == "causal" ? AlignMode::kCausal
+                     : f.align == "none" ? AlignMode::kNone : AlignMode::kAuto;
+  plan.clocks.reference = f.clock_ref;
+  std::string error;
+  if (!f.offsets.empty()) plan.clocks.offsets = *ParseClockOffsets(f.offsets, &error);
+  if (!f.stage_order.empty()) {
+    auto order = ParseStageOrder(f.stage_order, &error);
+    if (!order) return {std::nullopt, UsageError(command, "--stage_order: " + error, "e.g. --stage_order machine1:0,machine0:1 (machines are named after their directories)")};
+    plan.stage_order = std::move(*order);
+  }
+  if (!PlanGates(f.fail_on, &plan.gates)) return {std::nullopt, kExitUsage};
+  plan.outputs = PlanOutputs(f);
+  if (const std::string clash = OutputClash(plan.outputs); !clash.empty())
+    return {std::nullopt, UsageError(command, clash, "write each output to a path of its own")};
+  plan.verbosity = f.quiet ? kQuiet : f.verbose ? kVerbose : kNormal;
+  return {std::move(plan), kExitOk};
+}
+
+template <typename Plan>
+std::optional<Parsed<Plan>> ParseOrExit(CLI::App& app, int argc, char** argv, const char* command) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return Parsed<Plan>{std::nullopt, app.exit(e)};
+  } catch (const CLI::CallForAllHelp& e) {
+    return Parsed<Plan>{std::nullopt, app.exit(e)};
+  } catch (const CLI::CallForVersion& e) {
+    return Parsed<Plan>{std::nullopt, app.exit(e)};
+  } catch (const CLI::ParseError& e) {
+    const std::string hint = std::string("run '") + command + " --help'" +
+                             (std::string(command) == "jobviz" ? " for the options" : "");
+    return Parsed<Plan>{std::nullopt, UsageError(command, e.what(), hint)};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Parsed<DrawPlan> ParseDrawCommandLine(int argc, char** argv, bool merge) {
+  CLI::App app{
+      "jobviz: draw when every pipeline job ran on every GPU, from the worker logs of a\n"
+      "pipeline-parallel training run, as a Perfetto / chrome://tracing timeline."};
+  app.get_formatter()->column_width(30);
+  DrawFlags flags;
+  AddInputOptions(app, flags);
+  AddOutputOptions(app, flags);
+  AddClockOptions(app, flags);
+  app.set_version_flag("--version", "jobviz " JOBVIZ_VERSION);
+  if (auto stop = ParseOrExit<DrawPlan>(app, argc, argv, "jobviz")) return std::move(*stop);
+  return ToPlan(flags, merge);
+}
+
+Parsed<ExtractPlan> ParseExtractCommandLine(int argc, char** argv) {
+  CLI::App app{"jobviz extract: parse one machine's worker logs where they are and write only the records\n"
+               "(jobs, steps, clock-sync points, counts) for `jobviz merge`."};
+  ExtractPlan plan;
+  bool quiet = false;
+  app.add_option("--log_dir,--log-dir", plan.inputs.log_dir, "This machine's directory of workerlog.N files")
+      ->required()->type_name("DIR");
+  app.add_option("--machine", plan.machine, "The machine's name in the merged trace (e.g. machine3)")
+      ->required()->type_name("NAME");
+  app.add_option("-o,--output", plan.output, "Events file to write (gzip JSON lines)")->required()->type_name("PATH");
+  app.add_option("--devices", plan.inputs.devices, "Worker indices to read (default: all found)")
+      ->delimiter(',')->type_name("N,N,...");
+  app.add_option("-j,--threads", plan.inputs.threads, "Files read in parallel")->check(CLI::Range(0, 1024));
+  app.add_flag("-q,--quiet", quiet, "Print only errors");
+  if (auto stop = ParseOrExit<ExtractPlan>(app, argc, argv, "jobviz extract")) return std::move(*stop);
+  plan.verbosity = quiet ? kQuiet : kNormal;
+  SortUnique(plan.inputs.devices);
+  return {std::move(plan), kExitOk};
+}
+
+}  // namespace jobviz

@@ -1,0 +1,61 @@
+#include "cli/output_paths.h"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace jobviz;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A scratch directory with one log in it, removed afterwards.
+struct Scratch {
+  fs::path dir = fs::temp_directory_path() / ("jobviz_paths_" + std::to_string(::getpid()));
+  Scratch() {
+    fs::create_directories(dir / "sub");
+    std::ofstream(dir / "workerlog.0") << "log\n";
+  }
+  ~Scratch() { fs::remove_all(dir); }
+  std::string at(const std::string& name) const { return (dir / name).string(); }
+};
+
+OutputRequest Out(const std::string& path, const char* flag = "-o") {
+  return {OutputFormat::kPerfettoJson, path, false, flag};
+}
+
+}  // namespace
+
+TEST_CASE("File identity sees through spelling, '..' and symlinks") {
+  Scratch s;
+  const std::string log = s.at("workerlog.0");
+  CHECK(FileIdentity(log) == FileIdentity(s.at("sub/../workerlog.0")));
+  CHECK(FileIdentity(log) == FileIdentity(s.at("./workerlog.0")));
+  fs::create_symlink(log, s.at("link"));
+  CHECK(FileIdentity(log) == FileIdentity(s.at("link")));
+  CHECK(FileIdentity(log) != FileIdentity(s.at("sub/workerlog.0")));
+  // Files that do not exist yet: the same directory and name.
+  CHECK(FileIdentity(s.at("new.json")) == FileIdentity(s.at("sub/../new.json")));
+  CHECK(FileIdentity(s.at("new.json")) != FileIdentity(s.at("sub/new.json")));
+}
+
+TEST_CASE("Outputs that share a file or standard output clash") {
+  Scratch s;
+  CHECK(OutputClash({Out(s.at("a.json")), Out(s.at("b.json"), "--chrome-output")}).empty());
+  CHECK(OutputClash({Out(s.at("a.json")), Out(s.at("sub/../a.json"), "--chrome-output")}) ==
+        "-o " + s.at("a.json") + " and --chrome-output " + s.at("sub/../a.json") + " are the same file");
+  CHECK(OutputClash({Out("-"), Out("-", "--summary-json")}) == "-o - and --summary-json - both want standard output");
+  OutputRequest tables{OutputFormat::kSummaryTables, "-", true, "--summary"};
+  CHECK(OutputClash({Out("-"), tables}).empty());  // the tables go to stderr then
+}
+
+TEST_CASE("An output that is an input is named, however it is spelt") {
+  Scratch s;
+  const std::vector<std::string> inputs = {s.at("workerlog.0"), "-"};
+  CHECK(OutputOverwritesInput({Out(s.at("trace.json")), Out("-")}, inputs).empty());
+  CHECK(OutputOverwritesInput({Out(s.at("sub/../workerlog.0"))}, inputs) ==
+        "-o " + s.at("sub/../workerlog.0") + " would overwrite the input " + s.at("workerlog.0"));
+  fs::create_symlink(s.at("workerlog.0"), s.at("link"));
+  CHECK_FALSE(OutputOverwritesInput({Out(s.at("link"))}, inputs).empty());
+}

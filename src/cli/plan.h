@@ -1,0 +1,54 @@
+// What a jobviz command will do, as typed values: the command line is turned
+// into one of these and checked whole before any log is opened. Nothing
+// downstream sees an option string.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "align/clock_align.h"
+#include "align/pipeline_order.h"
+#include "analyse/fail_on.h"
+#include "emit/emitter.h"
+#include "model/timeline_builder.h"
+
+namespace jobviz {
+
+enum Verbosity : int { kQuiet = 0, kNormal = 1, kVerbose = 2 };
+
+struct InputPlan {
+  std::string log_dir;             // a directory of workerlog.N (or machine*/workerlog.N), or
+  std::vector<std::string> files;  // explicit logs ('-': standard input); merge: events files
+  bool multi_machine = false;
+  std::vector<int> devices;        // sorted, unique; empty = every workerlog found
+  int threads = 0;                 // files read in parallel; 0 = one per core
+};
+
+struct ClockPlan {
+  AlignMode mode = AlignMode::kAuto;
+  std::string reference;                 // "" = the first machine
+  std::map<std::string, Nanos> offsets;  // --clock_offset, by machine name
+};
+
+// `jobviz [--log_dir DIR | FILE...]` and `jobviz merge EVENTS...`.
+struct DrawPlan {
+  bool merge = false;
+  InputPlan inputs;
+  RunChoice run;
+  ClockPlan clocks;
+  std::vector<StageRef> stage_order;  // empty = global rank order
+  std::vector<Condition> gates;       // --fail-on
+  std::vector<OutputRequest> outputs; // in the order they are written
+  int verbosity = kNormal;
+};
+
+// `jobviz extract`.
+struct ExtractPlan {
+  InputPlan inputs;
+  std::string machine;  // its name in the merged trace
+  std::string output;   // the events file
+  int verbosity = kNormal;
+};
+
+}  // namespace jobviz

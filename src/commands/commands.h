@@ -1,0 +1,20 @@
+// The jobviz subcommands, each in a file of its own; main() dispatches.
+#pragma once
+
+#include <vector>
+
+#include "cli/plan.h"
+#include "commands/stages.h"
+
+namespace jobviz {
+
+int RunDraw(const DrawPlan& plan);        // jobviz [--log_dir DIR | FILE...]   (draw.cc)
+int RunMerge(const DrawPlan& plan);       // jobviz merge EVENTS...            (merge.cc)
+int RunExtract(const ExtractPlan& plan);  // jobviz extract --log_dir DIR ...   (extract.cc)
+
+// Everything after read+parse; merge enters here with the events files'
+// records (draw.cc).
+int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLogScan> scans,
+                  StageClock::time_point started);
+
+}  // namespace jobviz

@@ -1,0 +1,68 @@
+// jobviz [--log_dir DIR | FILE...]: the run as a straight line of stages,
+// discover -> read+parse -> build timeline -> align clocks -> find steps ->
+// analyse -> emit (docs/architecture.md).
+#include <cstdio>
+
+#include "analyse/analysis.h"
+#include "analyse/summary.h"
+#include "cli/exit_status.h"
+#include "cli/report.h"
+#include "cli/run_report.h"
+#include "commands/commands.h"
+#include "commands/stages.h"
+#include "model/step_finder.h"
+
+namespace jobviz {
+
+namespace {
+
+int NoJobsError(const FinishedRun& run) {
+  PrintError("no job lines to draw in " + Plural(run.read.files.size(), "file", "files") + " (" +
+                 Plural(run.read.lines, "line", "lines") + " read)",
+             "jobviz draws lines like 'Profiler Info: Job (3), type = forward, micro_batch_id = 2, "
+             "job_start_time = ..., job_end_time = ...' (docs/workerlog-format.md)");
+  return kExitBadInput;
+}
+
+}  // namespace
+
+int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLogScan> scans,
+                  StageClock::time_point started) {
+  int status = kExitOk;
+  FinishedRun run;
+  run.read.seconds = SecondsSince(started);
+  if (!BuildRun(logs, std::move(scans), plan.run, &run, &status)) return status;
+
+  AlignOptions align;
+  if (!ResolveNames(plan, &run.timeline, &align, &status)) return status;
+  run.clocks = AlignClocks(run.timeline, align);
+  run.warnings.insert(run.warnings.end(), run.clocks.warnings.begin(), run.clocks.warnings.end());
+
+  StepFinding steps = FindSteps(run.timeline);
+  run.skipped.Merge(steps.skipped);
+  run.warnings.insert(run.warnings.end(), steps.warnings.begin(), steps.warnings.end());
+
+  std::fputs(RunReport(run, plan.verbosity).c_str(), stderr);
+  if (run.jobs == 0) return NoJobsError(run);
+
+  run.analysis = Analyze(run.timeline);
+  run.summary = SummaryJson(run.analysis, run.timeline,
+                            RunCounts{run.read.files.size(), run.read.lines, run.jobs, run.skipped.total()});
+
+  if (!EmitAll(plan.outputs, run, plan.verbosity >= kNormal)) return kExitBadInput;
+  status = CheckGates(plan.gates, run.summary);
+  if (status == kExitOk && plan.verbosity >= kVerbose) std::fputs(TimingLine(run, SecondsSince(started)).c_str(), stderr);
+  return status;
+}
+
+int RunDraw(const DrawPlan& plan) {
+  const auto started = StageClock::now();
+  int status = kExitOk;
+  LogSet logs;
+  std::vector<WorkerLogScan> scans;
+  if (!DiscoverInputs(plan.inputs, plan.outputs, &logs, &status)) return status;
+  if (!ReadAndParse(logs, plan.inputs, plan.verbosity, &scans, &status)) return status;
+  return DrawFromScans(plan, logs, std::move(scans), started);
+}
+
+}  // namespace jobviz

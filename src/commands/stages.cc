@@ -1,0 +1,139 @@
+#include "commands/stages.h"
+
+#include <unistd.h>
+
+#include "cli/exit_status.h"
+#include "cli/output_paths.h"
+#include "cli/progress.h"
+#include "cli/report.h"
+#include "parse/scan_logs.h"
+
+namespace jobviz {
+
+namespace {
+
+std::string MachineNames(const Timeline& timeline) {
+  std::string names;
+  for (const Machine& machine : timeline.machines) names += (names.empty() ? "" : ", ") + machine.name;
+  return names;
+}
+
+int MachineIndex(const Timeline& timeline, const std::string& name) {
+  for (size_t m = 0; m < timeline.machines.size(); ++m)
+    if (timeline.machines[m].name == name) return static_cast<int>(m);
+  return -1;
+}
+
+bool ResolveClockNames(const ClockPlan& clocks, const Timeline& timeline, AlignOptions* align, std::string* error) {
+  align->mode = clocks.mode;
+  if (!clocks.reference.empty()) {
+    align->reference = MachineIndex(timeline, clocks.reference);
+    if (align->reference < 0) {
+      *error = "--clock_ref " + clocks.reference + ": no such machine";
+      return false;
+    }
+  }
+  for (const auto& [name, offset] : clocks.offsets) {
+    const int index = MachineIndex(timeline, name);
+    if (index < 0) {
+      *error = "--clock_offset " + name + ": no such machine";
+      return false;
+    }
+    align->manual_offsets[index] = offset;
+  }
+  return true;
+}
+
+}  // namespace
+
+double SecondsSince(StageClock::time_point start) {
+  return std::chrono::duration<double>(StageClock::now() - start).count();
+}
+
+bool DiscoverInputs(const InputPlan& inputs, const std::vector<OutputRequest>& outputs, LogSet* logs, int* status) {
+  DiscoveryError error;
+  auto found = inputs.files.empty() ? DiscoverLogs(inputs.log_dir, inputs.multi_machine, inputs.devices, &error)
+                                    : LogSetFromFiles(inputs.files, &error);
+  if (!found) {
+    PrintError(error.message, error.hint);
+    *status = kExitBadInput;
+    return false;
+  }
+  std::vector<std::string> paths;
+  for (const WorkerLogFile& file : found->files) paths.push_back(file.path);
+  if (const std::string clash = OutputOverwritesInput(outputs, paths); !clash.empty()) {
+    PrintError(clash, "write the outputs elsewhere, e.g. -o trace.json");
+    *status = kExitUsage;
+    return false;
+  }
+  *logs = std::move(*found);
+  return true;
+}
+
+bool ReadAndParse(const LogSet& logs, const InputPlan& inputs, int verbosity, std::vector<WorkerLogScan>* scans,
+                  int* status) {
+  {
+    Progress progress(logs, verbosity >= 1 && isatty(STDERR_FILENO));
+    *scans = ScanLogs(logs, inputs.threads, progress.hooks());
+  }
+  for (const WorkerLogScan& scan : *scans)
+    if (!scan.read_error.empty()) {
+      PrintError(scan.file + ": cannot read: " + scan.read_error);
+      *status = kExitBadInput;
+      return false;
+    }
+  return true;
+}
+
+bool BuildRun(const LogSet& logs, std::vector<WorkerLogScan> scans, const RunChoice& choice, FinishedRun* run,
+              int* status) {
+  BuildResult built = BuildTimeline(logs, scans, choice);
+  if (!built.error.empty()) {
+    PrintError(built.error, "--run takes last, all or a run number that every file has");
+    *status = kExitBadInput;
+    return false;
+  }
+  const double seconds = run->read.seconds;
+  run->read = TotalScans(scans);
+  run->read.seconds = seconds;
+  run->skipped = run->read.skipped;
+  run->runs = std::move(built.runs);
+  run->run_choice = choice;
+  run->timeline = std::move(built.timeline);
+  run->warnings = std::move(built.warnings);
+  for (const Machine& machine : run->timeline.machines)
+    for (const Worker& worker : machine.workers) run->jobs += worker.jobs.size();
+  return true;
+}
+
+bool ResolveNames(const DrawPlan& plan, Timeline* timeline, AlignOptions* align, int* status) {
+  std::string error;
+  if (!ResolveClockNames(plan.clocks, *timeline, align, &error) ||
+      (!plan.stage_order.empty() && !ResolveStageOrder(plan.stage_order, *timeline, &timeline->stage_order, &error))) {
+    PrintError(error, "machines are named after their directories: " + MachineNames(*timeline));
+    *status = kExitUsage;
+    return false;
+  }
+  return true;
+}
+
+int CheckGates(const std::vector<Condition>& gates, const nlohmann::json& summary) {
+  int status = kExitOk;
+  for (const Condition& condition : gates) {
+    std::string error;
+    const auto value = ResolveMetric(summary, condition.path, &error);
+    if (!value) {  // e.g. a job type these logs do not have
+      PrintError("--fail-on " + error, "the names are the keys of --summary-json (docs/analysis.md)");
+      return kExitUsage;
+    }
+    if (Holds(condition, *value)) {
+      char shown[64];
+      std::snprintf(shown, sizeof shown, "%g", *value);
+      PrintError("--fail-on " + condition.text + ": " + condition.path + " is " + shown);
+      status = kExitGateFailed;
+    }
+  }
+  return status;
+}
+
+}  // namespace jobviz

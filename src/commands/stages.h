@@ -1,0 +1,39 @@
+// The stages a command runs, one call each, shared by draw, merge and
+// extract. Each prints its own error and returns false (with the exit
+// status in `*status`) when the command cannot go on.
+#pragma once
+
+#include <chrono>
+#include <vector>
+
+#include "cli/plan.h"
+#include "emit/emitter.h"
+#include "parse/workerlog_scan.h"
+#include "read/log_discovery.h"
+
+namespace jobviz {
+
+using StageClock = std::chrono::steady_clock;
+
+// discover: the log files a plan names; refuses outputs that are inputs.
+bool DiscoverInputs(const InputPlan& inputs, const std::vector<OutputRequest>& outputs, LogSet* logs, int* status);
+
+// read + parse: every file, several at once, with a progress line on a
+// terminal. Fails on the first file that could not be read to its end.
+bool ReadAndParse(const LogSet& logs, const InputPlan& inputs, int verbosity, std::vector<WorkerLogScan>* scans,
+                  int* status);
+
+// build timeline: picks the run to show in each file; consumes the scans.
+bool BuildRun(const LogSet& logs, std::vector<WorkerLogScan> scans, const RunChoice& choice, FinishedRun* run,
+              int* status);
+
+// The plan's machine names (--clock_ref, --clock_offset, --stage_order)
+// resolved against the machines read.
+bool ResolveNames(const DrawPlan& plan, Timeline* timeline, AlignOptions* align, int* status);
+
+// --fail-on against the finished summary: exit 3 when a gate fails.
+int CheckGates(const std::vector<Condition>& gates, const nlohmann::json& summary);
+
+double SecondsSince(StageClock::time_point start);
+
+}  // namespace jobviz

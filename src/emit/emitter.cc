@@ -1,0 +1,67 @@
+#include "emit/emitter.h"
+
+#include <cstdio>
+
+#include "cli/report.h"
+#include "emit/atomic_file.h"
+#include "emit/chrome_json.h"
+#include "emit/perfetto_json.h"
+#include "emit/summary_json.h"
+#include "emit/summary_tables.h"
+
+namespace jobviz {
+
+namespace {
+
+constexpr const char* kTraceHint = "choose another path with -o/--output or --chrome-output";
+
+// The registry: one line per format.
+const EmitterInfo kEmitters[] = {
+    {OutputFormat::kPerfettoJson, "the trace", true, kTraceHint, EmitPerfettoJson},
+    {OutputFormat::kChromeJson, "the legacy Chrome trace", true, kTraceHint, EmitChromeJson},
+    {OutputFormat::kSummaryTables, "the summary tables", false, "", EmitSummaryTables},
+    {OutputFormat::kSummaryJson, "the summary", false, "", EmitSummaryJson},
+};
+
+bool EndsWith(const std::string& text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool EmitToStderr(const EmitterInfo& emitter, const FinishedRun& run) {
+  emitter.emit(run, [](std::string_view piece) { std::fwrite(piece.data(), 1, piece.size(), stderr); });
+  return std::fflush(stderr) == 0;
+}
+
+}  // namespace
+
+const EmitterInfo& EmitterFor(OutputFormat format) {
+  for (const EmitterInfo& emitter : kEmitters)
+    if (emitter.format == format) return emitter;
+  std::abort();  // every OutputFormat has a line in kEmitters
+}
+
+bool EmitAll(const std::vector<OutputRequest>& outputs, const FinishedRun& run, bool announce) {
+  for (const OutputRequest& output : outputs) {
+    const EmitterInfo& emitter = EmitterFor(output.format);
+    if (output.to_stderr) {
+      EmitToStderr(emitter, run);
+      continue;
+    }
+    AtomicFile file;
+    if (!file.Open(output.path, EndsWith(output.path, ".gz"))) {
+      PrintError(file.error(), emitter.hint);
+      return false;
+    }
+    const std::string note = emitter.emit(run, [&](std::string_view piece) { file.Write(piece); });
+    if (!file.Commit()) {
+      PrintError(file.error());
+      return false;
+    }
+    if (announce && emitter.announce)
+      std::fprintf(stderr, "jobviz: wrote %s\n",
+                   (output.path == "-" ? emitter.noun + std::string(" to standard output") : output.path + note).c_str());
+  }
+  return true;
+}
+
+}  // namespace jobviz

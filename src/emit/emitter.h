@@ -1,0 +1,70 @@
+// Every output format is an emitter of one shape: it takes the finished run
+// (timeline, clock alignment, analysis, what was read) and writes to a sink.
+// Where the bytes go (an atomic file, gzip'd when the path ends in .gz,
+// standard output or standard error) is not the emitter's business.
+//
+// Adding a format: a file pair beside this one with an EmitFn, and one line
+// in the table in emitter.cc.
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "align/clock_align.h"
+#include "analyse/analysis.h"
+#include "model/model.h"
+#include "model/timeline_builder.h"
+#include "parse/scan_logs.h"
+
+namespace jobviz {
+
+// The model every emitter and the report read; built once, never changed.
+struct FinishedRun {
+  ReadTotals read;
+  std::vector<RunSummary> runs;  // per file, in file order
+  RunChoice run_choice;
+  Timeline timeline;             // on the reference clock, steps found
+  ClockAlignment clocks;
+  SkipTally skipped;             // every line not used: the reader's and the step finder's
+  std::vector<std::string> warnings;  // from building, clock alignment and steps, in that order
+  Analysis analysis;
+  nlohmann::json summary;        // the analysis as a document (analyse/summary.h)
+  size_t jobs = 0;
+};
+
+// Receives the document in pieces (about 1 MiB for the traces), so a whole
+// output never has to sit in memory.
+using Sink = std::function<void(std::string_view)>;
+
+enum class OutputFormat { kPerfettoJson, kChromeJson, kSummaryTables, kSummaryJson };
+
+// Writes one format; returns what the "wrote" line adds after the path
+// (e.g. " (legacy Chrome trace)").
+using EmitFn = std::string (*)(const FinishedRun&, const Sink&);
+
+struct EmitterInfo {
+  OutputFormat format;
+  const char* noun;     // "the trace": "wrote the trace to standard output"
+  bool announce;        // whether a "jobviz: wrote ..." line says it was written
+  const char* hint;     // shown when the path cannot be written
+  EmitFn emit;
+};
+
+const EmitterInfo& EmitterFor(OutputFormat format);
+
+struct OutputRequest {
+  OutputFormat format = OutputFormat::kPerfettoJson;
+  std::string path;        // "-": standard output
+  bool to_stderr = false;  // instead of `path` (tables beside a trace on stdout)
+  std::string flag;        // the option that named it, for messages ("-o")
+};
+
+// Writes each output in order, atomically, with "jobviz: wrote" lines on
+// stderr when `announce`. Stops at the first failure, printing why; returns
+// whether all were written.
+bool EmitAll(const std::vector<OutputRequest>& outputs, const FinishedRun& run, bool announce);
+
+}  // namespace jobviz

@@ -1,0 +1,17 @@
+// The Perfetto trace as JSON (Trace Event Format as Perfetto's JSON importer
+// reads it): a "Steps" process with the step row and a busy-workers
+// counter, one process per machine with one thread per worker (numeric ids,
+// names and sort order), every job with its args, and flow arrows along
+// each micro-batch hand-off.
+#pragma once
+
+#include "emit/trace_events.h"
+
+namespace jobviz {
+
+TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink);
+
+// The emitter: " (N extra rows for overlapping jobs)" when there were any.
+std::string EmitPerfettoJson(const FinishedRun& run, const Sink& sink);
+
+}  // namespace jobviz

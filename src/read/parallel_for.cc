@@ -1,0 +1,23 @@
+#include "read/parallel_for.h"
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+#include <vector>
+
+namespace jobviz {
+
+void ParallelFor(size_t count, int threads, const std::function<void(size_t)>& work) {
+  size_t wanted = threads > 0 ? static_cast<size_t>(threads) : std::max(1u, std::thread::hardware_concurrency());
+  wanted = std::min(wanted, count);
+  std::atomic<size_t> next{0};
+  auto drain = [&] {
+    for (size_t i = next++; i < count; i = next++) work(i);
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < wanted; ++t) pool.emplace_back(drain);
+  drain();
+  for (std::thread& thread : pool) thread.join();
+}
+
+}  // namespace jobviz
