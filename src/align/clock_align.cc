@@ -162,79 +162,62 @@ std::vector<MachineClock> EstimateCausalClocks(const Timeline& timeline, int ref
   return clocks;
 }
 
-ClockAlignment AlignClocks(Timeline& timeline, const AlignOptions& options) {
-  ClockAlignment result;
-  const size_t n = timeline.machines.size();
-  result.clocks.assign(n, MachineClock{});
-  result.violations_before = CountOrderViolations(timeline, result.clocks);
-  if (n == 0) return result;
+namespace {
 
-  std::vector<std::vector<SyncReading>> readings(n);
-  for (size_t m = 0; m < n; ++m)
+std::vector<std::vector<SyncReading>> SyncReadings(const Timeline& timeline) {
+  std::vector<std::vector<SyncReading>> readings(timeline.machines.size());
+  for (size_t m = 0; m < readings.size(); ++m)
     for (const Worker& worker : timeline.machines[m].workers)
       for (const LogRecord& r : worker.markers)
         if (r.kind == RecordKind::kClockSync) readings[m].push_back({r.round, r.start});
-  const bool any_sync = std::any_of(readings.begin(), readings.end(), [](const auto& r) { return !r.empty(); });
+  return readings;
+}
 
-  AlignMode mode = options.mode;
-  if (mode == AlignMode::kAuto) mode = any_sync ? AlignMode::kSync : AlignMode::kNone;
-  const int ref = options.reference;
-  const std::string& ref_name = timeline.machines[ref].name;
-
-  if (mode == AlignMode::kSync && readings[ref].empty()) {
-    result.warnings.push_back("the reference machine " + ref_name +
-                              " has no clock sync lines; aligning clocks from pipeline order (causal)");
-    mode = AlignMode::kCausal;
-  }
-  if (mode == AlignMode::kCausal) {
-    result.clocks = EstimateCausalClocks(timeline, ref);
-  } else if (mode == AlignMode::kSync) {
-    std::vector<MachineClock> causal;
-    for (size_t m = 0; m < n; ++m) {
-      if (static_cast<int>(m) == ref) {
-        result.clocks[m].method = ClockMethod::kReference;
-        continue;
-      }
-      if (const auto clock = EstimateSyncClock(readings[m], readings[ref])) {
-        result.clocks[m] = *clock;
-        continue;
-      }
-      if (causal.empty()) causal = EstimateCausalClocks(timeline, ref);
-      result.clocks[m] = causal[m];
-      result.warnings.push_back(timeline.machines[m].name + " has no clock sync rounds in common with " +
-                                ref_name + "; its clock is aligned from pipeline order (causal)");
+// Sync mode: each machine from its rounds shared with the reference, or
+// from pipeline order when it shares none.
+void EstimateFromSync(const Timeline& timeline, const std::vector<std::vector<SyncReading>>& readings, int ref,
+                      ClockAlignment* result) {
+  std::vector<MachineClock> causal;
+  for (size_t m = 0; m < readings.size(); ++m) {
+    if (static_cast<int>(m) == ref) {
+      result->clocks[m].method = ClockMethod::kReference;
+      continue;
     }
-  } else if (n > 1) {
-    for (size_t m = 0; m < n; ++m)
-      result.clocks[m].method = static_cast<int>(m) == ref ? ClockMethod::kReference : ClockMethod::kNone;
+    if (const auto clock = EstimateSyncClock(readings[m], readings[ref])) {
+      result->clocks[m] = *clock;
+      continue;
+    }
+    if (causal.empty()) causal = EstimateCausalClocks(timeline, ref);
+    result->clocks[m] = causal[m];
+    result->warnings.push_back(timeline.machines[m].name + " has no clock sync rounds in common with " +
+                               timeline.machines[ref].name + "; its clock is aligned from pipeline order (causal)");
   }
-  for (const auto& [machine, offset] : options.manual_offsets)
-    result.clocks[machine] = MachineClock{ClockMethod::kManual, offset, 0.0, 0};
+}
 
-  // Workers of one machine share a clock: their readings of a round agree
-  // up to callback jitter. A worker far off suggests a mislabelled log.
-  for (size_t m = 0; m < n; ++m) {
+// Workers of one machine share a clock: their readings of a round agree up
+// to callback jitter. A worker far off suggests a mislabelled log.
+void WarnAboutStrayWorkers(const Timeline& timeline, const std::vector<std::vector<SyncReading>>& readings,
+                           std::vector<std::string>* warnings) {
+  for (size_t m = 0; m < readings.size(); ++m) {
     const auto medians = MedianPerRound(readings[m]);
     for (const Worker& worker : timeline.machines[m].workers) {
       std::vector<Nanos> deviations;
       for (const LogRecord& r : worker.markers)
         if (r.kind == RecordKind::kClockSync) deviations.push_back(std::abs(r.start - medians.at(r.round)));
       if (!deviations.empty() && Median(deviations) > 200'000)
-        result.warnings.push_back(worker.file + ": clock sync readings are " + FormatDuration(Median(deviations)) +
-                                  " away from the other workers of " + timeline.machines[m].name +
-                                  ", which share its clock");
+        warnings->push_back(worker.file + ": clock sync readings are " + FormatDuration(Median(deviations)) +
+                            " away from the other workers of " + timeline.machines[m].name +
+                            ", which share its clock");
     }
   }
+}
 
-  result.violations_after = CountOrderViolations(timeline, result.clocks);
-  if (options.mode == AlignMode::kAuto && mode == AlignMode::kNone && result.violations_after > 0)
-    result.warnings.push_back("the clocks break pipeline order " + std::to_string(result.violations_after) +
-                              " times (a stage starts a micro-batch before the previous one finished it); "
-                              "--clock_align causal would fix that");
-
-  // Move every timestamp onto the reference clock.
+// Moves every timestamp of the timeline onto the reference clock and notes
+// each machine's alignment on it.
+void ApplyClocks(const std::vector<MachineClock>& clocks, Timeline& timeline) {
+  const size_t n = clocks.size();
   for (size_t m = 0; m < n; ++m) {
-    const MachineClock& clock = result.clocks[m];
+    const MachineClock& clock = clocks[m];
     Machine& machine = timeline.machines[m];
     machine.clock_method = n > 1 ? ClockMethodName(clock.method) : "";
     Nanos first_job = kNever;
@@ -251,6 +234,45 @@ ClockAlignment AlignClocks(Timeline& timeline, const AlignOptions& options) {
       for (LogRecord& r : worker.markers) r.start = OnReference(clock, r.start);
     }
   }
+}
+
+}  // namespace
+
+ClockAlignment AlignClocks(Timeline& timeline, const AlignOptions& options) {
+  ClockAlignment result;
+  const size_t n = timeline.machines.size();
+  result.clocks.assign(n, MachineClock{});
+  result.violations_before = CountOrderViolations(timeline, result.clocks);
+  if (n == 0) return result;
+
+  const auto readings = SyncReadings(timeline);
+  const bool any_sync = std::any_of(readings.begin(), readings.end(), [](const auto& r) { return !r.empty(); });
+  AlignMode mode = options.mode;
+  if (mode == AlignMode::kAuto) mode = any_sync ? AlignMode::kSync : AlignMode::kNone;
+  const int ref = options.reference;
+  if (mode == AlignMode::kSync && readings[ref].empty()) {
+    result.warnings.push_back("the reference machine " + timeline.machines[ref].name +
+                              " has no clock sync lines; aligning clocks from pipeline order (causal)");
+    mode = AlignMode::kCausal;
+  }
+  if (mode == AlignMode::kCausal) {
+    result.clocks = EstimateCausalClocks(timeline, ref);
+  } else if (mode == AlignMode::kSync) {
+    EstimateFromSync(timeline, readings, ref, &result);
+  } else if (n > 1) {
+    for (size_t m = 0; m < n; ++m)
+      result.clocks[m].method = static_cast<int>(m) == ref ? ClockMethod::kReference : ClockMethod::kNone;
+  }
+  for (const auto& [machine, offset] : options.manual_offsets)
+    result.clocks[machine] = MachineClock{ClockMethod::kManual, offset, 0.0, 0};
+  WarnAboutStrayWorkers(timeline, readings, &result.warnings);
+
+  result.violations_after = CountOrderViolations(timeline, result.clocks);
+  if (options.mode == AlignMode::kAuto && mode == AlignMode::kNone && result.violations_after > 0)
+    result.warnings.push_back("the clocks break pipeline order " + std::to_string(result.violations_after) +
+                              " times (a stage starts a micro-batch before the previous one finished it); "
+                              "--clock_align causal would fix that");
+  ApplyClocks(result.clocks, timeline);
   return result;
 }
 

@@ -48,43 +48,35 @@ std::vector<StepWindow> StepWindows(const Timeline& timeline) {
   return out;
 }
 
-}  // namespace
-
-Analysis Analyze(const Timeline& timeline) {
-  Analysis a;
-  a.steps = StepWindows(timeline);
-  const bool by_step = !a.steps.empty() && a.steps.front().step != kNoStep;
-  Nanos all_idle = 0, all_windows = 0;
-  std::map<std::string, std::vector<Nanos>> durations;
-
-  for (const Machine& machine : timeline.machines) {
-    for (const Worker& worker : machine.workers) {
-      WorkerAnalysis w;
-      w.machine = worker.machine;
-      w.worker = worker.index;
-      w.name = machine.name + " worker " + std::to_string(worker.index);
-      // The worker's job intervals by step, in one pass.
-      std::map<std::int64_t, std::vector<std::pair<Nanos, Nanos>>> by_step_intervals;
-      for (const Job& job : worker.jobs)
-        by_step_intervals[by_step ? job.step : kNoStep].emplace_back(job.start, job.end);
-      for (const StepWindow& window : a.steps) {
-        auto it = by_step_intervals.find(window.step);
-        WorkerStep ws{window.step, it == by_step_intervals.end() ? 0 : UnionLength(std::move(it->second)), 0};
-        ws.idle = window.duration() - ws.busy;
-        w.busy += ws.busy;
-        w.idle += ws.idle;
-        w.windows += window.duration();
-        w.steps.push_back(ws);
-      }
-      w.bubble_ratio = w.windows > 0 ? static_cast<double>(w.idle) / static_cast<double>(w.windows) : 0;
-      all_idle += w.idle;
-      all_windows += w.windows;
-      a.workers.push_back(std::move(w));
-      for (const Job& job : worker.jobs) durations[job.type].push_back(job.end - job.start);
-    }
+// Busy and idle time of one worker in every step window.
+WorkerAnalysis AnalyzeWorker(const Machine& machine, const Worker& worker, const std::vector<StepWindow>& steps,
+                             bool by_step) {
+  WorkerAnalysis w;
+  w.machine = worker.machine;
+  w.worker = worker.index;
+  w.name = machine.name + " worker " + std::to_string(worker.index);
+  // The worker's job intervals by step, in one pass.
+  std::map<std::int64_t, std::vector<std::pair<Nanos, Nanos>>> by_step_intervals;
+  for (const Job& job : worker.jobs) by_step_intervals[by_step ? job.step : kNoStep].emplace_back(job.start, job.end);
+  for (const StepWindow& window : steps) {
+    auto it = by_step_intervals.find(window.step);
+    WorkerStep ws{window.step, it == by_step_intervals.end() ? 0 : UnionLength(std::move(it->second)), 0};
+    ws.idle = window.duration() - ws.busy;
+    w.busy += ws.busy;
+    w.idle += ws.idle;
+    w.windows += window.duration();
+    w.steps.push_back(ws);
   }
-  a.bubble_ratio = all_windows > 0 ? static_cast<double>(all_idle) / static_cast<double>(all_windows) : 0;
+  w.bubble_ratio = w.windows > 0 ? static_cast<double>(w.idle) / static_cast<double>(w.windows) : 0;
+  return w;
+}
 
+std::map<std::string, TypeAnalysis> JobTypes(const Timeline& timeline) {
+  std::map<std::string, std::vector<Nanos>> durations;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers)
+      for (const Job& job : worker.jobs) durations[job.type].push_back(job.end - job.start);
+  std::map<std::string, TypeAnalysis> types;
   for (auto& [type, values] : durations) {
     std::sort(values.begin(), values.end());
     TypeAnalysis t;
@@ -93,52 +85,75 @@ Analysis Analyze(const Timeline& timeline) {
     t.mean = t.total / static_cast<Nanos>(t.count);
     t.p50 = Percentile(values, 50);
     t.p95 = Percentile(values, 95);
-    a.job_types[type] = t;
+    types[type] = t;
   }
+  return types;
+}
 
-  // Stages: workers with jobs. Micro-batches: distinct forward micro-batch
-  // ids per step on a worker, the most seen.
-  std::set<std::int64_t> seen;
+// Stages: workers with jobs. Micro-batches: distinct forward micro-batch
+// ids per step on a worker, the most seen.
+void CountStagesAndMicroBatches(const Timeline& timeline, Analysis* a) {
   for (const Machine& machine : timeline.machines)
     for (const Worker& worker : machine.workers) {
       if (worker.jobs.empty()) continue;
-      ++a.stages;
+      ++a->stages;
       std::map<std::int64_t, std::set<std::int64_t>> per_step;
       for (const Job& job : worker.jobs)
         if (job.type.rfind("forward", 0) == 0) per_step[job.step].insert(job.micro_batch);
-      for (const auto& [step, ids] : per_step) a.micro_batches = std::max(a.micro_batches, static_cast<int>(ids.size()));
+      for (const auto& [step, ids] : per_step) a->micro_batches = std::max(a->micro_batches, static_cast<int>(ids.size()));
     }
-  if (a.stages > 0 && a.micro_batches > 0)
-    a.ideal_bubble_ratio = static_cast<double>(a.stages - 1) / static_cast<double>(a.micro_batches + a.stages - 1);
+  if (a->stages > 0 && a->micro_batches > 0)
+    a->ideal_bubble_ratio = static_cast<double>(a->stages - 1) / static_cast<double>(a->micro_batches + a->stages - 1);
+}
 
-  // Stragglers: per step, the worker whose last job ended latest, and how
-  // far behind the median worker it was.
-  if (by_step) {
-    // Each worker's last job end per step, in one pass over its jobs.
-    std::map<std::int64_t, std::vector<std::pair<Nanos, const Worker*>>> ends_by_step;
-    for (const Machine& machine : timeline.machines)
-      for (const Worker& worker : machine.workers) {
-        std::map<std::int64_t, Nanos> last;
-        for (const Job& job : worker.jobs)
-          if (job.step != kNoStep) {
-            auto [it, inserted] = last.try_emplace(job.step, job.end);
-            it->second = std::max(it->second, job.end);
-          }
-        for (const auto& [step, end] : last) ends_by_step[step].emplace_back(end, &worker);
-      }
-    for (const StepWindow& window : a.steps) {
-      std::vector<std::pair<Nanos, const Worker*>>& last_ends = ends_by_step[window.step];
-      if (last_ends.size() < 2) continue;
-      std::sort(last_ends.begin(), last_ends.end(),
-                [](const auto& x, const auto& y) { return x.first != y.first ? x.first < y.first : x.second->index < y.second->index; });
-      std::vector<Nanos> ends;
-      for (const auto& [end, worker] : last_ends) ends.push_back(end);
-      const Worker& latest = *last_ends.back().second;
-      a.stragglers.push_back({window.step, latest.machine, latest.index,
-                              timeline.machines[latest.machine].name + " worker " + std::to_string(latest.index),
-                              last_ends.back().first - Percentile(ends, 50)});
+// Per step, the worker whose last job ended latest, and how far behind the
+// median worker it was.
+std::vector<Straggler> Stragglers(const Timeline& timeline, const std::vector<StepWindow>& steps) {
+  // Each worker's last job end per step, in one pass over its jobs.
+  std::map<std::int64_t, std::vector<std::pair<Nanos, const Worker*>>> ends_by_step;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers) {
+      std::map<std::int64_t, Nanos> last;
+      for (const Job& job : worker.jobs)
+        if (job.step != kNoStep) {
+          auto [it, inserted] = last.try_emplace(job.step, job.end);
+          it->second = std::max(it->second, job.end);
+        }
+      for (const auto& [step, end] : last) ends_by_step[step].emplace_back(end, &worker);
     }
+  std::vector<Straggler> stragglers;
+  for (const StepWindow& window : steps) {
+    std::vector<std::pair<Nanos, const Worker*>>& last_ends = ends_by_step[window.step];
+    if (last_ends.size() < 2) continue;
+    std::sort(last_ends.begin(), last_ends.end(),
+              [](const auto& x, const auto& y) { return x.first != y.first ? x.first < y.first : x.second->index < y.second->index; });
+    std::vector<Nanos> ends;
+    for (const auto& [end, worker] : last_ends) ends.push_back(end);
+    const Worker& latest = *last_ends.back().second;
+    stragglers.push_back({window.step, latest.machine, latest.index,
+                          timeline.machines[latest.machine].name + " worker " + std::to_string(latest.index),
+                          last_ends.back().first - Percentile(ends, 50)});
   }
+  return stragglers;
+}
+
+}  // namespace
+
+Analysis Analyze(const Timeline& timeline) {
+  Analysis a;
+  a.steps = StepWindows(timeline);
+  const bool by_step = !a.steps.empty() && a.steps.front().step != kNoStep;
+  Nanos all_idle = 0, all_windows = 0;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers) {
+      a.workers.push_back(AnalyzeWorker(machine, worker, a.steps, by_step));
+      all_idle += a.workers.back().idle;
+      all_windows += a.workers.back().windows;
+    }
+  a.bubble_ratio = all_windows > 0 ? static_cast<double>(all_idle) / static_cast<double>(all_windows) : 0;
+  a.job_types = JobTypes(timeline);
+  CountStagesAndMicroBatches(timeline, &a);
+  if (by_step) a.stragglers = Stragglers(timeline, a.steps);
   return a;
 }
 

@@ -1,0 +1,129 @@
+// The C API and clock sync of libjobviz.
+#include "shim_test_util.h"
+
+using namespace jobviz;
+using namespace jobviz::shim_test;
+
+TEST_CASE("C API: handles, status codes, and the same lines") {
+  const std::string path = TempLog();
+  jobviz_profiler* profiler = nullptr;
+  jobviz_stream* stream = nullptr;
+  CHECK(jobviz_profiler_create(-1, 0, 1, path.c_str(), -1, -1, &profiler) == JOBVIZ_ERROR_INVALID_ARGUMENT);
+  const std::string not_a_directory = TempLog();
+  std::ofstream(not_a_directory) << "a file\n";
+  const std::string unopenable = not_a_directory + "/log";  // a path under a regular file
+  CHECK(jobviz_profiler_create(0, 0, 1, unopenable.c_str(), -1, -1, &profiler) == JOBVIZ_ERROR_IO);
+  fs::remove(not_a_directory);
+  REQUIRE(jobviz_profiler_create(1, 1, 2, path.c_str(), -1, -1, &profiler) == JOBVIZ_OK);
+  REQUIRE(jobviz_stream_create_cpu(&stream) == JOBVIZ_OK);
+  jobviz_stream* cuda = nullptr;
+  CHECK(jobviz_stream_wrap_cuda(nullptr, &cuda) == (IsCudaAvailable() ? JOBVIZ_OK : JOBVIZ_ERROR_NO_CUDA));
+  jobviz_stream_destroy(cuda);
+  CHECK(jobviz_step_begin(profiler, 0) == JOBVIZ_OK);
+  jobviz_job job = JOBVIZ_NO_JOB;
+  CHECK(jobviz_job_begin(profiler, stream, "forward", 0, 2, &job) == JOBVIZ_OK);
+  CHECK(job != JOBVIZ_NO_JOB);
+  CHECK(jobviz_cpu_stream_sleep(stream, 1000) == JOBVIZ_OK);
+  CHECK(jobviz_job_end(profiler, stream, job) == JOBVIZ_OK);
+  CHECK(jobviz_step_end(profiler) == JOBVIZ_OK);
+  jobviz_communicator* group[1] = {nullptr};
+  REQUIRE(jobviz_communicator_create_cpu_group(1, group) == JOBVIZ_OK);
+  CHECK(jobviz_sync_clocks(profiler, group[0], stream, 3) == JOBVIZ_OK);
+  CHECK(jobviz_sync_clocks(profiler, nullptr, stream, 3) == JOBVIZ_ERROR_INVALID_ARGUMENT);
+  jobviz_communicator* nccl = nullptr;
+  unsigned char id[JOBVIZ_NCCL_UNIQUE_ID_BYTES];
+  CHECK(jobviz_communicator_create_nccl(id, 2, 2, &nccl) == JOBVIZ_ERROR_INVALID_ARGUMENT);  // rank >= size
+  CHECK(jobviz_communicator_wrap_nccl(nullptr, &nccl) == JOBVIZ_ERROR_INVALID_ARGUMENT);
+  CHECK(jobviz_set_profile_window(profiler, 5, 3) == JOBVIZ_ERROR_INVALID_ARGUMENT);
+  CHECK(jobviz_job_begin(nullptr, stream, "forward", 0, 0, &job) == JOBVIZ_ERROR_INVALID_ARGUMENT);
+  CHECK(jobviz_stream_synchronize(stream) == JOBVIZ_OK);
+  CHECK(jobviz_records_lost(profiler) == 0);
+  jobviz_profiler_destroy(profiler);
+  jobviz_stream_destroy(stream);
+  jobviz_communicator_destroy(group[0]);
+  const WorkerLogScan scan = ScanOutput(path);
+  const auto jobs = Jobs(scan);
+  REQUIRE(jobs.size() == 1);
+  CHECK(jobs[0].micro_batch == 2);
+  CHECK(SyncTimes(scan).size() == 3);
+  CHECK(std::string(jobviz_status_string(JOBVIZ_ERROR_NO_CUDA)).find("without CUDA") != std::string::npos);
+  fs::remove(path);
+}
+
+
+TEST_CASE("Clock sync: every rank reads the same instant, each through its own clock") {
+  constexpr int kRanks = 3;
+  const std::int64_t offsets[kRanks] = {0, 50'000'000, -20'000'000};  // emulated: +50 ms, -20 ms
+  auto group = CpuCommunicator::CreateGroup(kRanks);
+  std::vector<std::string> paths;
+  for (int r = 0; r < kRanks; ++r) paths.push_back(TempLog());
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kRanks; ++r)
+    threads.emplace_back([&, r] {
+      ProfilerConfig config = Config(paths[r]);
+      config.global_rank = r;
+      config.emulated_clock_offset_ns = offsets[r];
+      Profiler profiler(config);
+      CpuStream stream;
+      stream.EnqueueSleep(std::chrono::milliseconds(5 * r));  // ranks arrive at different times
+      profiler.SyncClocks(*group[r], stream);
+      profiler.SyncClocks(*group[r], stream, 2);  // round numbers go on
+      stream.Synchronize();
+    });
+  for (auto& t : threads) t.join();
+  std::vector<std::map<std::int64_t, std::int64_t>> times;
+  for (const auto& path : paths) {
+    times.push_back(SyncTimes(ScanOutput(path)));
+    fs::remove(path);
+  }
+  for (int r = 0; r < kRanks; ++r) {
+    REQUIRE(times[r].size() == 7);
+    CHECK(times[r].rbegin()->first == 6);
+    for (const auto& [round, t] : times[r]) {
+      const std::int64_t seen_offset = t - times[0].at(round);
+      INFO("rank " << r << " round " << round);
+      // The barrier releases everyone at once; a loaded machine may wake a thread late.
+      CHECK(std::abs(seen_offset - offsets[r]) < 10'000'000);
+    }
+  }
+}
+
+TEST_CASE("Clock sync runs by itself at the start and the end of the profiling window") {
+  const std::string path = TempLog();
+  {
+    auto group = CpuCommunicator::CreateGroup(1);
+    ProfilerConfig config = Config(path);
+    config.profile_start = 1;
+    config.profile_end = 3;
+    config.clock_sync_rounds = 4;
+    Profiler profiler(config);
+    CpuStream stream;
+    profiler.AttachClockSync(group[0].get(), &stream);
+    for (int step = 0; step < 5; ++step) {
+      profiler.BeginStep(step);
+      JobScope job(profiler, stream, "forward", step, 0);
+      profiler.EndStep();
+    }
+    stream.Synchronize();
+    profiler.AttachClockSync(nullptr, nullptr);
+  }
+  const WorkerLogScan scan = ScanOutput(path);
+  std::vector<std::string> order;  // record kinds in file order
+  for (const LogRecord& r : scan.records) {
+    if (r.kind == RecordKind::kClockSync) order.push_back("sync" + std::to_string(r.round));
+    if (r.kind == RecordKind::kStepPush) order.push_back("push" + std::to_string(r.step));
+    if (r.kind == RecordKind::kStepPop) order.push_back("pop");
+  }
+  // The window line comes first; jobs are printed when they end, so leave them out.
+  const std::vector<std::string> expected = {"sync0", "sync1", "sync2", "sync3", "push1", "pop", "push2", "pop",
+                                             "sync4", "sync5", "sync6", "sync7"};
+  CHECK(order == expected);
+  fs::remove(path);
+}
+
+TEST_CASE("A CPU communicator refuses a stream it cannot wait on") {
+  auto group = CpuCommunicator::CreateGroup(1);
+  CudaStream not_cpu(nullptr);
+  CHECK_FALSE(group[0]->EnqueueCollective(not_cpu));
+  CHECK_FALSE(NcclCommunicator::Wrap(nullptr));  // without NCCL, or with a null communicator
+}

@@ -1,0 +1,159 @@
+// Profiler internals shared by profiler.cc (the public API) and
+// profiler_writer.cc (the ring and the background writer).
+//
+// Records live in a ring preallocated at construction. The launching thread
+// claims the next slot with one compare-and-swap (a full ring drops the
+// record and counts it), fills it, and enqueues two host callbacks that only
+// read CLOCK_REALTIME and store it; the end callback publishes the record.
+// A writer thread takes published records in claim order, formats the lines
+// and writes them through spdlog.
+#pragma once
+
+#include "jobviz/profiler.h"
+
+#include <spdlog/logger.h>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <unistd.h>
+
+#include <array>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "nvtx_ranges.h"
+
+namespace jobviz {
+
+namespace profiler_detail {
+
+enum class RecordKind : std::uint8_t { kJob, kStepPush, kStepPop, kWindow, kClockSync };
+
+// The host clock, or an emulated wrong one (tests, the demo).
+struct ClockModel {
+  std::int64_t offset_ns = 0;
+  double drift_ppm = 0;
+  std::int64_t start_ns = 0;
+  std::int64_t Read(std::int64_t t) const {
+    return t + offset_ns + static_cast<std::int64_t>(static_cast<double>(t - start_ns) * drift_ppm * 1e-6);
+  }
+};
+enum RecordState : std::uint32_t { kPending = 0, kPublished = 1, kAbandoned = 2 };
+
+struct alignas(64) Record {
+  std::atomic<std::uint32_t> state{kPending};
+  RecordKind kind = RecordKind::kJob;
+  std::uint16_t type = 0;
+  std::int64_t a = 0, b = 0;  // job: id, micro-batch; step push: step; window: start, end; sync: rank, round
+  const ClockModel* clock = nullptr;  // set when the clock is emulated
+  std::atomic<std::int64_t> start_ns{0}, end_ns{0};
+};
+
+inline std::int64_t WallClockNanos() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+inline std::int64_t ReadClock(const Record& record) {
+  const std::int64_t t = WallClockNanos();
+  return record.clock ? record.clock->Read(t) : t;
+}
+
+// Host callbacks: no allocation, no lock, no I/O, no CUDA call.
+inline void OnJobStart(void* argument) {
+  Record* record = static_cast<Record*>(argument);
+  record->start_ns.store(ReadClock(*record), std::memory_order_relaxed);
+}
+inline void OnJobEnd(void* argument) {
+  Record* record = static_cast<Record*>(argument);
+  record->end_ns.store(ReadClock(*record), std::memory_order_relaxed);
+  record->state.store(kPublished, std::memory_order_release);
+}
+inline void OnSyncPoint(void* argument) {
+  Record* record = static_cast<Record*>(argument);
+  record->start_ns.store(ReadClock(*record), std::memory_order_relaxed);
+  record->state.store(kPublished, std::memory_order_release);
+}
+
+inline std::int64_t EnvStep(const char* name) {
+  const char* value = std::getenv(name);
+  if (!value || !*value) return -1;
+  char* end = nullptr;
+  const long long step = std::strtoll(value, &end, 10);
+  if (*end != '\0' || step < 0) {
+    std::fprintf(stderr, "jobviz: ignoring %s=%s (expected a step number)\n", name, value);
+    return -1;
+  }
+  return step;
+}
+
+inline size_t RoundUpToPowerOfTwo(size_t n) {
+  size_t p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+// "1697793307213.760986": the framework's millisecond format.
+inline int FormatMillis(char* out, size_t size, std::int64_t ns) {
+  return std::snprintf(out, size, "%lld.%06lld", static_cast<long long>(ns / 1'000'000),
+                       static_cast<long long>(ns % 1'000'000));
+}
+
+}  // namespace profiler_detail
+
+using namespace profiler_detail;
+
+struct Profiler::Impl {
+  static constexpr size_t kMaxTypes = 256;
+  static constexpr size_t kMaxTypeLength = 63;
+
+  std::vector<Record> ring;
+  std::uint64_t mask = 0;
+  std::atomic<std::uint64_t> write{0};  // next index to claim
+  std::atomic<std::uint64_t> read{0};   // next index the writer takes
+  std::atomic<std::uint64_t> lost{0}, jobs{0}, lines{0};
+
+  // Job types, interned so a record holds a small number, not a string.
+  std::array<std::array<char, kMaxTypeLength + 1>, kMaxTypes> types{};
+  std::atomic<size_t> type_count{0};
+  std::mutex type_mutex;
+
+  // Window and step state: touched by the launching thread(s) only.
+  std::mutex step_mutex;
+  std::int64_t window_start = -1, window_end = -1;
+  bool window_announced = false, step_open = false;
+  std::int64_t current_step = -1;
+  Communicator* sync_communicator = nullptr;
+  Stream* sync_stream = nullptr;
+  bool sync_started = false, sync_finished = false;
+  std::int64_t next_round = 0;
+  int rank = 0;
+
+  ClockModel clock_model;
+  const ClockModel* emulated_clock = nullptr;
+
+  std::shared_ptr<spdlog::logger> logger;
+  std::mutex drain_mutex;  // the writer thread and Shutdown() both drain
+  std::thread writer;
+  std::mutex writer_mutex;
+  std::condition_variable writer_wake;
+  bool stopping = false;
+  std::atomic<bool> shut_down{false};
+  int flush_interval_ms = 20;
+
+  int InternType(std::string_view type);
+  Record* Claim(std::uint64_t* index);
+  void AddMarker(RecordKind kind, std::int64_t a, std::int64_t b);
+  void WriteRecord(const Record& record);
+  size_t Drain();
+  void WriterLoop();
+};
+
+}  // namespace jobviz

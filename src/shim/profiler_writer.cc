@@ -1,0 +1,111 @@
+// The record ring and the background writer of the Profiler.
+#include "profiler_impl.h"
+
+namespace jobviz {
+
+int Profiler::Impl::InternType(std::string_view type) {
+  const size_t count = type_count.load(std::memory_order_acquire);
+  for (size_t i = 0; i < count; ++i)
+    if (type == std::string_view(types[i].data())) return static_cast<int>(i);
+  if (type.empty() || type.size() > kMaxTypeLength) return -1;
+  std::lock_guard<std::mutex> lock(type_mutex);
+  const size_t now = type_count.load(std::memory_order_relaxed);
+  for (size_t i = count; i < now; ++i)
+    if (type == std::string_view(types[i].data())) return static_cast<int>(i);
+  if (now == kMaxTypes) return -1;
+  std::memcpy(types[now].data(), type.data(), type.size());
+  types[now][type.size()] = '\0';
+  type_count.store(now + 1, std::memory_order_release);
+  return static_cast<int>(now);
+}
+
+Record* Profiler::Impl::Claim(std::uint64_t* index) {
+  std::uint64_t w = write.load(std::memory_order_relaxed);
+  do {
+    if (w - read.load(std::memory_order_acquire) > mask) {
+      lost.fetch_add(1, std::memory_order_relaxed);
+      return nullptr;
+    }
+  } while (!write.compare_exchange_weak(w, w + 1, std::memory_order_acq_rel, std::memory_order_relaxed));
+  *index = w;
+  Record* record = &ring[w & mask];
+  record->clock = emulated_clock;
+  record->start_ns.store(0, std::memory_order_relaxed);
+  record->end_ns.store(0, std::memory_order_relaxed);
+  return record;
+}
+
+void Profiler::Impl::AddMarker(RecordKind kind, std::int64_t a, std::int64_t b) {
+  std::uint64_t index;
+  Record* record = Claim(&index);
+  if (!record) return;
+  record->kind = kind;
+  record->a = a;
+  record->b = b;
+  record->start_ns.store(ReadClock(*record), std::memory_order_relaxed);
+  record->state.store(kPublished, std::memory_order_release);
+}
+
+void Profiler::Impl::WriteRecord(const Record& record) {
+  char line[256], start[32], end[32];
+  const std::int64_t start_ns = record.start_ns.load(std::memory_order_relaxed);
+  FormatMillis(start, sizeof start, start_ns);
+  switch (record.kind) {
+    case RecordKind::kJob:
+      FormatMillis(end, sizeof end, record.end_ns.load(std::memory_order_relaxed));
+      std::snprintf(line, sizeof line,
+                    "Profiler Info: Job (%lld), type = %s, micro_batch_id = %lld, "
+                    "job_start_time = %s, job_end_time = %s",
+                    static_cast<long long>(record.a), types[record.type].data(),
+                    static_cast<long long>(record.b), start, end);
+      break;
+    case RecordKind::kStepPush:
+      std::snprintf(line, sizeof line, "NVTX range push: %lld, time: %s", static_cast<long long>(record.a),
+                    start);
+      break;
+    case RecordKind::kStepPop:
+      std::snprintf(line, sizeof line, "NVTX range pop, time: %s", start);
+      break;
+    case RecordKind::kWindow:
+      std::snprintf(line, sizeof line, "Schedule Profiler start at step %lld and end at step %lld",
+                    static_cast<long long>(record.a), static_cast<long long>(record.b));
+      break;
+    case RecordKind::kClockSync:
+      std::snprintf(line, sizeof line, "Clock Sync: rank = %lld, round = %lld, time = %s",
+                    static_cast<long long>(record.a), static_cast<long long>(record.b), start);
+      break;
+  }
+  logger->info(line);
+  lines.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Writes published records in claim order; stops at the first one whose
+// job has not ended yet. Returns how many were taken.
+size_t Profiler::Impl::Drain() {
+  std::lock_guard<std::mutex> lock(drain_mutex);
+  size_t taken = 0;
+  std::uint64_t r = read.load(std::memory_order_relaxed);
+  while (r < write.load(std::memory_order_acquire)) {
+    Record& record = ring[r & mask];
+    const std::uint32_t state = record.state.load(std::memory_order_acquire);
+    if (state == kPending) break;
+    if (state == kPublished) WriteRecord(record);
+    record.state.store(kPending, std::memory_order_relaxed);
+    read.store(++r, std::memory_order_release);
+    ++taken;
+  }
+  if (taken > 0) logger->flush();
+  return taken;
+}
+
+void Profiler::Impl::WriterLoop() {
+  std::unique_lock<std::mutex> lock(writer_mutex);
+  while (!stopping) {
+    writer_wake.wait_for(lock, std::chrono::milliseconds(flush_interval_ms));
+    lock.unlock();
+    Drain();
+    lock.lock();
+  }
+}
+
+}  // namespace jobviz
