@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -20,6 +21,34 @@ class Communicator {
   virtual int size() const = 0;
   // Enqueues one tiny synchronising collective on `stream`.
   virtual bool EnqueueCollective(Stream& stream) = 0;
+  // Host-side groups (BarrierCommunicator) synchronise the calling threads
+  // instead: the profiler calls HostBarrier() and takes the host time as
+  // soon as it returns, without a stream.
+  virtual bool OnHost() const { return false; }
+  virtual bool HostBarrier() { return false; }
+};
+
+// A group whose collective is a barrier the application supplies, across
+// any processes: torch.distributed.barrier, MPI_Barrier, a
+// multiprocessing.Barrier. It needs no GPU and no NCCL. SyncClocks calls the
+// barrier on the calling thread (every rank must, as with any collective)
+// and each rank takes its host time right after the barrier returns, so the
+// clocks agree to within the barrier's release skew (docs/runtime-shim.md).
+class BarrierCommunicator : public Communicator {
+ public:
+  // Returns false when the barrier failed; that round is then counted lost.
+  using Barrier = std::function<bool()>;
+  BarrierCommunicator(Barrier barrier, int rank, int size)
+      : barrier_(std::move(barrier)), rank_(rank), size_(size) {}
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  bool EnqueueCollective(Stream&) override { return false; }  // host-side only
+  bool OnHost() const override { return true; }
+  bool HostBarrier() override { return barrier_ && barrier_(); }
+
+ private:
+  Barrier barrier_;
+  int rank_, size_;
 };
 
 // In-process group for the CPU backend (tests, the demo): the collective is

@@ -30,6 +30,12 @@ typedef uint64_t jobviz_job;
 jobviz_status jobviz_profiler_create(int global_rank, int local_worker, int world_size,
                                      const char* output_path, int64_t profile_start,
                                      int64_t profile_end, jobviz_profiler** out);
+/* The same, with this process's clock emulated as off by clock_offset_ns
+ * plus clock_drift_ppm (tests and demos of clock alignment on one machine). */
+jobviz_status jobviz_profiler_create_emulated(int global_rank, int local_worker, int world_size,
+                                              const char* output_path, int64_t profile_start,
+                                              int64_t profile_end, int64_t clock_offset_ns,
+                                              double clock_drift_ppm, jobviz_profiler** out);
 /* Flushes everything and frees the profiler. */
 void jobviz_profiler_destroy(jobviz_profiler* profiler);
 
@@ -62,10 +68,19 @@ jobviz_status jobviz_communicator_wrap_nccl(void* nccl_comm, jobviz_communicator
 jobviz_status jobviz_nccl_unique_id(void* unique_id_out);
 jobviz_status jobviz_communicator_create_nccl(const void* unique_id, int rank, int size,
                                               jobviz_communicator** out);
+/* A group of any processes whose collective is a barrier the application
+ * supplies (torch.distributed.barrier, MPI_Barrier, ...): `barrier` returns 0
+ * once every rank has reached it. Clock sync then runs on the calling thread
+ * and needs no stream: pass NULL as the stream to jobviz_sync_clocks and
+ * jobviz_attach_clock_sync. No GPU, no NCCL. */
+typedef int (*jobviz_barrier_fn)(void* user_data);
+jobviz_status jobviz_communicator_create_barrier(jobviz_barrier_fn barrier, void* user_data, int rank, int size,
+                                                 jobviz_communicator** out);
 /* Fills out[0..size-1] with the members of one in-process group. */
 jobviz_status jobviz_communicator_create_cpu_group(int size, jobviz_communicator** out);
 void jobviz_communicator_destroy(jobviz_communicator* communicator);
-/* Runs `rounds` rounds now (rounds < 0: the default, 5). */
+/* Runs `rounds` rounds now (rounds < 0: the default, 5). The stream may be
+ * NULL for a barrier communicator. */
 jobviz_status jobviz_sync_clocks(jobviz_profiler* profiler, jobviz_communicator* communicator,
                                  jobviz_stream* stream, int rounds);
 /* Runs them by itself at the profiling window's start and end; NULLs detach. */

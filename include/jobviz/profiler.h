@@ -79,11 +79,15 @@ class Profiler {
   // followed by a host callback that takes the time; writes "Clock Sync"
   // lines. Round numbers go on across calls. Every rank must call it the
   // same number of times (it is a collective).
+  // With a host-side communicator (BarrierCommunicator) the stream is not
+  // used: each round is the barrier, then the host time.
   void SyncClocks(Communicator& communicator, Stream& stream, int rounds = -1);
+  void SyncClocks(BarrierCommunicator& communicator, int rounds = -1);
   // With a communicator attached, SyncClocks runs by itself when the
   // profiling window starts (first BeginStep inside it) and when it ends
   // (EndStep of step end-1). Without a window, only at the first step: call
   // SyncClocks at the end yourself. Detach (nullptrs) before the stream goes.
+  // A host-side communicator needs no stream (nullptr).
   void AttachClockSync(Communicator* communicator, Stream* stream);
 
   // Changes the profiling window (overrides the environment).
@@ -99,7 +103,7 @@ class Profiler {
   struct Impl;
 
  private:
-  void SyncClocksLocked(Communicator& communicator, Stream& stream, int rounds);
+  void SyncClocksLocked(Communicator& communicator, Stream* stream, int rounds);
   ProfilerConfig config_;
   std::atomic<bool> recording_{true};
   std::unique_ptr<Impl> impl_;

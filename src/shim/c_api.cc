@@ -28,8 +28,9 @@ struct jobviz_communicator {
 
 extern "C" {
 
-jobviz_status jobviz_profiler_create(int global_rank, int local_worker, int world_size, const char* output_path,
-                                     int64_t profile_start, int64_t profile_end, jobviz_profiler** out) {
+jobviz_status jobviz_profiler_create_emulated(int global_rank, int local_worker, int world_size,
+                                              const char* output_path, int64_t profile_start, int64_t profile_end,
+                                              int64_t clock_offset_ns, double clock_drift_ppm, jobviz_profiler** out) {
   if (!out || global_rank < 0 || local_worker < 0 || world_size < 1) return JOBVIZ_ERROR_INVALID_ARGUMENT;
   *out = nullptr;
   jobviz::ProfilerConfig config;
@@ -39,6 +40,8 @@ jobviz_status jobviz_profiler_create(int global_rank, int local_worker, int worl
   config.output_path = output_path ? output_path : "";
   config.profile_start = profile_start;
   config.profile_end = profile_end;
+  config.emulated_clock_offset_ns = clock_offset_ns;
+  config.emulated_clock_drift_ppm = clock_drift_ppm;
   try {
     *out = new jobviz_profiler{std::make_unique<jobviz::Profiler>(config)};
   } catch (const std::runtime_error&) {
@@ -47,6 +50,12 @@ jobviz_status jobviz_profiler_create(int global_rank, int local_worker, int worl
     return JOBVIZ_ERROR_INTERNAL;
   }
   return JOBVIZ_OK;
+}
+
+jobviz_status jobviz_profiler_create(int global_rank, int local_worker, int world_size, const char* output_path,
+                                     int64_t profile_start, int64_t profile_end, jobviz_profiler** out) {
+  return jobviz_profiler_create_emulated(global_rank, local_worker, world_size, output_path, profile_start,
+                                         profile_end, 0, 0.0, out);
 }
 
 void jobviz_profiler_destroy(jobviz_profiler* profiler) { delete profiler; }
@@ -161,6 +170,14 @@ jobviz_status jobviz_communicator_create_nccl(const void* unique_id, int rank, i
   return JOBVIZ_OK;
 }
 
+jobviz_status jobviz_communicator_create_barrier(jobviz_barrier_fn barrier, void* user_data, int rank, int size,
+                                                 jobviz_communicator** out) {
+  if (!out || !barrier || size < 1 || rank < 0 || rank >= size) return JOBVIZ_ERROR_INVALID_ARGUMENT;
+  auto call = [barrier, user_data] { return barrier(user_data) == 0; };
+  *out = new jobviz_communicator{std::make_unique<jobviz::BarrierCommunicator>(call, rank, size)};
+  return JOBVIZ_OK;
+}
+
 jobviz_status jobviz_communicator_create_cpu_group(int size, jobviz_communicator** out) {
   if (!out || size < 1) return JOBVIZ_ERROR_INVALID_ARGUMENT;
   auto group = jobviz::CpuCommunicator::CreateGroup(size);
@@ -172,7 +189,12 @@ void jobviz_communicator_destroy(jobviz_communicator* communicator) { delete com
 
 jobviz_status jobviz_sync_clocks(jobviz_profiler* profiler, jobviz_communicator* communicator,
                                  jobviz_stream* stream, int rounds) {
-  if (!profiler || !communicator || !stream) return JOBVIZ_ERROR_INVALID_ARGUMENT;
+  if (!profiler || !communicator) return JOBVIZ_ERROR_INVALID_ARGUMENT;
+  if (auto* barrier = dynamic_cast<jobviz::BarrierCommunicator*>(communicator->communicator.get())) {
+    profiler->profiler->SyncClocks(*barrier, rounds);
+    return JOBVIZ_OK;
+  }
+  if (!stream) return JOBVIZ_ERROR_INVALID_ARGUMENT;
   profiler->profiler->SyncClocks(*communicator->communicator, *stream->stream, rounds);
   return JOBVIZ_OK;
 }

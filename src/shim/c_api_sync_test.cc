@@ -1,6 +1,10 @@
 // The C API and clock sync of libjobviz.
 #include "shim_test_util.h"
 
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
 using namespace jobviz;
 using namespace jobviz::shim_test;
 
@@ -126,4 +130,115 @@ TEST_CASE("A CPU communicator refuses a stream it cannot wait on") {
   CudaStream not_cpu(nullptr);
   CHECK_FALSE(group[0]->EnqueueCollective(not_cpu));
   CHECK_FALSE(NcclCommunicator::Wrap(nullptr));  // without NCCL, or with a null communicator
+}
+
+namespace {
+
+// What an application's barrier does (torch.distributed.barrier, MPI):
+// returns once every rank has called it.
+struct TestBarrier {
+  explicit TestBarrier(int n) : size(n) {}
+  const int size;
+  std::mutex mutex;
+  std::condition_variable all_in;
+  int waiting = 0;
+  long generation = 0;
+  bool Wait() {
+    std::unique_lock<std::mutex> lock(mutex);
+    const long mine = generation;
+    if (++waiting == size) {
+      waiting = 0;
+      ++generation;
+      all_in.notify_all();
+      return true;
+    }
+    all_in.wait(lock, [&] { return generation != mine; });
+    return true;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("Barrier clock sync: any barrier, no stream, each rank reads its own clock right after it") {
+  constexpr int kRanks = 3;
+  const std::int64_t offsets[kRanks] = {0, 30'000'000, -7'000'000};
+  TestBarrier barrier(kRanks);
+  std::vector<std::string> paths;
+  for (int r = 0; r < kRanks; ++r) paths.push_back(TempLog());
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kRanks; ++r)
+    threads.emplace_back([&, r] {
+      ProfilerConfig config = Config(paths[r]);
+      config.global_rank = r;
+      config.emulated_clock_offset_ns = offsets[r];
+      Profiler profiler(config);
+      BarrierCommunicator communicator([&] { return barrier.Wait(); }, r, kRanks);
+      std::this_thread::sleep_for(std::chrono::milliseconds(4 * r));  // ranks arrive at different times
+      profiler.SyncClocks(communicator, 4);
+    });
+  for (auto& t : threads) t.join();
+  std::vector<std::map<std::int64_t, std::int64_t>> times;
+  for (const auto& path : paths) {
+    times.push_back(SyncTimes(ScanOutput(path)));
+    fs::remove(path);
+  }
+  for (int r = 0; r < kRanks; ++r) {
+    REQUIRE(times[r].size() == 4);
+    for (const auto& [round, t] : times[r]) {
+      INFO("rank " << r << " round " << round);
+      CHECK(std::abs(t - times[0].at(round) - offsets[r]) < 10'000'000);  // not the 4 ms arrival spread
+    }
+  }
+}
+
+TEST_CASE("Barrier clock sync: a failing barrier loses its rounds and says so") {
+  const std::string path = TempLog();
+  ProfilerStats stats;
+  {
+    Profiler profiler(Config(path));
+    int calls = 0;
+    BarrierCommunicator communicator([&] { return ++calls % 2 == 1; }, 0, 1);  // every second one fails
+    profiler.SyncClocks(communicator, 4);
+    CHECK(calls == 4);
+    profiler.Shutdown();
+    stats = profiler.stats();
+  }
+  CHECK(stats.records_lost == 2);
+  CHECK(SyncTimes(ScanOutput(path)).size() == 2);
+  fs::remove(path);
+}
+
+TEST_CASE("Barrier clock sync attached without a stream, and through the C API") {
+  const std::string path = TempLog();
+  jobviz_profiler* profiler = nullptr;
+  REQUIRE(jobviz_profiler_create_emulated(0, 0, 1, path.c_str(), 1, 2, 5'000'000, 0.0, &profiler) == JOBVIZ_OK);
+  int calls = 0;
+  auto barrier = [](void* user) {
+    ++*static_cast<int*>(user);
+    return 0;
+  };
+  jobviz_communicator* communicator = nullptr;
+  CHECK(jobviz_communicator_create_barrier(nullptr, nullptr, 0, 1, &communicator) == JOBVIZ_ERROR_INVALID_ARGUMENT);
+  CHECK(jobviz_communicator_create_barrier(barrier, &calls, 1, 1, &communicator) == JOBVIZ_ERROR_INVALID_ARGUMENT);
+  REQUIRE(jobviz_communicator_create_barrier(barrier, &calls, 0, 1, &communicator) == JOBVIZ_OK);
+  CHECK(jobviz_attach_clock_sync(profiler, communicator, nullptr) == JOBVIZ_OK);
+  const std::int64_t before = NowNanos();
+  for (int step = 0; step < 3; ++step) {
+    CHECK(jobviz_step_begin(profiler, step) == JOBVIZ_OK);
+    CHECK(jobviz_step_end(profiler) == JOBVIZ_OK);
+  }
+  CHECK(jobviz_sync_clocks(profiler, communicator, nullptr, 2) == JOBVIZ_OK);
+  const std::int64_t after = NowNanos();
+  CHECK(calls == 5 + 5 + 2);  // window start, window end, by hand
+  jobviz_attach_clock_sync(profiler, nullptr, nullptr);
+  jobviz_profiler_destroy(profiler);
+  jobviz_communicator_destroy(communicator);
+  const auto times = SyncTimes(ScanOutput(path));
+  CHECK(times.size() == 12);
+  // Taken on the emulated clock, 5 ms ahead of the real one.
+  for (const auto& [round, t] : times) {
+    CHECK(t >= before + 5'000'000);
+    CHECK(t <= after + 5'000'000);
+  }
+  fs::remove(path);
 }

@@ -95,7 +95,7 @@ void Profiler::BeginStep(std::int64_t step) {
   // follows the records of a run.
   if (impl_->sync_communicator && !impl_->sync_started) {
     impl_->sync_started = true;
-    SyncClocksLocked(*impl_->sync_communicator, *impl_->sync_stream, config_.clock_sync_rounds);
+    SyncClocksLocked(*impl_->sync_communicator, impl_->sync_stream, config_.clock_sync_rounds);
   }
   impl_->AddMarker(RecordKind::kStepPush, step, 0);
 }
@@ -109,29 +109,39 @@ void Profiler::EndStep() {
   if (impl_->sync_communicator && impl_->sync_started && !impl_->sync_finished && impl_->window_end >= 0 &&
       impl_->current_step == impl_->window_end - 1) {
     impl_->sync_finished = true;
-    SyncClocksLocked(*impl_->sync_communicator, *impl_->sync_stream, config_.clock_sync_rounds);
+    SyncClocksLocked(*impl_->sync_communicator, impl_->sync_stream, config_.clock_sync_rounds);
   }
 }
 
 void Profiler::SyncClocks(Communicator& communicator, Stream& stream, int rounds) {
   std::lock_guard<std::mutex> lock(impl_->step_mutex);
   if (impl_->shut_down.load()) return;
-  SyncClocksLocked(communicator, stream, rounds < 0 ? config_.clock_sync_rounds : rounds);
+  SyncClocksLocked(communicator, &stream, rounds < 0 ? config_.clock_sync_rounds : rounds);
 }
 
-void Profiler::SyncClocksLocked(Communicator& communicator, Stream& stream, int rounds) {
+void Profiler::SyncClocks(BarrierCommunicator& communicator, int rounds) {
+  std::lock_guard<std::mutex> lock(impl_->step_mutex);
+  if (impl_->shut_down.load()) return;
+  SyncClocksLocked(communicator, nullptr, rounds < 0 ? config_.clock_sync_rounds : rounds);
+}
+
+void Profiler::SyncClocksLocked(Communicator& communicator, Stream* stream, int rounds) {
   for (int k = 0; k < rounds; ++k) {
     const std::int64_t round = impl_->next_round++;
+    if (communicator.OnHost()) {
+      impl_->HostSyncRound(communicator, round);
+      continue;
+    }
     // The collective goes on the stream whether or not the record fits, so
     // every rank enqueues the same collectives.
-    const bool enqueued = communicator.EnqueueCollective(stream);
+    const bool enqueued = stream && communicator.EnqueueCollective(*stream);
     std::uint64_t index;
     Record* record = impl_->Claim(&index);
     if (!record) continue;
     record->kind = RecordKind::kClockSync;
     record->a = impl_->rank;
     record->b = round;
-    if (!enqueued || !stream.LaunchHostFunction(OnSyncPoint, record)) {
+    if (!enqueued || !stream->LaunchHostFunction(OnSyncPoint, record)) {
       impl_->lost.fetch_add(1, std::memory_order_relaxed);
       record->state.store(kAbandoned, std::memory_order_release);
     }
@@ -140,8 +150,9 @@ void Profiler::SyncClocksLocked(Communicator& communicator, Stream& stream, int 
 
 void Profiler::AttachClockSync(Communicator* communicator, Stream* stream) {
   std::lock_guard<std::mutex> lock(impl_->step_mutex);
-  impl_->sync_communicator = communicator && stream ? communicator : nullptr;
-  impl_->sync_stream = communicator && stream ? stream : nullptr;
+  const bool usable = communicator && (stream || communicator->OnHost());
+  impl_->sync_communicator = usable ? communicator : nullptr;
+  impl_->sync_stream = usable ? stream : nullptr;
 }
 
 void Profiler::SetProfileWindow(std::int64_t start, std::int64_t end) {

@@ -151,6 +151,8 @@ struct Profiler::Impl {
   int InternType(std::string_view type);
   Record* Claim(std::uint64_t* index);
   void AddMarker(RecordKind kind, std::int64_t a, std::int64_t b);
+  // One round with a host-side communicator: the barrier, then the time.
+  void HostSyncRound(Communicator& communicator, std::int64_t round);
   void WriteRecord(const Record& record);
   size_t Drain();
   void WriterLoop();

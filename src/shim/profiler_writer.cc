@@ -46,6 +46,25 @@ void Profiler::Impl::AddMarker(RecordKind kind, std::int64_t a, std::int64_t b) 
   record->state.store(kPublished, std::memory_order_release);
 }
 
+void Profiler::Impl::HostSyncRound(Communicator& communicator, std::int64_t round) {
+  std::uint64_t index;
+  Record* record = Claim(&index);  // before the barrier, so the time is taken right after it
+  // Every rank passes the barrier whether or not its record fits.
+  const bool passed = communicator.HostBarrier();
+  const std::int64_t now = record ? ReadClock(*record) : 0;
+  if (!record) return;
+  record->kind = RecordKind::kClockSync;
+  record->a = rank;
+  record->b = round;
+  if (!passed) {
+    lost.fetch_add(1, std::memory_order_relaxed);
+    record->state.store(kAbandoned, std::memory_order_release);
+    return;
+  }
+  record->start_ns.store(now, std::memory_order_relaxed);
+  record->state.store(kPublished, std::memory_order_release);
+}
+
 void Profiler::Impl::WriteRecord(const Record& record) {
   char line[256], start[32], end[32];
   const std::int64_t start_ns = record.start_ns.load(std::memory_order_relaxed);
