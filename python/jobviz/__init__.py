@@ -1,0 +1,320 @@
+"""jobviz: record when each pipeline-parallel job ran on its stream.
+
+A thin layer over libjobviz's C API (ctypes). Lines go to the rank's worker
+log in the framework's own format, and `jobviz` (the command) draws them::
+
+    import jobviz
+    prof = jobviz.Profiler(rank=3, local_worker=1, world_size=8, log_path="workerlog.1", window=(10, 20))
+    for step in range(30):
+        with prof.step(step):
+            for mb in range(micro_batches):
+                with prof.job(stream, "forward", micro_batch=mb):
+                    run_forward(mb)          # enqueue the stage's work on `stream`
+    prof.close()
+
+`stream` is anything with a ``cuda_stream`` handle (``torch.cuda.Stream``,
+CuPy streams) or a :class:`CpuStream`. Clock sync over any process group:
+``prof.attach_clock_sync(jobviz.BarrierCommunicator(torch.distributed.barrier, rank, world))``.
+
+The environment variables of the C API are honoured (JOBVIZ_PROFILE_START,
+JOBVIZ_PROFILE_END). libjobviz is looked for in $JOBVIZ_LIBRARY, next to this
+package, where it was installed, then on the loader's path.
+"""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import itertools
+import sys
+import traceback
+from typing import Any, Callable, Iterator, Optional, Tuple
+
+from ._library import BARRIER_FN, load_library
+
+__all__ = [
+    "JobvizError", "Profiler", "CpuStream", "Communicator", "BarrierCommunicator", "NcclCommunicator",
+    "nccl_unique_id", "nccl_communicator_from_group", "library_version",
+]
+
+_OK = 0
+_NO_JOB = 2**64 - 1
+
+_lib = load_library()
+
+
+class JobvizError(RuntimeError):
+    """A libjobviz call failed; ``status`` is the C status code, the message its text."""
+
+    def __init__(self, status: int, what: str):
+        self.status = status
+        text = _lib.jobviz_status_string(status).decode()
+        super().__init__(f"jobviz: {what}: {text}")
+
+
+def _check(status: int, what: str) -> None:
+    if status != _OK:
+        raise JobvizError(status, what)
+
+
+def library_version() -> str:
+    """The version of the loaded libjobviz."""
+    return _lib.jobviz_version().decode()
+
+
+class _Handle:
+    """Owns one C handle; closes it once, on close() or garbage collection."""
+
+    _destroy: Callable[[ctypes.c_void_p], None]
+
+    def __init__(self) -> None:
+        self._handle = ctypes.c_void_p()
+
+    @property
+    def handle(self) -> ctypes.c_void_p:
+        if not self._handle:
+            raise ValueError(f"{type(self).__name__} is closed")
+        return self._handle
+
+    def close(self) -> None:
+        if self._handle:
+            type(self)._destroy(self._handle)
+            self._handle = ctypes.c_void_p()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: the library may be gone
+            pass
+
+
+class CpuStream(_Handle):
+    """A CPU stand-in for a GPU stream: work runs in order on a thread of its own.
+
+    ``sleep(us)`` enqueues simulated work; ``synchronize()`` waits for it.
+    """
+
+    _destroy = staticmethod(lambda h: _lib.jobviz_stream_destroy(h))
+
+    def __init__(self) -> None:
+        super().__init__()
+        _check(_lib.jobviz_stream_create_cpu(ctypes.byref(self._handle)), "cannot create a CPU stream")
+
+    def sleep(self, microseconds: int) -> None:
+        """Enqueues ``microseconds`` of simulated work."""
+        _check(_lib.jobviz_cpu_stream_sleep(self.handle, int(microseconds)), "sleep")
+
+    def synchronize(self) -> None:
+        """Waits until everything enqueued so far has run."""
+        _check(_lib.jobviz_stream_synchronize(self.handle), "synchronize")
+
+
+class _CudaStream(_Handle):
+    """libjobviz's wrapper of a cudaStream_t (made for you from ``stream.cuda_stream``)."""
+
+    _destroy = staticmethod(lambda h: _lib.jobviz_stream_destroy(h))
+
+    def __init__(self, cuda_stream: int) -> None:
+        super().__init__()
+        _check(_lib.jobviz_stream_wrap_cuda(ctypes.c_void_p(cuda_stream), ctypes.byref(self._handle)),
+               "cannot wrap the CUDA stream")
+
+
+class Communicator(_Handle):
+    """The group whose ranks take the time together for clock sync."""
+
+    _destroy = staticmethod(lambda h: _lib.jobviz_communicator_destroy(h))
+    needs_stream = True
+
+
+class BarrierCommunicator(Communicator):
+    """Clock sync through any barrier the application has: ``torch.distributed.barrier``,
+    mpi4py's ``comm.Barrier``, ``multiprocessing.Barrier(n).wait``.
+
+    Each rank takes its host time right after ``barrier()`` returns; no GPU and
+    no NCCL are needed. An exception in the barrier loses that round (it is
+    counted and printed), it does not stop training.
+    """
+
+    needs_stream = False
+    def __init__(self, barrier: Callable[[], Any], rank: int, size: int) -> None:
+        super().__init__()
+
+        def call(_user: Optional[int]) -> int:
+            try:
+                barrier()
+                return 0
+            except Exception:  # never raise through C
+                traceback.print_exc(file=sys.stderr)
+                return 1
+
+        self._callback = BARRIER_FN(call)  # kept alive as long as the handle
+        _check(_lib.jobviz_communicator_create_barrier(self._callback, None, int(rank), int(size),
+                                                       ctypes.byref(self._handle)),
+               "cannot create a barrier communicator")
+
+
+class NcclCommunicator(Communicator):
+    """jobviz's own NCCL communicator (CUDA builds): from a unique id that rank 0 made
+    with :func:`nccl_unique_id` and the application handed to every rank."""
+
+    def __init__(self, unique_id: bytes, rank: int, size: int) -> None:
+        super().__init__()
+        if len(unique_id) != _NCCL_ID_BYTES:
+            raise ValueError(f"an NCCL unique id has {_NCCL_ID_BYTES} bytes, not {len(unique_id)}")
+        buffer = ctypes.create_string_buffer(bytes(unique_id), _NCCL_ID_BYTES)
+        _check(_lib.jobviz_communicator_create_nccl(buffer, int(rank), int(size), ctypes.byref(self._handle)),
+               "cannot create the NCCL communicator")
+
+
+_NCCL_ID_BYTES = 128
+
+
+def nccl_unique_id() -> bytes:
+    """A fresh ncclUniqueId (on rank 0), to hand to every rank."""
+    buffer = ctypes.create_string_buffer(_NCCL_ID_BYTES)
+    _check(_lib.jobviz_nccl_unique_id(buffer), "cannot make an NCCL unique id")
+    return buffer.raw
+
+
+def nccl_communicator_from_group(rank: int, size: int,
+                                 broadcast: Optional[Callable[[list], None]] = None) -> NcclCommunicator:
+    """Builds jobviz's NCCL communicator over an existing process group: rank 0 makes
+    the unique id and ``broadcast`` hands it to every rank. By default
+    ``torch.distributed.broadcast_object_list(objects, src=0)``; any callable that
+    fills ``objects[0]`` on every rank with rank 0's value will do (mpi4py:
+    ``lambda o: o.__setitem__(0, comm.bcast(o[0], root=0))``).
+
+    Every rank must call it, as with any collective.
+    """
+    if broadcast is None:
+        import torch.distributed as dist  # only when asked for
+
+        def broadcast(objects: list) -> None:
+            dist.broadcast_object_list(objects, src=0)
+
+    objects: list = [nccl_unique_id() if rank == 0 else None]
+    broadcast(objects)
+    return NcclCommunicator(objects[0], rank, size)
+
+
+class Profiler(_Handle):
+    """Records jobs and steps of one rank and writes them to its worker log.
+
+    rank, local_worker, world_size: the global rank, the N of workerlog.N, the ranks in all.
+    log_path: the file lines are appended to; None writes to stderr (which the launcher
+      puts into workerlog.N).
+    window: (start, end) steps to record, start <= step < end; None: every step, or
+      JOBVIZ_PROFILE_START / JOBVIZ_PROFILE_END from the environment.
+    emulate_clock_offset_ns, emulate_clock_drift_ppm: pretend this process's clock is
+      off (tests and demos of clock alignment on one machine).
+    """
+
+    _destroy = staticmethod(lambda h: _lib.jobviz_profiler_destroy(h))
+
+    def __init__(self, rank: int, local_worker: int, world_size: int, log_path: Optional[str] = None,
+                 window: Optional[Tuple[int, int]] = None, emulate_clock_offset_ns: int = 0,
+                 emulate_clock_drift_ppm: float = 0.0) -> None:
+        super().__init__()
+        start, end = window if window is not None else (-1, -1)
+        path = str(log_path).encode() if log_path else None
+        _check(_lib.jobviz_profiler_create_emulated(int(rank), int(local_worker), int(world_size), path, int(start),
+                                                    int(end), int(emulate_clock_offset_ns),
+                                                    float(emulate_clock_drift_ppm), ctypes.byref(self._handle)),
+               f"cannot create the profiler (log {log_path!r})")
+        self._job_ids = itertools.count()
+        self._streams: dict = {}  # CUDA stream handle -> its wrapper
+        self._sync: Optional[Tuple[Communicator, Any]] = None
+
+    def _stream(self, stream: Any) -> _Handle:
+        if isinstance(stream, (CpuStream, _CudaStream)):
+            return stream
+        handle = getattr(stream, "cuda_stream", None)
+        if handle is None:
+            raise TypeError("a stream is a jobviz.CpuStream or has a cuda_stream handle "
+                            f"(torch.cuda.Stream, CuPy), not {type(stream).__name__}")
+        if handle not in self._streams:
+            self._streams[handle] = _CudaStream(handle)
+        return self._streams[handle]
+
+    def begin_job(self, stream: Any, type: str, micro_batch: int = 0, job_id: Optional[int] = None) -> int:
+        """Marks a job's start on ``stream``; returns the token for :meth:`end_job`."""
+        token = ctypes.c_uint64()
+        job_id = next(self._job_ids) if job_id is None else job_id
+        _check(_lib.jobviz_job_begin(self.handle, self._stream(stream).handle, type.encode(), int(job_id),
+                                     int(micro_batch), ctypes.byref(token)), f"begin job {type}")
+        return token.value
+
+    def end_job(self, stream: Any, token: int) -> None:
+        """Marks the end of the job ``token`` on ``stream`` (or a stream ordered after it)."""
+        _check(_lib.jobviz_job_end(self.handle, self._stream(stream).handle, token), "end job")
+
+    @contextlib.contextmanager
+    def job(self, stream: Any, type: str, micro_batch: int = 0, job_id: Optional[int] = None) -> Iterator[int]:
+        """``with prof.job(stream, "forward", micro_batch=i):`` around the work a stage enqueues."""
+        token = self.begin_job(stream, type, micro_batch, job_id)
+        try:
+            yield token
+        finally:
+            self.end_job(stream, token)
+
+    def begin_step(self, step: int) -> None:
+        _check(_lib.jobviz_step_begin(self.handle, int(step)), f"begin step {step}")
+
+    def end_step(self) -> None:
+        _check(_lib.jobviz_step_end(self.handle), "end step")
+
+    @contextlib.contextmanager
+    def step(self, step: int) -> Iterator[None]:
+        """``with prof.step(n):`` around one training step."""
+        self.begin_step(step)
+        try:
+            yield
+        finally:
+            self.end_step()
+
+    def set_window(self, start: int, end: int) -> None:
+        """Records steps start <= step < end from now on."""
+        _check(_lib.jobviz_set_profile_window(self.handle, int(start), int(end)), "set window")
+
+    def sync_clocks(self, communicator: Communicator, stream: Any = None, rounds: int = -1) -> None:
+        """Runs clock-sync rounds now; every rank must call it. A barrier communicator needs no stream."""
+        _check(_lib.jobviz_sync_clocks(self.handle, communicator.handle, self._stream_or_none(communicator, stream),
+                                       int(rounds)), "sync clocks")
+
+    def attach_clock_sync(self, communicator: Optional[Communicator], stream: Any = None) -> None:
+        """Syncs clocks by itself at the window's start and end; None detaches."""
+        if communicator is None:
+            _check(_lib.jobviz_attach_clock_sync(self.handle, None, None), "detach clock sync")
+            self._sync = None
+            return
+        stream_handle = self._stream_or_none(communicator, stream)
+        _check(_lib.jobviz_attach_clock_sync(self.handle, communicator.handle, stream_handle), "attach clock sync")
+        self._sync = (communicator, stream)  # both must outlive the attachment
+
+    def _stream_or_none(self, communicator: Communicator, stream: Any) -> Optional[ctypes.c_void_p]:
+        if stream is None:
+            if communicator.needs_stream:
+                raise ValueError(f"{type(communicator).__name__} needs the stream to sync on")
+            return None
+        return self._stream(stream).handle
+
+    @property
+    def records_lost(self) -> int:
+        """Records dropped so far (a full buffer, a failed launch or barrier)."""
+        return _lib.jobviz_records_lost(self.handle)
+
+    def close(self) -> None:
+        """Writes everything and the final line; the log is complete afterwards."""
+        if self._handle and self._sync is not None:
+            _lib.jobviz_attach_clock_sync(self._handle, None, None)
+            self._sync = None
+        super().close()
+        for wrapper in self._streams.values():
+            wrapper.close()
+        self._streams.clear()

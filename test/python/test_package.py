@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""The `jobviz` Python package: its surface, its errors, and lines that the
+jobviz command reads back.   usage: test_package.py JOBVIZ_EXE BUILD_ROOT"""
+import os
+import pydoc
+import subprocess
+import sys
+import tempfile
+import threading
+import unittest
+
+import jobviz
+
+JOBVIZ_EXE = None
+BUILD_ROOT = None
+
+
+class PackageTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory(prefix="jobviz_py_")
+        self.log = os.path.join(self.dir.name, "workerlog.0")
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def draw(self, *extra):
+        return subprocess.run([JOBVIZ_EXE, self.log, "--no-chrome", "-o", os.path.join(self.dir.name, "t.json"),
+                               "--summary-json", "-", *extra], capture_output=True, text=True)
+
+    def test_jobs_and_steps_reach_the_log_and_jobviz_draws_them(self):
+        stream = jobviz.CpuStream()
+        with jobviz.Profiler(rank=0, local_worker=0, world_size=1, log_path=self.log) as prof:
+            for step in range(3):
+                with prof.step(step):
+                    for mb in range(2):
+                        with prof.job(stream, "forward", micro_batch=mb):
+                            stream.sleep(200)
+                    for mb in range(2):
+                        with prof.job(stream, "backward", micro_batch=mb, job_id=100 + mb):
+                            stream.sleep(300)
+            stream.synchronize()
+            self.assertEqual(prof.records_lost, 0)
+        result = self.draw()
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("12 jobs drawn, 0 skipped", result.stderr)
+        self.assertIn("3 steps (step0 to step2) from NVTX step lines", result.stderr)
+        with open(self.log) as f:
+            text = f.read()
+        self.assertIn("Profiler Info: Job (100), type = backward, micro_batch_id = 0", text)
+
+    def test_window_records_only_its_steps(self):
+        stream = jobviz.CpuStream()
+        prof = jobviz.Profiler(rank=0, local_worker=0, world_size=1, log_path=self.log, window=(2, 4))
+        for step in range(6):
+            with prof.step(step):
+                with prof.job(stream, "forward"):
+                    stream.sleep(50)
+        stream.synchronize()
+        prof.close()
+        self.assertIn("2 jobs drawn", self.draw().stderr)
+
+    def test_errors_raise_with_the_status_text(self):
+        with self.assertRaises(jobviz.JobvizError) as raised:
+            jobviz.Profiler(rank=-1, local_worker=0, world_size=1)
+        self.assertEqual(raised.exception.status, 1)
+        self.assertIn("invalid argument", str(raised.exception))
+        not_a_dir = os.path.join(self.dir.name, "file")
+        open(not_a_dir, "w").close()
+        with self.assertRaises(jobviz.JobvizError) as raised:
+            jobviz.Profiler(rank=0, local_worker=0, world_size=1, log_path=os.path.join(not_a_dir, "workerlog.0"))
+        self.assertIn("cannot open the output", str(raised.exception))
+
+    def test_a_stream_must_be_a_cpu_stream_or_have_a_cuda_stream_handle(self):
+        prof = jobviz.Profiler(rank=0, local_worker=0, world_size=1, log_path=self.log)
+        with self.assertRaises(TypeError):
+            prof.begin_job(object(), "forward")
+
+        class FakeTorchStream:  # torch.cuda.Stream's attribute, on a build without CUDA
+            cuda_stream = 0x1234
+
+        try:
+            prof.begin_job(FakeTorchStream(), "forward")
+        except jobviz.JobvizError as error:
+            self.assertIn("without CUDA", str(error))
+        prof.close()
+
+    def test_closed_objects_say_so(self):
+        stream = jobviz.CpuStream()
+        stream.close()
+        stream.close()  # twice is fine
+        with self.assertRaises(ValueError):
+            stream.sleep(1)
+
+    def test_barrier_sync_through_a_python_barrier(self):
+        barrier = threading.Barrier(2)
+        logs = [os.path.join(self.dir.name, "workerlog.%d" % r) for r in range(2)]
+
+        def rank(r):
+            prof = jobviz.Profiler(rank=r, local_worker=r, world_size=2, log_path=logs[r],
+                                   emulate_clock_offset_ns=3_000_000 * r)
+            prof.sync_clocks(jobviz.BarrierCommunicator(barrier.wait, r, 2), rounds=3)
+            prof.close()
+
+        threads = [threading.Thread(target=rank, args=(r,)) for r in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for log in logs:
+            with open(log) as f:
+                self.assertEqual(f.read().count("Clock Sync: rank ="), 3)
+
+    def test_a_failing_barrier_loses_the_round_not_the_program(self):
+        def broken():
+            raise RuntimeError("the group is gone")
+
+        prof = jobviz.Profiler(rank=0, local_worker=0, world_size=1, log_path=self.log)
+        prof.sync_clocks(jobviz.BarrierCommunicator(broken, 0, 1), rounds=2)
+        self.assertEqual(prof.records_lost, 2)
+        prof.close()
+
+    def test_a_stream_based_communicator_needs_a_stream(self):
+        prof = jobviz.Profiler(rank=0, local_worker=0, world_size=1, log_path=self.log)
+        with self.assertRaises(ValueError):
+            prof.sync_clocks(jobviz.Communicator())
+        prof.close()
+
+    def test_help_documents_the_surface(self):
+        text = pydoc.render_doc(jobviz, renderer=pydoc.plaintext)
+        for name in ("Profiler", "CpuStream", "BarrierCommunicator", "nccl_communicator_from_group", "job(",
+                     "step(", "JobvizError"):
+            self.assertIn(name, text)
+
+    def test_a_missing_library_is_named_clearly(self):
+        env = dict(os.environ, JOBVIZ_LIBRARY="/nonexistent/libjobviz.so")
+        result = subprocess.run([sys.executable, "-c", "import jobviz"], capture_output=True, text=True, env=env)
+        self.assertNotEqual(result.returncode, 0)
+        self.assertIn("cannot load libjobviz", result.stderr)
+        self.assertIn("JOBVIZ_LIBRARY", result.stderr)
+
+
+class InstalledPackageTest(unittest.TestCase):
+    """`meson install` puts the package into site-packages under the prefix; it
+    finds libjobviz next to itself, or through the loader's path."""
+
+    def setUp(self):
+        self.dest = tempfile.TemporaryDirectory(prefix="jobviz_install_")
+        subprocess.run(["meson", "install", "-C", BUILD_ROOT, "--destdir", self.dest.name, "--no-rebuild",
+                        "--quiet"], check=True, capture_output=True)
+        found = [root for root, dirs, files in os.walk(self.dest.name) if root.endswith(os.sep + "jobviz")
+                 and "__init__.py" in files]
+        self.assertEqual(len(found), 1, found)
+        self.package = found[0]
+        self.libs = [root for root, dirs, files in os.walk(self.dest.name) if "libjobviz.so.0" in files]
+
+    def tearDown(self):
+        self.dest.cleanup()
+
+    def import_jobviz(self, **env):
+        env = dict(os.environ, PYTHONPATH=os.path.dirname(self.package), **env)
+        env.pop("JOBVIZ_LIBRARY", None)
+        return subprocess.run([sys.executable, "-c", "import jobviz; print(jobviz.library_version())"],
+                              capture_output=True, text=True, env=env, cwd=self.dest.name)
+
+    def test_found_through_the_loader_path(self):
+        result = self.import_jobviz(LD_LIBRARY_PATH=self.libs[0])
+        self.assertEqual(result.returncode, 0, result.stderr)
+
+    def test_found_next_to_the_package(self):
+        import shutil
+        shutil.copy(os.path.join(self.libs[0], "libjobviz.so.0"), self.package)
+        result = self.import_jobviz()
+        self.assertEqual(result.returncode, 0, result.stderr)
+
+
+if __name__ == "__main__":
+    JOBVIZ_EXE = sys.argv.pop(1)
+    BUILD_ROOT = sys.argv.pop(1)
+    unittest.main(verbosity=2)
