@@ -30,6 +30,7 @@ struct PairKeyHash {
 
 struct Stage {
   int machine;
+  const Worker* worker;
   std::unordered_map<PairKey, const Job*, PairKeyHash> jobs;
 };
 
@@ -47,7 +48,7 @@ std::vector<Stage> StagesInOrder(const Timeline& timeline) {
   std::map<std::string, int> type_ids;  // a handful of types
   for (const auto& [m, worker_ptr] : order) {
     const Worker& worker = *worker_ptr;
-    Stage stage{m, {}};
+    Stage stage{m, &worker, {}};
     stage.jobs.reserve(worker.jobs.size());
     std::unordered_map<PairKey, int, PairKeyHash> seen;  // occurrence 0 -> count so far
     for (const Job& job : worker.jobs) {  // sorted by start
@@ -104,10 +105,11 @@ void ForEachHandOff(const Timeline& timeline, const std::function<void(const Han
       return a.first->start != b.first->start ? a.first->start < b.first->start : a.first->line < b.first->line;
     });
     for (const auto& [job, other] : pairs) {
+      const int stage = static_cast<int>(s);
       if (DirectionOf(job->type) == Direction::kForward)
-        visit({job, other, here.machine, next.machine});
+        visit({job, other, here.machine, next.machine, here.worker, next.worker, stage});
       else
-        visit({other, job, next.machine, here.machine});
+        visit({other, job, next.machine, here.machine, next.worker, here.worker, stage});
     }
   }
 }

@@ -25,6 +25,9 @@ struct HandOff {
   const Job* sender;
   const Job* receiver;
   int sender_machine, receiver_machine;
+  const Worker* sender_worker;
+  const Worker* receiver_worker;
+  int stage;  // the pair is stages (stage, stage + 1) in pipeline order
 };
 
 // Jobs pair by type, micro-batch and how many of that pair came before on

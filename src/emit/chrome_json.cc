@@ -25,7 +25,7 @@ void AppendWorkerJobs(EventStream& events, size_t machine, bool multi_machine, c
   for (size_t j = 0; j < worker.jobs.size(); ++j) {
     std::string tid;
     AppendJsonString(tid, lanes[j] == 0 ? thread : thread + " overlap " + std::to_string(lanes[j]));
-    AppendJobEvent(events.Begin(), worker, worker.jobs[j], "0", tid, LegacyColour(worker.jobs[j].type));
+    AppendJobEvent(events.Begin(), worker, worker.jobs[j], "0", tid, {0, LegacyColour(worker.jobs[j].type), {}});
     events.End();
     ++stats->jobs;
   }

@@ -1,5 +1,6 @@
 #include "emit/json_text.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "model/time_value.h"
@@ -61,9 +62,17 @@ void AppendInt(std::string& out, std::int64_t value) {
 std::string& JsonMembers::Key(std::string_view key) {
   if (!first_) out_ += ',';
   first_ = false;
-  out_ += '"';
-  out_ += key;
-  out_ += "\":";
+  const bool plain = std::all_of(key.begin(), key.end(), [](char c) {
+    return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x80 && c != '"' && c != '\\';
+  });
+  if (plain) {
+    out_ += '"';
+    out_ += key;
+    out_ += '"';
+  } else {
+    AppendJsonString(out_, key);  // keys made from machine names
+  }
+  out_ += ':';
   return out_;
 }
 

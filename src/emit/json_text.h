@@ -16,7 +16,7 @@ void AppendInt(std::string& out, std::int64_t value);
 
 // Appends one JSON object member by member, straight into `out`:
 //   JsonMembers(out).Int("pid", 1).String("name", "x").Close();  ->  {"pid":1,"name":"x"}
-// Keys are written as given (they are literals).
+// Keys are escaped when they need it (machine names), values as their type says.
 class JsonMembers {
  public:
   explicit JsonMembers(std::string& out) : out_(out) { out_ += '{'; }

@@ -2,6 +2,7 @@
 #include "emit/perfetto_json.h"
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -72,8 +73,11 @@ TEST_CASE("Perfetto trace: valid JSON, named processes and threads, worker indic
 TEST_CASE("Perfetto trace: complete events with exact microseconds and the job args") {
   const Timeline t = SampleTimeline();
   const std::string text = TraceText(WritePerfettoTrace, t);
-  CHECK(text.find("\"ts\":1697793307213760.986,\"dur\":40245.118") != std::string::npos);
+  // Relative to the whole second before the earliest time (exact in a double).
+  CHECK(text.find("\"ts\":213760.986,\"dur\":40245.118") != std::string::npos);
   const json trace = json::parse(text);
+  CHECK(trace["metadata"]["trace_origin_ns"] == 1697793307000000000);
+  CHECK(trace["metadata"]["trace_origin_utc"] == "2023-10-20T09:15:07Z");
   int jobs = 0;
   for (const json& e : trace["traceEvents"]) {
     if (e["ph"] != "X" || e["cat"] == "step") continue;
@@ -114,20 +118,24 @@ TEST_CASE("Overlapping jobs get their own named rows") {
   CHECK(found);
 }
 
-TEST_CASE("Flow arrows follow each micro-batch from stage to stage") {
+TEST_CASE("Flow arrows follow each micro-batch from stage to stage, bound to the jobs themselves") {
   // Stages in rank order: machine0 worker 2, machine0 worker 3, machine10 worker 2, machine10 worker 3.
   const json trace = json::parse(TraceText(WritePerfettoTrace, SampleTimeline()));
-  std::map<std::int64_t, std::vector<json>> flows;
-  for (const json& e : trace["traceEvents"])
-    if (e["ph"] == "s" || e["ph"] == "f") flows[e["id"]].push_back(e);
-  // forward_3 and backward_4 hand over across 3 stage boundaries each.
-  CHECK(flows.size() == 6);
-  for (const auto& [id, ends] : flows) {
-    REQUIRE(ends.size() == 2);
-    CHECK(ends[0]["ph"] == "s");
-    CHECK(ends[1]["ph"] == "f");
-    CHECK(ends[1]["bp"] == "e");
-    CHECK(ends[0]["tid"] != ends[1]["tid"]);
+  std::map<std::int64_t, std::vector<std::pair<int, std::string>>> chains;  // bind_id -> (tid, in/out)
+  for (const json& e : trace["traceEvents"]) {
+    CHECK(e["ph"] != "s");  // no v1 flow events, which bind by time
+    CHECK(e["ph"] != "f");
+    if (!e.contains("bind_id")) continue;
+    const std::string way = std::string(e.value("flow_in", false) ? "in" : "") + (e.value("flow_out", false) ? "out" : "");
+    chains[e["bind_id"]].emplace_back(e["tid"], way);
+  }
+  // forward_3 runs stage 0 -> 3 and backward_4 stage 3 -> 0: one chain each.
+  REQUIRE(chains.size() == 2);
+  for (const auto& [id, links] : chains) {
+    std::vector<std::string> ways;
+    for (const auto& [tid, way] : links) ways.push_back(way);
+    std::sort(ways.begin(), ways.end());
+    CHECK(ways == std::vector<std::string>{"in", "inout", "inout", "out"});
   }
 }
 
@@ -143,7 +151,10 @@ TEST_CASE("A counter track says how many workers are busy") {
   const json trace = json::parse(TraceText(WritePerfettoTrace, t));
   std::vector<std::pair<std::string, int>> counter;
   for (const json& e : trace["traceEvents"])
-    if (e["ph"] == "C") counter.emplace_back(e["ts"].dump(), e["args"]["busy"].get<int>());
+    if (e["ph"] == "C") {
+      CHECK(e["name"] == "busy");  // Perfetto names the track "busy workers": name, space, arg key
+      counter.emplace_back(e["ts"].dump(), e["args"]["workers"].get<int>());
+    }
   const std::vector<std::pair<std::string, int>> expected = {{"0.0", 1}, {"8.0", 2}, {"12.0", 1}, {"20.0", 0}};
   CHECK(counter == expected);
 }

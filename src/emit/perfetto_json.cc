@@ -43,7 +43,8 @@ std::string_view StepSourceName(StepSource source) {
 }
 
 // "busy workers": how many workers run at least one job, at every change.
-void AppendBusyCounter(EventStream& events, const Timeline& timeline) {
+// Perfetto names a JSON counter track "<name> <arg key>".
+void AppendBusyCounter(EventStream& events, const Timeline& timeline, Nanos origin) {
   std::vector<std::pair<Nanos, int>> changes;
   for (const Machine& machine : timeline.machines)
     for (const Worker& worker : machine.workers) {
@@ -58,71 +59,28 @@ void AppendBusyCounter(EventStream& events, const Timeline& timeline) {
     const Nanos at = changes[i].first;
     for (; i < changes.size() && changes[i].first == at; ++i) busy += changes[i].second;
     JsonMembers event(events.Begin());
-    event.Raw("name", "\"busy workers\"").Raw("ph", "\"C\"").Int("pid", kStepsPid).Micros("ts", at);
-    JsonMembers(event.Object("args")).Int("busy", busy).Close();
+    event.Raw("name", "\"busy\"").Raw("ph", "\"C\"").Int("pid", kStepsPid).Micros("ts", at - origin);
+    JsonMembers(event.Object("args")).Int("workers", busy).Close();
     event.Close();
     events.End();
   }
 }
 
-// Flow arrows along each hand-off (forward s -> s+1, backward s+1 -> s), so
-// a stall can be followed to its cause. Each end sits mid-slice so the
-// viewer binds it to that slice.
-void AppendFlows(EventStream& events, const Timeline& timeline,
-                 const std::unordered_map<const Job*, std::pair<int, int>>& where, TraceStats* stats) {
-  std::uint64_t id = 0;
-  ForEachHandOff(timeline, [&](const HandOff& h) {
-    const auto from = where.find(h.sender);
-    const auto to = where.find(h.receiver);
-    if (from == where.end() || to == where.end()) return;
-    ++id;
-    const std::string name = "micro-batch " + std::to_string(h.sender->micro_batch);
-    for (int end = 0; end < 2; ++end) {
-      const Job& job = end == 0 ? *h.sender : *h.receiver;
-      const auto [pid, tid] = end == 0 ? from->second : to->second;
-      JsonMembers event(events.Begin());
-      event.Raw("ph", end == 0 ? "\"s\"" : "\"f\"");
-      if (end == 1) event.Raw("bp", "\"e\"");
-      event.Int("id", static_cast<std::int64_t>(id)).String("name", name).Raw("cat", "\"flow\"");
-      event.Int("pid", pid).Int("tid", tid).Micros("ts", job.start + (job.end - job.start) / 2);
-      event.Close();
-      events.End();
-    }
-    ++stats->flows;
-  });
-}
-
-void AppendStepsProcess(EventStream& events, const Timeline& timeline, TraceStats* stats) {
+void AppendStepsProcess(EventStream& events, const Timeline& timeline, Nanos origin, TraceStats* stats) {
   AppendMetadata(events.Begin(), kStepsPid, -1, "process_name", "name", "\"Steps\"");
   AppendMetadata(events.Begin(), kStepsPid, -1, "process_sort_index", "sort_index", "0");
   AppendMetadata(events.Begin(), kStepsPid, kStepsPid, "thread_name", "name", "\"Step\"");
+  const std::string pid = std::to_string(kStepsPid);
   for (const StepSpan& step : timeline.steps) {
-    AppendStepEvent(events.Begin(), step, std::to_string(kStepsPid), std::to_string(kStepsPid), true);
+    AppendStepEvent(events.Begin(), step, pid, pid, true, origin);
     events.End();
     ++stats->steps;
   }
 }
 
-// Machine-readable in the args, readable in Perfetto's process labels.
-void AppendClockLabels(EventStream& events, int pid, const Machine& machine) {
-  char drift[32];
-  std::snprintf(drift, sizeof drift, "%.3f", machine.clock_drift_ppm);
-  JsonMembers event(events.Begin());
-  event.Raw("ph", "\"M\"").Int("pid", pid).Raw("name", "\"process_labels\"");
-  JsonMembers args(event.Object("args"));
-  args.String("labels", "clock " + machine.clock_method + " offset " + FormatMicros(machine.clock_offset) +
-                            " us drift " + drift + " ppm");
-  args.String("clock_method", machine.clock_method).Micros("clock_offset_us", machine.clock_offset);
-  args.Raw("clock_drift_ppm", drift).Close();
-  event.Close();
-}
-
-// Where each job was drawn, for the flow arrows: job -> (pid, tid).
-using JobPlaces = std::unordered_map<const Job*, std::pair<int, int>>;
-
 // The worker's rows (its own and one per overlap lane) and its jobs.
-void AppendWorker(EventStream& events, int pid, const Machine& machine, const Worker& worker, int* next_tid,
-                  int* sort_index, JobPlaces* where, TraceStats* stats) {
+void AppendWorker(EventStream& events, int pid, const Machine& machine, const Worker& worker,
+                  const FlowChains& flows, Nanos origin, int* next_tid, int* sort_index, TraceStats* stats) {
   int lane_count = 1;
   const std::vector<int> lanes = AssignLanes(worker.jobs, &lane_count);
   const int first_tid = *next_tid;
@@ -135,13 +93,31 @@ void AppendWorker(EventStream& events, int pid, const Machine& machine, const Wo
     AppendMetadata(events.Begin(), pid, first_tid + lane, "thread_sort_index", "sort_index",
                    std::to_string((*sort_index)++));
   }
+  const std::string pid_text = std::to_string(pid);
   for (size_t j = 0; j < worker.jobs.size(); ++j) {
-    const Job& job = worker.jobs[j];
-    AppendJobEvent(events.Begin(), worker, job, std::to_string(pid), std::to_string(first_tid + lanes[j]));
+    const JobEventStyle style{origin, nullptr, flows.Of(worker, j)};
+    AppendJobEvent(events.Begin(), worker, worker.jobs[j], pid_text, std::to_string(first_tid + lanes[j]), style);
     events.End();
     ++stats->jobs;
-    (*where)[&job] = {pid, first_tid + lanes[j]};
   }
+}
+
+// The top-level "metadata" object, which Perfetto imports: the origin that
+// every "ts" is relative to, and each machine's clock alignment.
+std::string Trailer(const Timeline& timeline, Nanos origin) {
+  std::string out = "\n],\n\"displayTimeUnit\":\"ms\",\n\"metadata\":";
+  JsonMembers metadata(out);
+  metadata.Int("trace_origin_ns", origin).String("trace_origin_utc", FormatUtc(origin));
+  metadata.String("generator", "jobviz " JOBVIZ_VERSION).String("steps_from", StepSourceName(timeline.step_source));
+  for (const Machine& machine : timeline.machines) {
+    if (machine.clock_method.empty()) continue;
+    char drift[32];
+    std::snprintf(drift, sizeof drift, "%.3f", machine.clock_drift_ppm);
+    metadata.String("clock " + machine.name, ClockText(machine)).String("clock_method " + machine.name, machine.clock_method);
+    metadata.Int("clock_offset_ns " + machine.name, machine.clock_offset).Raw("clock_drift_ppm " + machine.name, drift);
+  }
+  metadata.Close();
+  return out + "}\n";
 }
 
 }  // namespace
@@ -149,24 +125,21 @@ void AppendWorker(EventStream& events, int pid, const Machine& machine, const Wo
 TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink) {
   TraceStats stats;
   EventStream events(sink, "{\"traceEvents\":[\n");
-  AppendStepsProcess(events, timeline, &stats);
+  const Nanos origin = TraceOrigin(timeline);
+  const FlowChains flows(timeline);
+  AppendStepsProcess(events, timeline, origin, &stats);
   int next_tid = kStepsPid + 1, sort_index = 0;
-  JobPlaces where;
   for (size_t m = 0; m < timeline.machines.size(); ++m) {
     const Machine& machine = timeline.machines[m];
     const int pid = kStepsPid + 1 + static_cast<int>(m);
-    AppendMetadata(events.Begin(), pid, -1, "process_name", "name", JsonString(machine.name));
-    if (!machine.clock_method.empty()) AppendClockLabels(events, pid, machine);
+    AppendMetadata(events.Begin(), pid, -1, "process_name", "name", JsonString(ProcessTitle(machine)));
     AppendMetadata(events.Begin(), pid, -1, "process_sort_index", "sort_index", std::to_string(m + 1));
     for (const Worker& worker : machine.workers)
-      AppendWorker(events, pid, machine, worker, &next_tid, &sort_index, &where, &stats);
+      AppendWorker(events, pid, machine, worker, flows, origin, &next_tid, &sort_index, &stats);
   }
-  AppendFlows(events, timeline, where, &stats);
-  AppendBusyCounter(events, timeline);
-  std::string trailer = "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"generator\":\"jobviz " JOBVIZ_VERSION "\",\"steps_from\":";
-  AppendJsonString(trailer, StepSourceName(timeline.step_source));
-  trailer += "}}\n";
-  events.Finish(trailer);
+  stats.flows = flows.hand_offs();
+  AppendBusyCounter(events, timeline, origin);
+  events.Finish(Trailer(timeline, origin));
   return stats;
 }
 

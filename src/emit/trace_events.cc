@@ -1,8 +1,12 @@
 #include "emit/trace_events.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <limits>
 
 #include "emit/json_text.h"
+#include "model/time_value.h"
 
 namespace jobviz {
 
@@ -50,12 +54,52 @@ std::vector<int> AssignLanes(const std::vector<Job>& jobs, int* lane_count) {
   return lanes;
 }
 
+Nanos TraceOrigin(const Timeline& timeline) {
+  Nanos earliest = std::numeric_limits<Nanos>::max();
+  for (const StepSpan& step : timeline.steps) earliest = std::min(earliest, step.start);
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers)
+      if (!worker.jobs.empty()) earliest = std::min(earliest, worker.jobs.front().start);
+  if (earliest == std::numeric_limits<Nanos>::max()) return 0;
+  constexpr Nanos kSecond = 1'000'000'000;
+  const Nanos floor = earliest / kSecond * kSecond;  // rounds towards zero
+  return floor > earliest ? floor - kSecond : floor;
+}
+
+std::string FormatUtc(Nanos time) {
+  const std::time_t seconds = static_cast<std::time_t>(time / 1'000'000'000 - (time % 1'000'000'000 < 0 ? 1 : 0));
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[64];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+std::string ClockText(const Machine& machine) {
+  if (machine.clock_method == "reference") return "reference";
+  if (machine.clock_method == "none") return "not aligned";
+  char drift[48];
+  std::snprintf(drift, sizeof drift, " us, drift %+.3f ppm", machine.clock_drift_ppm);
+  return machine.clock_method + " " + (machine.clock_offset >= 0 ? "+" : "") + FormatMicros(machine.clock_offset) +
+         drift;
+}
+
+std::string ProcessTitle(const Machine& machine) {
+  if (machine.clock_method.empty()) return machine.name;
+  return machine.name + " (clock " + ClockText(machine) + ")";
+}
+
 void AppendJobEvent(std::string& out, const Worker& worker, const Job& job, std::string_view pid,
-                    std::string_view tid, const char* cname) {
+                    std::string_view tid, const JobEventStyle& style) {
   JsonMembers event(out);
   event.String("name", job.type + "_" + job.id).String("cat", job.type).Raw("ph", "\"X\"");
-  event.Raw("pid", pid).Raw("tid", tid).Micros("ts", job.start).Micros("dur", job.end - job.start);
-  if (cname) event.String("cname", cname);
+  event.Raw("pid", pid).Raw("tid", tid).Micros("ts", job.start - style.origin).Micros("dur", job.end - job.start);
+  if (style.cname) event.String("cname", style.cname);
+  if (style.flow.id != 0) {
+    event.Int("bind_id", style.flow.id);
+    if (style.flow.in) event.Raw("flow_in", "true");
+    if (style.flow.out) event.Raw("flow_out", "true");
+  }
   JsonMembers args(event.Object("args"));
   args.Int("machine", worker.machine).Int("worker", worker.index).String("type", job.type);
   args.String("job_id", job.id).Int("micro_batch", job.micro_batch).Int("step", job.step);
@@ -65,10 +109,10 @@ void AppendJobEvent(std::string& out, const Worker& worker, const Job& job, std:
 }
 
 void AppendStepEvent(std::string& out, const StepSpan& step, std::string_view pid, std::string_view tid,
-                     bool step_arg) {
+                     bool step_arg, Nanos origin) {
   JsonMembers event(out);
   event.String("name", "step" + std::to_string(step.step)).Raw("cat", "\"step\"").Raw("ph", "\"X\"");
-  event.Raw("pid", pid).Raw("tid", tid).Micros("ts", step.start).Micros("dur", step.end - step.start);
+  event.Raw("pid", pid).Raw("tid", tid).Micros("ts", step.start - origin).Micros("dur", step.end - step.start);
   if (step_arg) JsonMembers(event.Object("args")).Int("step", step.step).Close();
   event.Close();
 }

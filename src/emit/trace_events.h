@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "emit/emitter.h"
+#include "emit/flow_chains.h"
 #include "model/model.h"
 
 namespace jobviz {
@@ -46,13 +47,37 @@ class EventStream {
   bool first_ = true;
 };
 
+// The Perfetto JSON importer reads "ts" and "dur" as a double of
+// microseconds and rounds ts * 1000 to whole nanoseconds. Epoch microseconds
+// (~1.8e15) have a resolution of 0.25 us as a double, so times are written
+// relative to this origin: the whole second at or before the earliest time
+// in the trace. Relative times stay exact to the nanosecond for ~100 days.
+Nanos TraceOrigin(const Timeline& timeline);
+
+// "2026-11-22T07:00:00Z" (whole seconds; the origin is one).
+std::string FormatUtc(Nanos time);
+
+// A machine's process name in the Perfetto traces: its name and, on several
+// machines, how its clock was aligned (Perfetto shows process names, not
+// JSON process labels): "machine1 (clock sync +4021.125 us, drift +0.000 ppm)".
+std::string ProcessTitle(const Machine& machine);
+// "sync +4021.125 us, drift +0.000 ppm", "reference", "not aligned".
+std::string ClockText(const Machine& machine);
+
+// What differs between the two JSON formats' job events.
+struct JobEventStyle {
+  Nanos origin = 0;             // subtracted from every time
+  const char* cname = nullptr;  // the legacy colour name
+  FlowMark flow;                // flow v2: bind_id with flow_in / flow_out
+};
+
 // A job as a complete ("X") event on the row `pid`/`tid` (JSON values),
-// with the legacy colour name when given and the job's args.
+// with the job's args.
 void AppendJobEvent(std::string& out, const Worker& worker, const Job& job, std::string_view pid,
-                    std::string_view tid, const char* cname = nullptr);
+                    std::string_view tid, const JobEventStyle& style);
 
 // A step as a complete event; `step_arg` adds "args":{"step":N}.
 void AppendStepEvent(std::string& out, const StepSpan& step, std::string_view pid, std::string_view tid,
-                     bool step_arg);
+                     bool step_arg, Nanos origin = 0);
 
 }  // namespace jobviz

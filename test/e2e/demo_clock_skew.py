@@ -40,10 +40,9 @@ def main():
             if violations and violations[0].split(": ")[1].startswith("0 before"):
                 failures.append("%s: the injected skew should break pipeline order before alignment" % method)
             with open(out) as f:
-                labels = {e["pid"] - 2: e["args"] for e in json.load(f)["traceEvents"]
-                          if e.get("name") == "process_labels"}
+                metadata = json.load(f)["metadata"]
             for machine, skew in SKEW_US.items():
-                got = labels[machine]["clock_offset_us"]
+                got = metadata["clock_offset_ns machine%d" % machine] / 1000.0
                 if abs(got - skew) > TOLERANCE_US:
                     failures.append("%s: machine%d offset %.1f us, injected %.1f us" % (method, machine, got, skew))
     for failure in failures:

@@ -1,0 +1,35 @@
+// The hand-off arrows of the traces as chains: a micro-batch's forward runs
+// stage 0 -> 1 -> ... and its backward the other way, so each chain is one
+// flow id that every job on it carries. A job then needs at most one id,
+// which both trace formats bind to the job itself (Perfetto JSON flow v2
+// "bind_id" with flow_in/flow_out; protobuf TrackEvent flow_ids /
+// terminating_flow_ids), never to "whatever slice is open at time T".
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "model/model.h"
+
+namespace jobviz {
+
+struct FlowMark {
+  std::uint32_t id = 0;  // 0: the job is on no chain
+  bool in = false;       // a hand-off arrives at this job
+  bool out = false;      // one leaves it
+};
+
+class FlowChains {
+ public:
+  explicit FlowChains(const Timeline& timeline);
+  // The mark of `worker.jobs[job]`.
+  FlowMark Of(const Worker& worker, size_t job) const;
+  size_t hand_offs() const { return hand_offs_; }
+
+ private:
+  std::unordered_map<const Worker*, std::vector<FlowMark>> marks_;
+  size_t hand_offs_ = 0;
+};
+
+}  // namespace jobviz

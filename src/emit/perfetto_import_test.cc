@@ -1,0 +1,282 @@
+// Reads jobviz's Perfetto JSON the way Perfetto's importer does and checks
+// that what the viewer would show is what jobviz computed: every job and
+// step to the nanosecond, no job displaced by another, every flow arrow on
+// the jobs it belongs to, the counter and process names as intended.
+//
+// The rules, from Perfetto's source (src/trace_processor/util/json_parser.h,
+// importers/json/json_trace_tokenizer.cc and json_utils, flow_tracker.cc):
+//  - a number with '.' or an exponent becomes a double; two parsers exist in
+//    its history: the integer part as int64 plus fraction_digits / 10^k
+//    (current), and digit-by-digit double accumulation (older);
+//  - "ts"/"dur" in microseconds become llround(value * 1000) ns, integers
+//    value * 1000;
+//  - complete events ("X") are sorted by ts; a slice that starts inside the
+//    previous one on its track but ends after it does not nest (an import
+//    error, moved elsewhere);
+//  - flow v2: "bind_id" on an event with flow_out begins a flow, with
+//    flow_in and flow_out steps it, with flow_in ends it, bound to that slice;
+//  - a "C" event's track is "<name> <arg key>".
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "align/pipeline_order.h"
+#include "emit/perfetto_json.h"
+
+using namespace jobviz;
+using nlohmann::json;
+
+namespace {
+
+// Perfetto's current StringToDouble.
+double ParseCurrent(const std::string& token) {
+  size_t i = 0;
+  const bool negative = token[0] == '-';
+  i += negative;
+  std::int64_t int_part = 0;
+  for (; i < token.size() && std::isdigit(static_cast<unsigned char>(token[i])); ++i) int_part = int_part * 10 + (token[i] - '0');
+  double fraction = 0;
+  if (i < token.size() && token[i] == '.') {
+    ++i;
+    std::int64_t digits = 0;
+    std::uint64_t divisor = 1;
+    for (; i < token.size() && std::isdigit(static_cast<unsigned char>(token[i])); ++i) {
+      digits = (token[i] - '0') + digits * 10;
+      divisor *= 10;
+    }
+    fraction = static_cast<double>(digits) / static_cast<double>(divisor);
+  }
+  const double out = static_cast<double>(int_part) + fraction;
+  return negative ? -out : out;
+}
+
+// The older one: digit by digit in a double.
+double ParseOlder(const std::string& token) {
+  size_t i = 0;
+  const bool negative = token[0] == '-';
+  i += negative;
+  double out = 0;
+  for (; i < token.size() && std::isdigit(static_cast<unsigned char>(token[i])); ++i) out = out * 10.0 + (token[i] - '0');
+  if (i < token.size() && token[i] == '.') {
+    ++i;
+    double frac = 0, div = 1;
+    for (; i < token.size() && std::isdigit(static_cast<unsigned char>(token[i])); ++i) {
+      frac = frac * 10.0 + (token[i] - '0');
+      div *= 10.0;
+    }
+    if (div > 1.0) out += frac / div;
+  }
+  return negative ? -out : out;
+}
+
+// CoerceToTs: microseconds in the text -> nanoseconds.
+Nanos ToNanos(const std::string& token, bool older) {
+  REQUIRE(token.find_first_of("eE") == std::string::npos);
+  if (token.find('.') == std::string::npos) return std::stoll(token) * 1000;
+  return static_cast<Nanos>(std::llround((older ? ParseOlder(token) : ParseCurrent(token)) * 1000.0));
+}
+
+// The raw text of a top-level number member of one event line.
+std::string RawNumber(const std::string& line, const std::string& key) {
+  const size_t at = line.find("\"" + key + "\":");
+  REQUIRE(at != std::string::npos);
+  const size_t begin = at + key.size() + 3;
+  const size_t end = line.find_first_not_of("-0123456789.eE+", begin);
+  return line.substr(begin, end - begin);
+}
+
+struct Slice {
+  int pid = 0, tid = 0;
+  Nanos ts = 0, end = 0;
+  std::string source;  // jobs: "file:line"; steps: "stepN"
+  json event;
+};
+
+struct Imported {
+  std::vector<Slice> slices;
+  std::map<std::string, std::vector<std::pair<Nanos, int>>> counters;  // track name -> (ts, value)
+  std::map<int, std::string> process_names;
+  std::set<std::pair<std::string, std::string>> arrows;  // (from source, to source)
+  size_t flow_errors = 0;
+};
+
+Imported Import(const std::string& text, bool older) {
+  const json whole = json::parse(text);
+  const Nanos origin = whole["metadata"]["trace_origin_ns"].get<Nanos>();
+  Imported imported;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] != '{' || line.rfind("{\"traceEvents\"", 0) == 0) continue;
+    if (line.back() == ',') line.pop_back();
+    const json e = json::parse(line);
+    if (e["ph"] == "M" && e["name"] == "process_name") imported.process_names[e["pid"]] = e["args"]["name"];
+    if (e["ph"] == "C")
+      for (const auto& [key, value] : e["args"].items())
+        imported.counters[e["name"].get<std::string>() + " " + key].emplace_back(
+            origin + ToNanos(RawNumber(line, "ts"), older), value.get<int>());
+    if (e["ph"] != "X") continue;
+    Slice s{e["pid"], e["tid"], origin + ToNanos(RawNumber(line, "ts"), older), 0,
+            e["cat"] == "step" ? e["name"].get<std::string>() : e["args"]["source"].get<std::string>(), e};
+    s.end = s.ts + ToNanos(RawNumber(line, "dur"), older);
+    imported.slices.push_back(s);
+  }
+  // Flows, in the order Perfetto processes events: by timestamp.
+  std::vector<const Slice*> by_time;
+  for (const Slice& s : imported.slices) by_time.push_back(&s);
+  std::stable_sort(by_time.begin(), by_time.end(), [](const Slice* a, const Slice* b) { return a->ts < b->ts; });
+  std::map<std::int64_t, const Slice*> open;
+  for (const Slice* s : by_time) {
+    if (!s->event.contains("bind_id")) continue;
+    const std::int64_t id = s->event["bind_id"];
+    const bool in = s->event.value("flow_in", false), out = s->event.value("flow_out", false);
+    if (in) {
+      const auto it = open.find(id);
+      if (it == open.end()) {
+        ++imported.flow_errors;  // flow_end_without_start
+      } else {
+        imported.arrows.insert({it->second->source, s->source});
+        open.erase(it);
+      }
+    }
+    if (out) open[id] = s;
+  }
+  return imported;
+}
+
+// A 1F1B pipeline on epoch-scale clocks, jobs back to back on each worker
+// and hand-offs that start exactly when the previous stage ends.
+Timeline Pipeline(int machines, int workers, int micro_batches, int steps, unsigned seed) {
+  std::mt19937_64 random(seed);
+  const int stages = machines * workers;
+  Timeline t;
+  for (int m = 0; m < machines; ++m) {
+    Machine machine("machine" + std::to_string(m));
+    for (int w = 0; w < workers; ++w) {
+      Worker worker;
+      worker.machine = m;
+      worker.index = w;
+      worker.file = machine.name + "/workerlog." + std::to_string(w);
+      machine.workers.push_back(worker);
+    }
+    machine.clock_method = m == 0 ? "reference" : "sync";
+    machine.clock_offset = m == 0 ? 0 : 4'021'125 * m;
+    t.machines.push_back(machine);
+  }
+  auto worker_of = [&](int s) -> Worker& { return t.machines[s / workers].workers[s % workers]; };
+  std::vector<Nanos> free_at(stages, 1'795'331'257'447'230'054);  // 2026, sub-microsecond digits
+  std::uint64_t line = 1;
+  for (int step = 0; step < steps; ++step) {
+    std::vector<std::vector<Nanos>> forward_end(stages, std::vector<Nanos>(micro_batches));
+    std::vector<std::vector<Nanos>> backward_end(stages, std::vector<Nanos>(micro_batches));
+    for (int mb = 0; mb < micro_batches; ++mb)
+      for (int s = 0; s < stages; ++s) {
+        const Nanos ready = s == 0 ? free_at[s] : std::max(free_at[s], forward_end[s - 1][mb]);
+        const Nanos end = ready + 1'000'000 + static_cast<Nanos>(random() % 1000);  // ~1 ms, odd ns
+        worker_of(s).jobs.push_back({std::to_string(mb), "forward", mb, ready, end, line++, step});
+        free_at[s] = forward_end[s][mb] = end;
+      }
+    for (int mb = 0; mb < micro_batches; ++mb)
+      for (int s = stages - 1; s >= 0; --s) {
+        const Nanos ready = s == stages - 1 ? free_at[s] : std::max(free_at[s], backward_end[s + 1][mb]);
+        const Nanos end = ready + (mb % 5 == 4 ? 0 : 2'000'000 + static_cast<Nanos>(random() % 1000));
+        worker_of(s).jobs.push_back({std::to_string(mb), "backward", mb, ready, end, line++, step});
+        free_at[s] = backward_end[s][mb] = end;
+      }
+    Nanos step_start = INT64_MAX, step_end = 0;
+    for (int s = 0; s < stages; ++s)
+      for (const Job& job : worker_of(s).jobs)
+        if (job.step == step) step_start = std::min(step_start, job.start), step_end = std::max(step_end, job.end);
+    t.steps.push_back({step, step_start, step_end});
+  }
+  for (Machine& machine : t.machines)
+    for (Worker& worker : machine.workers)
+      std::stable_sort(worker.jobs.begin(), worker.jobs.end(), [](const Job& a, const Job& b) { return a.start < b.start; });
+  return t;
+}
+
+std::map<std::string, const Job*> JobsBySource(const Timeline& t) {
+  std::map<std::string, const Job*> jobs;
+  for (const Machine& machine : t.machines)
+    for (const Worker& worker : machine.workers)
+      for (const Job& job : worker.jobs) jobs[worker.file + ":" + std::to_string(job.line)] = &job;
+  return jobs;
+}
+
+void CheckExact(const Timeline& t, bool older) {
+  const Imported imported = Import(TraceText(WritePerfettoTrace, t), older);
+  const auto jobs = JobsBySource(t);
+  size_t job_slices = 0;
+  for (const Slice& s : imported.slices) {
+    if (s.event["cat"] == "step") continue;
+    ++job_slices;
+    const Job& job = *jobs.at(s.source);
+    INFO(s.source);
+    REQUIRE(s.ts == job.start);
+    REQUIRE(s.end == job.end);
+  }
+  CHECK(job_slices == jobs.size());
+  for (size_t i = 0; i < t.steps.size(); ++i) {
+    const Slice& s = *std::find_if(imported.slices.begin(), imported.slices.end(), [&](const Slice& x) {
+      return x.source == "step" + std::to_string(t.steps[i].step);
+    });
+    CHECK(s.ts == t.steps[i].start);
+    CHECK(s.end == t.steps[i].end);
+  }
+  // No slice starts inside another on its track and ends after it.
+  std::map<std::pair<int, int>, std::vector<const Slice*>> tracks;
+  for (const Slice& s : imported.slices) tracks[{s.pid, s.tid}].push_back(&s);
+  size_t partial_overlaps = 0;
+  for (auto& [track, slices] : tracks) {
+    std::sort(slices.begin(), slices.end(), [](const Slice* a, const Slice* b) { return a->ts < b->ts; });
+    for (size_t i = 1; i < slices.size(); ++i)
+      partial_overlaps += slices[i]->ts < slices[i - 1]->end && slices[i]->end > slices[i - 1]->end;
+  }
+  CHECK(partial_overlaps == 0);
+  // Every hand-off is an arrow between exactly its two jobs.
+  std::set<std::pair<std::string, std::string>> expected;
+  std::map<const Job*, std::string> source_of;
+  for (const auto& [source, job] : jobs) source_of[job] = source;
+  ForEachHandOff(t, [&](const HandOff& h) { expected.insert({source_of[h.sender], source_of[h.receiver]}); });
+  CHECK(imported.flow_errors == 0);
+  CHECK(imported.arrows == expected);
+}
+
+}  // namespace
+
+TEST_CASE("Perfetto's number parse gives back every job and step to the nanosecond") {
+  for (unsigned seed : {1u, 2u, 3u}) {
+    const Timeline t = Pipeline(2, 2, 8, 3, seed);
+    CheckExact(t, /*older=*/false);
+    CheckExact(t, /*older=*/true);
+  }
+}
+
+TEST_CASE("Epoch microseconds written raw would move jobs: the check can fail") {
+  // What jobviz used to write: absolute microseconds. Perfetto's parse of
+  // them is off by up to ~250 ns, which is what the relative times avoid.
+  const Nanos t = 1'795'331'257'447'230'054;
+  std::string text = std::to_string(t / 1000) + "." + std::to_string(t % 1000);
+  int wrong = 0;
+  for (Nanos d = 0; d < 1000; ++d) {
+    const Nanos v = t + d * 7;
+    text = std::to_string(v / 1000) + "." + std::string(3 - std::to_string(v % 1000).size(), '0') + std::to_string(v % 1000);
+    wrong += ToNanos(text, false) != v;
+  }
+  CHECK(wrong > 500);
+}
+
+TEST_CASE("The busy-workers counter and the machines' clock alignment show under the intended names") {
+  const Timeline t = Pipeline(2, 2, 4, 1, 7);
+  const Imported imported = Import(TraceText(WritePerfettoTrace, t), false);
+  REQUIRE(imported.counters.count("busy workers") == 1);
+  CHECK(imported.counters.size() == 1);
+  CHECK(imported.counters.at("busy workers").front().second == 1);
+  CHECK(imported.process_names.at(2) == "machine0 (clock reference)");
+  CHECK(imported.process_names.at(3) == "machine1 (clock sync +4021.125 us, drift +0.000 ppm)");
+}
