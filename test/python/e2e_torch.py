@@ -17,6 +17,13 @@ try:
     import torch.distributed as dist
     import torch.multiprocessing as mp
 except ImportError:
+    # Debian's python3-torch belongs to Debian's interpreter, which may not be
+    # the python3 first on PATH (pyenv, a venv): try that one once.
+    debian = "/usr/bin/python3"
+    if os.path.exists(debian) and os.path.realpath(sys.executable) != os.path.realpath(debian) \
+            and "JOBVIZ_TORCH_REEXEC" not in os.environ:
+        os.environ["JOBVIZ_TORCH_REEXEC"] = "1"
+        os.execv(debian, [debian] + sys.argv)
     print("torch is not installed (Debian: python3-torch); skipped")
     sys.exit(77)
 
@@ -30,10 +37,15 @@ def stage_main(stage, root, port):
         dist.recv(buffer, src=stage - 1 if kind == "forward" else stage + 1)
         assert int(buffer.item()) == mb, (stage, kind, buffer.item(), mb)
 
+    pending = []  # isend: two neighbours sending to each other at once must not block
+
     def send(kind, mb):
-        dist.send(torch.tensor([float(mb)]), dst=stage + 1 if kind == "forward" else stage - 1)
+        tensor = torch.tensor([float(mb)])
+        pending.append((tensor, dist.isend(tensor, dst=stage + 1 if kind == "forward" else stage - 1)))
 
     lost = pc.run_stage(jobviz, stage, root, dist.barrier, receive, send)
+    for _, request in pending:
+        request.wait()
     assert lost == 0, lost
     dist.destroy_process_group()
 
