@@ -12,6 +12,7 @@
 #include "cli/option_values.h"
 #include "cli/output_paths.h"
 #include "cli/report.h"
+#include "emit/perfetto_proto.h"
 #include "jobviz/version.h"
 
 namespace jobviz {
@@ -58,7 +59,9 @@ void AddInputOptions(CLI::App& app, DrawFlags& f) {
 }
 
 void AddOutputOptions(CLI::App& app, DrawFlags& f) {
-  app.add_option("-o,--output", f.output, "Perfetto trace to write (default LOG_DIR/pipeline_profile_perfetto.json)")
+  app.add_option("-o,--output", f.output,
+                 "Perfetto trace to write (default LOG_DIR/pipeline_profile_perfetto.json); a .pftrace name writes "
+                 "native protobuf, a .gz name gzip")
       ->type_name("PATH");
   auto* chrome = app.add_option("--chrome-output", f.chrome_output,
                                 "Legacy Chrome trace to write (default LOG_DIR/pipeline_profile.json)")
@@ -109,8 +112,9 @@ std::string CheckInputs(const InputPlan& inputs, bool merge) {
 std::vector<OutputRequest> PlanOutputs(const DrawFlags& f) {
   const std::filesystem::path dir(f.inputs.log_dir.empty() ? "." : f.inputs.log_dir);  // explicit files: here
   std::vector<OutputRequest> outputs;
-  outputs.push_back({OutputFormat::kPerfettoJson,
-                     f.output.empty() ? (dir / "pipeline_profile_perfetto.json").string() : f.output, false, "-o"});
+  const std::string trace = f.output.empty() ? (dir / "pipeline_profile_perfetto.json").string() : f.output;
+  outputs.push_back({IsProtobufTracePath(trace) ? OutputFormat::kPerfettoProto : OutputFormat::kPerfettoJson, trace,
+                     false, "-o"});
   if (!f.no_chrome)
     outputs.push_back({OutputFormat::kChromeJson,
                        f.chrome_output.empty() ? (dir / "pipeline_profile.json").string() : f.chrome_output, false,

@@ -6,6 +6,7 @@
 #include "emit/atomic_file.h"
 #include "emit/chrome_json.h"
 #include "emit/perfetto_json.h"
+#include "emit/perfetto_proto.h"
 #include "emit/summary_json.h"
 #include "emit/summary_tables.h"
 
@@ -18,6 +19,7 @@ constexpr const char* kTraceHint = "choose another path with -o/--output or --ch
 // The registry: one line per format.
 const EmitterInfo kEmitters[] = {
     {OutputFormat::kPerfettoJson, "the trace", true, kTraceHint, EmitPerfettoJson},
+    {OutputFormat::kPerfettoProto, "the trace", true, kTraceHint, EmitPerfettoProto},
     {OutputFormat::kChromeJson, "the legacy Chrome trace", true, kTraceHint, EmitChromeJson},
     {OutputFormat::kSummaryTables, "the summary tables", false, "", EmitSummaryTables},
     {OutputFormat::kSummaryJson, "the summary", false, "", EmitSummaryJson},

@@ -39,7 +39,7 @@ struct FinishedRun {
 // output never has to sit in memory.
 using Sink = std::function<void(std::string_view)>;
 
-enum class OutputFormat { kPerfettoJson, kChromeJson, kSummaryTables, kSummaryJson };
+enum class OutputFormat { kPerfettoJson, kPerfettoProto, kChromeJson, kSummaryTables, kSummaryJson };
 
 // Writes one format; returns what the "wrote" line adds after the path
 // (e.g. " (legacy Chrome trace)").

@@ -1,0 +1,315 @@
+#include "emit/perfetto_proto.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "analyse/analysis.h"
+#include "emit/proto_wire.h"
+
+namespace jobviz {
+
+namespace {
+
+// Field numbers of Perfetto's protos (protos/perfetto/trace/...), and
+// test/proto/perfetto_subset.proto, which the tests decode with.
+namespace pb {
+constexpr std::uint32_t kTracePacket = 1;
+// TracePacket
+constexpr std::uint32_t kTimestamp = 8, kSequenceId = 10, kTrackEvent = 11, kInternedData = 12, kSequenceFlags = 13,
+                        kTrackDescriptor = 60;
+constexpr std::uint32_t kIncrementalStateCleared = 1, kNeedsIncrementalState = 2;
+// TrackDescriptor
+constexpr std::uint32_t kUuid = 1, kName = 2, kProcess = 3, kThread = 4, kParentUuid = 5, kCounter = 8,
+                        kChildOrdering = 11, kSiblingOrderRank = 12;
+constexpr std::uint32_t kOrderingExplicit = 3;
+// ProcessDescriptor and ThreadDescriptor
+constexpr std::uint32_t kPid = 1, kProcessName = 6, kProcessLabels = 8, kTid = 2, kThreadName = 5;
+// TrackEvent
+constexpr std::uint32_t kCategoryIids = 3, kDebugAnnotations = 4, kType = 9, kNameIid = 10, kTrackUuid = 11,
+                        kCounterValue = 30, kFlowIds = 47, kTerminatingFlowIds = 48;
+constexpr std::uint32_t kSliceBegin = 1, kSliceEnd = 2, kCounterEvent = 4;
+// DebugAnnotation
+constexpr std::uint32_t kAnnotationNameIid = 1, kIntValue = 4, kStringValue = 6;
+// InternedData; each entry is {iid = 1, name = 2}
+constexpr std::uint32_t kEventCategories = 1, kEventNames = 2, kDebugAnnotationNames = 3, kIid = 1, kInternedName = 2;
+}  // namespace pb
+
+constexpr std::uint32_t kSequence = 1;
+constexpr std::uint64_t kStepsUuid = 1, kStepThreadUuid = 2, kBusyUuid = 3, kFirstMachineUuid = 16;
+constexpr int kStepsPid = 1;  // machines follow from 2, as in the JSON
+constexpr size_t kFlushBytes = 1 << 20;
+
+// The debug annotations of a job, by interned name id (1-based, in order).
+enum Annotation : std::uint64_t { kMachine = 1, kWorker, kTypeArg, kJobId, kMicroBatch, kStep, kSource };
+const char* const kAnnotationNames[] = {"machine", "worker", "type", "job_id", "micro_batch", "step", "source"};
+
+class ProtoTrace {
+ public:
+  explicit ProtoTrace(const Sink& sink) : sink_(sink), wire_(out_) {}
+
+  // A TracePacket around what `fill` writes into it.
+  template <typename Fill>
+  void Packet(Fill fill) {
+    const size_t at = wire_.BeginMessage(pb::kTracePacket);
+    wire_.Varint(pb::kSequenceId, kSequence);
+    fill();
+    wire_.EndMessage(at);
+    if (out_.size() >= kFlushBytes) Flush();
+  }
+  void Flush() {
+    sink_(out_);
+    out_.clear();
+  }
+  ProtoWire& wire() { return wire_; }
+
+  // The iid of an event name or category; new ones are queued for the next
+  // event packet's interned data.
+  std::uint64_t Name(const std::string& name) { return Intern(names_, new_names_, name); }
+  std::uint64_t Category(const std::string& name) { return Intern(categories_, new_categories_, name); }
+
+  // An event packet: its interned data first, then the TrackEvent.
+  template <typename Fill>
+  void Event(Nanos time, Fill fill) {
+    Packet([&] {
+      wire_.Varint(pb::kTimestamp, static_cast<std::uint64_t>(time));
+      wire_.Varint(pb::kSequenceFlags, pb::kNeedsIncrementalState);
+      WriteInternedData();
+      const size_t at = wire_.BeginMessage(pb::kTrackEvent);
+      fill();
+      wire_.EndMessage(at);
+    });
+  }
+
+ private:
+  using Table = std::unordered_map<std::string, std::uint64_t>;
+  using Queue = std::vector<std::pair<std::uint64_t, std::string>>;
+  static std::uint64_t Intern(Table& table, Queue& queue, const std::string& name) {
+    const auto [it, inserted] = table.try_emplace(name, table.size() + 1);
+    if (inserted) queue.emplace_back(it->second, name);
+    return it->second;
+  }
+  void WriteEntries(std::uint32_t field, Queue& queue) {
+    for (const auto& [iid, name] : queue) {
+      const size_t at = wire_.BeginMessage(field);
+      wire_.Varint(pb::kIid, iid);
+      wire_.Bytes(pb::kInternedName, name);
+      wire_.EndMessage(at);
+    }
+    queue.clear();
+  }
+  void WriteInternedData() {
+    if (new_names_.empty() && new_categories_.empty() && annotations_written_) return;
+    const size_t at = wire_.BeginMessage(pb::kInternedData);
+    WriteEntries(pb::kEventCategories, new_categories_);
+    WriteEntries(pb::kEventNames, new_names_);
+    if (!annotations_written_) {
+      Queue annotations;
+      for (std::uint64_t i = 0; i < 7; ++i) annotations.emplace_back(i + 1, kAnnotationNames[i]);
+      WriteEntries(pb::kDebugAnnotationNames, annotations);
+      annotations_written_ = true;
+    }
+    wire_.EndMessage(at);
+  }
+
+  const Sink& sink_;
+  std::string out_;
+  ProtoWire wire_;
+  Table names_, categories_;
+  Queue new_names_, new_categories_;
+  bool annotations_written_ = false;
+};
+
+void IntAnnotation(ProtoWire& wire, Annotation name, std::int64_t value) {
+  const size_t at = wire.BeginMessage(pb::kDebugAnnotations);
+  wire.Varint(pb::kAnnotationNameIid, name);
+  wire.Varint(pb::kIntValue, static_cast<std::uint64_t>(value));
+  wire.EndMessage(at);
+}
+
+void StringAnnotation(ProtoWire& wire, Annotation name, std::string_view value) {
+  const size_t at = wire.BeginMessage(pb::kDebugAnnotations);
+  wire.Varint(pb::kAnnotationNameIid, name);
+  wire.Bytes(pb::kStringValue, value);
+  wire.EndMessage(at);
+}
+
+// A process track: pid, name, and its children in explicit order.
+void ProcessTrack(ProtoTrace& trace, std::uint64_t uuid, int pid, const std::string& name, int rank,
+                  const std::string& label, bool first) {
+  trace.Packet([&] {
+    ProtoWire& wire = trace.wire();
+    if (first) wire.Varint(pb::kSequenceFlags, pb::kIncrementalStateCleared);
+    const size_t at = wire.BeginMessage(pb::kTrackDescriptor);
+    wire.Varint(pb::kUuid, uuid);
+    const size_t process = wire.BeginMessage(pb::kProcess);
+    wire.Varint(pb::kPid, static_cast<std::uint64_t>(pid));
+    wire.Bytes(pb::kProcessName, name);
+    if (!label.empty()) wire.Bytes(pb::kProcessLabels, label);
+    wire.EndMessage(process);
+    wire.Varint(pb::kChildOrdering, pb::kOrderingExplicit);
+    wire.Varint(pb::kSiblingOrderRank, static_cast<std::uint64_t>(rank));
+    wire.EndMessage(at);
+  });
+}
+
+void ThreadTrack(ProtoTrace& trace, std::uint64_t uuid, std::uint64_t parent, int pid, int tid,
+                 const std::string& name, int rank) {
+  trace.Packet([&] {
+    ProtoWire& wire = trace.wire();
+    const size_t at = wire.BeginMessage(pb::kTrackDescriptor);
+    wire.Varint(pb::kUuid, uuid);
+    wire.Varint(pb::kParentUuid, parent);
+    const size_t thread = wire.BeginMessage(pb::kThread);
+    wire.Varint(pb::kPid, static_cast<std::uint64_t>(pid));
+    wire.Varint(pb::kTid, static_cast<std::uint64_t>(tid));
+    wire.Bytes(pb::kThreadName, name);
+    wire.EndMessage(thread);
+    wire.Varint(pb::kSiblingOrderRank, static_cast<std::uint64_t>(rank));
+    wire.EndMessage(at);
+  });
+}
+
+void CounterTrack(ProtoTrace& trace, std::uint64_t uuid, std::uint64_t parent, const std::string& name, int rank) {
+  trace.Packet([&] {
+    ProtoWire& wire = trace.wire();
+    const size_t at = wire.BeginMessage(pb::kTrackDescriptor);
+    wire.Varint(pb::kUuid, uuid);
+    wire.Varint(pb::kParentUuid, parent);
+    wire.Bytes(pb::kName, name);
+    wire.EndMessage(wire.BeginMessage(pb::kCounter));  // an empty CounterDescriptor
+    wire.Varint(pb::kSiblingOrderRank, static_cast<std::uint64_t>(rank));
+    wire.EndMessage(at);
+  });
+}
+
+void SliceEnd(ProtoTrace& trace, Nanos time, std::uint64_t track) {
+  trace.Event(time, [&] {
+    trace.wire().Varint(pb::kType, pb::kSliceEnd);
+    trace.wire().Varint(pb::kTrackUuid, track);
+  });
+}
+
+void JobSlice(ProtoTrace& trace, std::uint64_t track, const Worker& worker, const Job& job, FlowMark flow) {
+  const std::uint64_t name = trace.Name(job.type + "_" + job.id), category = trace.Category(job.type);
+  trace.Event(job.start, [&] {
+    ProtoWire& wire = trace.wire();
+    wire.Varint(pb::kType, pb::kSliceBegin);
+    wire.Varint(pb::kTrackUuid, track);
+    wire.Varint(pb::kNameIid, name);
+    wire.Varint(pb::kCategoryIids, category);
+    IntAnnotation(wire, kMachine, worker.machine);
+    IntAnnotation(wire, kWorker, worker.index);
+    StringAnnotation(wire, kTypeArg, job.type);
+    StringAnnotation(wire, kJobId, job.id);
+    IntAnnotation(wire, kMicroBatch, job.micro_batch);
+    IntAnnotation(wire, kStep, job.step);
+    StringAnnotation(wire, kSource, worker.file + ":" + std::to_string(job.line));
+    // A flow starts or passes on at a job it leaves; it ends at one it only arrives at.
+    if (flow.id != 0) wire.Fixed64(flow.out ? pb::kFlowIds : pb::kTerminatingFlowIds, flow.id);
+  });
+  SliceEnd(trace, job.end, track);
+}
+
+void StepsProcess(ProtoTrace& trace, const Timeline& timeline, TraceStats* stats) {
+  ProcessTrack(trace, kStepsUuid, kStepsPid, "Steps", 0, "", /*first=*/true);
+  ThreadTrack(trace, kStepThreadUuid, kStepsUuid, kStepsPid, kStepsPid, "Step", 0);
+  CounterTrack(trace, kBusyUuid, kStepsUuid, "busy workers", 1);
+  const std::uint64_t category = trace.Category("step");
+  for (const StepSpan& step : timeline.steps) {
+    const std::uint64_t name = trace.Name("step" + std::to_string(step.step));
+    trace.Event(step.start, [&] {
+      ProtoWire& wire = trace.wire();
+      wire.Varint(pb::kType, pb::kSliceBegin);
+      wire.Varint(pb::kTrackUuid, kStepThreadUuid);
+      wire.Varint(pb::kNameIid, name);
+      wire.Varint(pb::kCategoryIids, category);
+      IntAnnotation(wire, kStep, step.step);
+    });
+    SliceEnd(trace, step.end, kStepThreadUuid);
+    ++stats->steps;
+  }
+}
+
+// Each worker's rows (tracks) and jobs; uuids and tids as the JSON numbers them.
+void MachineProcesses(ProtoTrace& trace, const Timeline& timeline, const FlowChains& flows, TraceStats* stats) {
+  std::uint64_t next_uuid = kFirstMachineUuid + timeline.machines.size();
+  int next_tid = kStepsPid + 1, sort_index = 0;
+  for (size_t m = 0; m < timeline.machines.size(); ++m) {
+    const Machine& machine = timeline.machines[m];
+    const int pid = kStepsPid + 1 + static_cast<int>(m);
+    const std::uint64_t process_uuid = kFirstMachineUuid + m;
+    ProcessTrack(trace, process_uuid, pid, ProcessTitle(machine), static_cast<int>(m) + 1,
+                 machine.clock_method.empty() ? "" : "clock " + ClockText(machine), false);
+    for (const Worker& worker : machine.workers) {
+      int lane_count = 1;
+      const std::vector<int> lanes = AssignLanes(worker.jobs, &lane_count);
+      const std::uint64_t first_uuid = next_uuid;
+      for (int lane = 0; lane < lane_count; ++lane) {
+        std::string name = machine.name + " worker " + std::to_string(worker.index);
+        if (lane > 0) name += " overlap " + std::to_string(lane);
+        ThreadTrack(trace, next_uuid++, process_uuid, pid, next_tid++, name, sort_index++);
+      }
+      stats->overlap_lanes += lane_count - 1;
+      for (size_t j = 0; j < worker.jobs.size(); ++j) {
+        JobSlice(trace, first_uuid + lanes[j], worker, worker.jobs[j], flows.Of(worker, j));
+        ++stats->jobs;
+      }
+    }
+  }
+}
+
+void BusyCounter(ProtoTrace& trace, const Timeline& timeline) {
+  std::vector<std::pair<Nanos, int>> changes;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers) {
+      std::vector<std::pair<Nanos, Nanos>> intervals;
+      for (const Job& job : worker.jobs) intervals.emplace_back(job.start, job.end);
+      for (const auto& [from, to] : MergeIntervals(std::move(intervals)))
+        changes.insert(changes.end(), {{from, +1}, {to, -1}});
+    }
+  std::sort(changes.begin(), changes.end());
+  int busy = 0;
+  for (size_t i = 0; i < changes.size();) {
+    const Nanos at = changes[i].first;
+    for (; i < changes.size() && changes[i].first == at; ++i) busy += changes[i].second;
+    trace.Event(at, [&] {
+      trace.wire().Varint(pb::kType, pb::kCounterEvent);
+      trace.wire().Varint(pb::kTrackUuid, kBusyUuid);
+      trace.wire().Varint(pb::kCounterValue, static_cast<std::uint64_t>(busy));
+    });
+  }
+}
+
+bool EndsWith(const std::string& text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+TraceStats WritePerfettoProto(const Timeline& timeline, const Sink& sink) {
+  TraceStats stats;
+  ProtoTrace trace(sink);
+  const FlowChains flows(timeline);
+  StepsProcess(trace, timeline, &stats);
+  MachineProcesses(trace, timeline, flows, &stats);
+  BusyCounter(trace, timeline);
+  stats.flows = flows.hand_offs();
+  trace.Flush();
+  return stats;
+}
+
+std::string EmitPerfettoProto(const FinishedRun& run, const Sink& sink) {
+  const TraceStats stats = WritePerfettoProto(run.timeline, sink);
+  std::string note = " (native Perfetto protobuf";
+  if (stats.overlap_lanes > 0)
+    note += ", " + std::to_string(stats.overlap_lanes) + (stats.overlap_lanes == 1 ? " extra row" : " extra rows") +
+            " for overlapping jobs";
+  return note + ")";
+}
+
+bool IsProtobufTracePath(const std::string& path) {
+  const std::string bare = EndsWith(path, ".gz") ? path.substr(0, path.size() - 3) : path;
+  return EndsWith(bare, ".pftrace") || EndsWith(bare, ".perfetto-trace");
+}
+
+}  // namespace jobviz

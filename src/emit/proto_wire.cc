@@ -1,0 +1,60 @@
+#include "emit/proto_wire.h"
+
+namespace jobviz {
+
+namespace {
+
+size_t VarintSize(std::uint64_t value) {
+  size_t size = 1;
+  while (value >= 0x80) value >>= 7, ++size;
+  return size;
+}
+
+void WriteVarint(char* at, std::uint64_t value) {
+  while (value >= 0x80) {
+    *at++ = static_cast<char>(0x80 | (value & 0x7f));
+    value >>= 7;
+  }
+  *at = static_cast<char>(value);
+}
+
+}  // namespace
+
+void ProtoWire::RawVarint(std::uint64_t value) {
+  const size_t at = out_.size();
+  out_.resize(at + VarintSize(value));
+  WriteVarint(&out_[at], value);
+}
+
+void ProtoWire::Tag(std::uint32_t field, std::uint32_t wire_type) { RawVarint((field << 3) | wire_type); }
+
+void ProtoWire::Varint(std::uint32_t field, std::uint64_t value) {
+  Tag(field, 0);
+  RawVarint(value);
+}
+
+void ProtoWire::Fixed64(std::uint32_t field, std::uint64_t value) {
+  Tag(field, 1);
+  for (int i = 0; i < 8; ++i) out_.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+}
+
+void ProtoWire::Bytes(std::uint32_t field, std::string_view bytes) {
+  Tag(field, 2);
+  RawVarint(bytes.size());
+  out_.append(bytes);
+}
+
+size_t ProtoWire::BeginMessage(std::uint32_t field) {
+  Tag(field, 2);
+  out_.push_back('\0');  // most messages are short: one length byte
+  return out_.size() - 1;
+}
+
+void ProtoWire::EndMessage(size_t length_at) {
+  const size_t length = out_.size() - length_at - 1;
+  const size_t extra = VarintSize(length) - 1;
+  if (extra > 0) out_.insert(length_at + 1, extra, '\0');
+  WriteVarint(&out_[length_at], length);
+}
+
+}  // namespace jobviz

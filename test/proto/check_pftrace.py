@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""jobviz's native Perfetto protobuf trace, decoded by protoc (an independent
+reader) against test/proto/perfetto_subset.proto, checked against the JSON
+trace of the same run (whose times src/emit/perfetto_import_test.cc proves
+exact): every job and step to the nanosecond, every name, arg, track, order,
+flow and counter value; Perfetto's sequence rules (incremental state cleared
+first, interned data before use, descriptors before their events); gzip.
+
+usage: check_pftrace.py JOBVIZ REPO_ROOT    (exits 77 without protoc)
+"""
+import codecs
+import decimal
+import gzip
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+PROTO_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def parse_text_format(text):
+    """protoc's text format -> nested dicts of lists."""
+    root, stack = {}, []
+    node = root
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if line == "}":
+            node = stack.pop()
+            continue
+        if line.endswith("{"):
+            child = {}
+            node.setdefault(line[:-1].strip(), []).append(child)
+            stack.append(node)
+            node = child
+            continue
+        key, _, value = line.partition(": ")
+        if re.fullmatch(r"\d+", key):
+            raise SystemExit("field %s is not in the subset proto: jobviz wrote something unexpected" % key)
+        if value.startswith('"'):
+            value = codecs.escape_decode(value[1:-1].encode())[0].decode("utf-8")
+        else:
+            value = int(value)
+        node.setdefault(key, []).append(value)
+    return root
+
+
+def one(node, key, default=None):
+    values = node.get(key)
+    return values[0] if values else default
+
+
+def decode(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    subprocess.run(["protoc", "--decode_raw"], input=raw, check=True, capture_output=True)  # well-formed wire
+    text = subprocess.run(["protoc", "-I", PROTO_DIR, "--decode=jobviz_test.Trace", "perfetto_subset.proto"],
+                          input=raw, check=True, capture_output=True).stdout.decode()
+    return parse_text_format(text).get("packet", [])
+
+
+def import_like_perfetto(packets):
+    """Tracks, slices, flows and counters, checking the sequence rules as Perfetto applies them."""
+    assert one(packets[0], "sequence_flags") == 1, "the first packet must clear incremental state"
+    interned = {"event_names": {}, "event_categories": {}, "debug_annotation_names": {}}
+    tracks, open_slices, slices, counters = {}, {}, [], []
+    for packet in packets:
+        assert one(packet, "trusted_packet_sequence_id") == 1
+        if "track_descriptor" in packet:
+            d = packet["track_descriptor"][0]
+            assert one(packet, "timestamp") is None
+            tracks[one(d, "uuid")] = d
+            continue
+        for data in packet.get("interned_data", []):
+            for kind in interned:
+                for entry in data.get(kind, []):
+                    interned[kind][one(entry, "iid")] = one(entry, "name")
+        event = packet["track_event"][0]
+        assert one(packet, "sequence_flags") == 2, "event packets use interned data"
+        uuid = one(event, "track_uuid")
+        assert uuid in tracks, "an event before its track's descriptor"
+        ts = one(packet, "timestamp")
+        kind = one(event, "type")
+        if kind == 4:
+            counters.append((tracks[uuid], ts, one(event, "counter_value")))
+        elif kind == 1:
+            args = {interned["debug_annotation_names"][one(a, "name_iid")]:
+                    one(a, "int_value", one(a, "string_value")) for a in event.get("debug_annotations", [])}
+            s = {"track": uuid, "ts": ts, "name": interned["event_names"][one(event, "name_iid")],
+                 "cat": [interned["event_categories"][i] for i in event.get("category_iids", [])],
+                 "args": args, "flow_ids": event.get("flow_ids", []),
+                 "terminating_flow_ids": event.get("terminating_flow_ids", [])}
+            open_slices.setdefault(uuid, []).append(s)
+        elif kind == 2:
+            s = open_slices[uuid].pop()
+            s["end"] = ts
+            slices.append(s)
+    assert all(not stack for stack in open_slices.values()), "slices left open"
+    return tracks, slices, counters
+
+
+def json_nanos(origin, text):
+    return origin + int(decimal.Decimal(text) * 1000)
+
+
+def load_json_trace(path):
+    with open(path) as f:
+        text = f.read()
+    trace = json.loads(text)
+    origin = trace["metadata"]["trace_origin_ns"]
+    raw_ts = re.findall(r'"ts":([-0-9.]+)', text)
+    raw_dur = iter(re.findall(r'"dur":([-0-9.]+)', text))
+    events = trace["traceEvents"]
+    assert len(raw_ts) == sum(1 for e in events if "ts" in e)
+    ts_iter = iter(raw_ts)
+    for e in events:
+        if "ts" in e:
+            e["ts_ns"] = json_nanos(origin, next(ts_iter))
+        if "dur" in e:
+            e["end_ns"] = e["ts_ns"] + int(decimal.Decimal(next(raw_dur)) * 1000)
+    return events
+
+
+def compare(json_events, tracks, slices, counters):
+    failures = []
+    names = {(e["pid"], e.get("tid")): e["args"] for e in json_events if e["ph"] == "M"
+             and e["name"] in ("process_name", "thread_name")}
+    thread_rank = {(e["pid"], e["tid"]): e["args"]["sort_index"] for e in json_events
+                   if e["ph"] == "M" and e["name"] == "thread_sort_index"}
+    process_rank = {e["pid"]: e["args"]["sort_index"] for e in json_events
+                    if e["ph"] == "M" and e["name"] == "process_sort_index"}
+    for d in tracks.values():
+        if "process" in d:
+            p = d["process"][0]
+            if one(p, "process_name") != names[(one(p, "pid"), None)]["name"]:
+                failures.append("process %s named %r" % (one(p, "pid"), one(p, "process_name")))
+            if one(d, "sibling_order_rank") != process_rank[one(p, "pid")] or one(d, "child_ordering") != 3:
+                failures.append("process %s out of order" % one(p, "pid"))
+        if "thread" in d:
+            t = d["thread"][0]
+            key = (one(t, "pid"), one(t, "tid"))
+            if one(t, "thread_name") != names[key]["name"] or one(d, "sibling_order_rank") != thread_rank.get(key, 0):
+                failures.append("thread %s named %r or out of order" % (key, one(t, "thread_name")))
+    jobs = {e["args"]["source"]: e for e in json_events if e["ph"] == "X" and e["cat"] != "step"}
+    steps = {e["name"]: e for e in json_events if e["ph"] == "X" and e["cat"] == "step"}
+    seen = 0
+    for s in slices:
+        thread = tracks[s["track"]]["thread"][0]
+        if s["cat"] == ["step"]:
+            e = steps[s["name"]]
+        else:
+            e = jobs[s["args"]["source"]]
+            seen += 1
+            if s["args"] != e["args"] or s["cat"] != [e["cat"]]:
+                failures.append("%s: args %s vs %s" % (e["args"]["source"], s["args"], e["args"]))
+            flow = e.get("bind_id")
+            got = s["flow_ids"] or s["terminating_flow_ids"]
+            if (flow is None) != (not got) or (flow is not None and (got != [flow] or
+                                                                    bool(s["flow_ids"]) != e.get("flow_out", False))):
+                failures.append("%s: flows %s/%s vs bind_id %s" % (e["args"]["source"], s["flow_ids"],
+                                                                    s["terminating_flow_ids"], flow))
+        if (s["ts"], s["end"], s["name"]) != (e["ts_ns"], e["end_ns"], e["name"]):
+            failures.append("%s: %s..%s vs %s..%s" % (s["name"], s["ts"], s["end"], e["ts_ns"], e["end_ns"]))
+        if (one(thread, "pid"), one(thread, "tid")) != (e["pid"], e["tid"]):
+            failures.append("%s on the wrong track" % s["name"])
+    if seen != len(jobs):
+        failures.append("%d jobs in the protobuf, %d in the JSON" % (seen, len(jobs)))
+    json_counter = [(e["ts_ns"], e["args"]["workers"]) for e in json_events if e["ph"] == "C"]
+    if [(ts, v) for _, ts, v in counters] != json_counter or any(one(d, "name") != "busy workers" for d, _, _ in counters):
+        failures.append("counter differs")
+    return failures
+
+
+def run(jobviz, logs, out):
+    subprocess.run([jobviz, "--log_dir", logs, "--multi_machine", "--no-chrome", "-q", "-o", out], check=True)
+
+
+def main():
+    jobviz, root = os.path.abspath(sys.argv[1]), sys.argv[2]
+    if not shutil.which("protoc"):
+        print("protoc is not installed (Debian: protobuf-compiler); skipped")
+        sys.exit(77)
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="jobviz_pftrace_") as scratch:
+        for name in ("multi_machine_logs", "stage_order"):
+            logs = os.path.join(scratch, name)
+            source = os.path.join(root, "sample_logs", name) if name == "multi_machine_logs" else \
+                os.path.join(root, "test/fixtures/skewed")
+            shutil.copytree(source, logs, ignore=shutil.ignore_patterns("pipeline_profile*"))
+            for out in ("t.json", "t.pftrace", "t.pftrace.gz"):
+                run(jobviz, logs, os.path.join(scratch, name + out))
+            with gzip.open(os.path.join(scratch, name + "t.pftrace.gz")) as f, \
+                    open(os.path.join(scratch, name + "t.pftrace"), "rb") as g:
+                if f.read() != g.read():
+                    failures.append(name + ": the .gz is not the gzip of the .pftrace")
+            tracks, slices, counters = import_like_perfetto(decode(os.path.join(scratch, name + "t.pftrace")))
+            problems = compare(load_json_trace(os.path.join(scratch, name + "t.json")), tracks, slices, counters)
+            failures += [name + ": " + p for p in problems[:20]]
+            print("%s: %d slices, %d tracks, %d counter values checked" % (name, len(slices), len(tracks),
+                                                                          len(counters)))
+    for failure in failures:
+        print("FAIL:", failure)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
