@@ -22,7 +22,7 @@ namespace {
 // The command line as typed, before it becomes a plan.
 struct DrawFlags {
   InputPlan inputs;
-  std::string run = "last", output, chrome_output, align = "auto", offsets, clock_ref, stage_order, summary_json;
+  std::string run = "last", steps, output, chrome_output, align = "auto", offsets, clock_ref, stage_order, summary_json;
   std::vector<std::string> fail_on;
   bool no_chrome = false, summary_on = false, summary_off = false, quiet = false, verbose = false;
 };
@@ -53,6 +53,12 @@ void AddInputOptions(CLI::App& app, DrawFlags& f) {
       ->type_name("last|all|N")
       ->check([](const std::string& value) {
         return ParseRunChoice(value) ? std::string() : "expected last, all or a number from 1";
+      });
+  app.add_option("--steps", f.steps, "Keep only these steps in every output: FIRST:LAST (both included), FIRST:, :LAST")
+      ->type_name("A:B")
+      ->check([](const std::string& value) {
+        std::string error;
+        return ParseStepRange(value, &error) ? std::string() : error;
       });
   app.add_option("-j,--threads", f.inputs.threads, "Files read in parallel (default: one per core)")
       ->check(CLI::Range(0, 1024));
@@ -152,14 +158,15 @@ Parsed<DrawPlan> ToPlan(DrawFlags& f, bool merge) {
   if (const std::string error = CheckInputs(f.inputs, merge); !error.empty())
     return {std::nullopt, UsageError(command, error, merge ? "" : "run 'jobviz --help' for the options")};
   DrawPlan plan;
+  std::string error;
   plan.merge = merge;
   SortUnique(f.inputs.devices);
   plan.inputs = f.inputs;
   plan.run = *ParseRunChoice(f.run);
+  if (!f.steps.empty()) plan.steps = *ParseStepRange(f.steps, &error);
   plan.clocks.mode = f.align == "sync" ? AlignMode::kSync : f.align == "causal" ? AlignMode::kCausal
                      : f.align == "none" ? AlignMode::kNone : AlignMode::kAuto;
   plan.clocks.reference = f.clock_ref;
-  std::string error;
   if (!f.offsets.empty()) plan.clocks.offsets = *ParseClockOffsets(f.offsets, &error);
   if (!f.stage_order.empty()) {
     auto order = ParseStageOrder(f.stage_order, &error);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "align/pipeline_order.h"
 #include "analyse/fail_on.h"
 #include "emit/emitter.h"
+#include "model/step_window.h"
 #include "model/timeline_builder.h"
 
 namespace jobviz {
@@ -38,6 +40,7 @@ struct DrawPlan {
   RunChoice run;
   ClockPlan clocks;
   std::vector<StageRef> stage_order;  // empty = global rank order
+  std::optional<StepRange> steps;     // --steps: the window of steps to keep
   std::vector<Condition> gates;       // --fail-on
   std::vector<OutputRequest> outputs; // in the order they are written
   int verbosity = kNormal;

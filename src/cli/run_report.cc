@@ -2,6 +2,10 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdint>
 #include <map>
 
 #include "cli/report.h"
@@ -43,22 +47,53 @@ std::string RunsLine(const std::vector<RunSummary>& runs, const RunChoice& choic
   return line + "\n";
 }
 
-std::string JobsLine(const Timeline& timeline) {
-  std::string line;
-  for (const Machine& machine : timeline.machines) {
-    line += "jobviz: jobs: " + machine.name;
-    std::string sep = " ";
-    for (const Worker& worker : machine.workers) {
-      line += sep + "worker " + std::to_string(worker.index) + ": " + std::to_string(worker.jobs.size());
-      sep = ", ";
-    }
-    line += "\n";
+// Machines listed one per line up to here; past it, summaries (the report
+// stays under ~40 lines at any scale; -v lists every machine).
+constexpr size_t kMachinesListed = 8;
+constexpr size_t kWarningsShown = 10;
+
+std::string MachineJobsLine(const Machine& machine) {
+  std::string line = "jobviz: jobs: " + machine.name;
+  std::string sep = " ";
+  for (const Worker& worker : machine.workers) {
+    line += sep + "worker " + std::to_string(worker.index) + ": " + std::to_string(worker.jobs.size());
+    sep = ", ";
   }
-  return line;
+  return line + "\n";
 }
 
-std::string StepsLine(const Timeline& timeline) {
+// "2048 workers on 256 machines: 650 jobs each" or the range with the extremes.
+std::string JobsSummaryLine(const Timeline& timeline) {
+  size_t workers = 0, least = SIZE_MAX, most = 0;
+  std::string least_at, most_at;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers) {
+      ++workers;
+      const std::string at = machine.name + " worker " + std::to_string(worker.index);
+      if (worker.jobs.size() < least) least = worker.jobs.size(), least_at = at;
+      if (worker.jobs.size() > most) most = worker.jobs.size(), most_at = at;
+    }
+  std::string line = "jobviz: jobs: " + Plural(workers, "worker", "workers") + " on " +
+                     Plural(timeline.machines.size(), "machine", "machines") + ": ";
+  if (least == most) return line + std::to_string(most) + " jobs each\n";
+  return line + std::to_string(least) + " (" + least_at + ") to " + std::to_string(most) + " (" + most_at +
+         ") jobs per worker\n";
+}
+
+std::string JobsLine(const Timeline& timeline, bool verbose) {
+  if (timeline.machines.size() > kMachinesListed && !verbose) return JobsSummaryLine(timeline);
+  std::string lines;
+  for (const Machine& machine : timeline.machines) lines += MachineJobsLine(machine);
+  return lines;
+}
+
+std::string StepsLine(const Timeline& timeline, const std::optional<StepRange>& window) {
   if (timeline.steps.empty()) return "jobviz: steps: none found\n";
+  if (window) {
+    std::string kept = "step" + std::to_string(timeline.steps.front().step);
+    if (timeline.steps.size() > 1) kept += " to step" + std::to_string(timeline.steps.back().step);
+    return "jobviz: steps: " + Plural(timeline.steps.size(), "step", "steps") + " kept (" + kept + ") by --steps\n";
+  }
   std::string line = "jobviz: steps: " + Plural(timeline.steps.size(), "step", "steps") + " (step" +
                      std::to_string(timeline.steps.front().step);
   if (timeline.steps.size() > 1) line += " to step" + std::to_string(timeline.steps.back().step);
@@ -83,24 +118,75 @@ std::string VerboseFileLines(const std::vector<FileTotals>& files, const std::ve
 
 std::string SignedDuration(Nanos ns) { return (ns >= 0 ? "+" : "") + FormatDuration(ns); }
 
-std::string ClocksLines(const Timeline& timeline, const ClockAlignment& clocks) {
-  if (timeline.machines.size() < 2) return "";
+std::string MachineClock(const Machine& machine) {
+  std::string text = machine.name + " " + machine.clock_method;
+  if (machine.clock_method != "reference" && machine.clock_method != "none") {
+    char drift[32];
+    std::snprintf(drift, sizeof drift, "%+.1f ppm", machine.clock_drift_ppm);
+    text += " " + SignedDuration(machine.clock_offset) + (machine.clock_drift_ppm != 0 ? " " + std::string(drift) : "");
+  }
+  return text;
+}
+
+// Many machines: how many by each method, and the offsets' range with the
+// machines at its ends.
+std::string ClocksSummary(const Timeline& timeline) {
+  std::map<std::string, size_t> methods;
+  const Machine* low = nullptr;
+  const Machine* high = nullptr;
+  double drift = 0;
+  for (const Machine& machine : timeline.machines) {
+    ++methods[machine.clock_method];
+    drift = std::max(drift, std::abs(machine.clock_drift_ppm));
+    if (machine.clock_method == "reference" || machine.clock_method == "none") continue;
+    if (!low || machine.clock_offset < low->clock_offset) low = &machine;
+    if (!high || machine.clock_offset > high->clock_offset) high = &machine;
+  }
   std::string line = "jobviz: clocks:";
   std::string sep = " ";
-  for (const Machine& machine : timeline.machines) {
-    line += sep + machine.name + " " + machine.clock_method;
-    if (machine.clock_method != "reference" && machine.clock_method != "none") {
-      char drift[32];
-      std::snprintf(drift, sizeof drift, "%+.1f ppm", machine.clock_drift_ppm);
-      line += " " + SignedDuration(machine.clock_offset) + (machine.clock_drift_ppm != 0 ? " " + std::string(drift) : "");
-    }
+  for (const auto& [method, count] : methods) {
+    line += sep + std::to_string(count) + " " + method;
     sep = ", ";
+  }
+  if (low)
+    line += "; offsets " + SignedDuration(low->clock_offset) + " (" + low->name + ") to " +
+            SignedDuration(high->clock_offset) + " (" + high->name + ")";
+  if (drift != 0) {
+    char text[48];
+    std::snprintf(text, sizeof text, "; drift up to %.1f ppm", drift);
+    line += text;
+  }
+  return line + " (-v lists every machine)";
+}
+
+std::string ClocksLines(const Timeline& timeline, const ClockAlignment& clocks, bool verbose) {
+  if (timeline.machines.size() < 2) return "";
+  std::string line;
+  if (timeline.machines.size() > kMachinesListed && !verbose) {
+    line = ClocksSummary(timeline);
+  } else {
+    line = "jobviz: clocks:";
+    std::string sep = " ";
+    for (const Machine& machine : timeline.machines) {
+      line += sep + MachineClock(machine);
+      sep = ", ";
+    }
   }
   line += "\njobviz: pipeline order violations: " + std::to_string(clocks.violations_before) + " before clock alignment, " +
           std::to_string(clocks.violations_after) + " after\n";
   return line;
 }
 
+// The first warnings, then how many more (-v shows them all).
+std::string WarningLines(const std::vector<std::string>& warnings, bool verbose) {
+  std::string lines;
+  const size_t shown = verbose ? warnings.size() : std::min(warnings.size(), kWarningsShown);
+  for (size_t i = 0; i < shown; ++i) lines += "jobviz: warning: " + warnings[i] + "\n";
+  if (shown < warnings.size())
+    lines += "jobviz: warning: " + Plural(warnings.size() - shown, "more warning", "more warnings") +
+             " (-v shows them all)\n";
+  return lines;
+}
 
 std::string ReadLine(const FinishedRun& run) {
   return "jobviz: read " + Plural(run.read.files.size(), "file", "files") + " (" + FormatBytes(run.read.bytes) +
@@ -116,11 +202,12 @@ std::string RunReport(const FinishedRun& run, int verbosity) {
   if (verbosity >= 1) {
     report += ReadLine(run);
     report += RunsLine(run.runs, run.run_choice);
-    if (run.jobs > 0) report += JobsLine(run.timeline) + ClocksLines(run.timeline, run.clocks) + StepsLine(run.timeline);
+    const bool verbose = verbosity >= 2;
+    if (run.jobs > 0)
+      report += JobsLine(run.timeline, verbose) + ClocksLines(run.timeline, run.clocks, verbose) + StepsLine(run.timeline, run.window);
   }
   AppendSkipReport(report, run.skipped);
-  if (verbosity >= 1)
-    for (const std::string& warning : run.warnings) report += "jobviz: warning: " + warning + "\n";
+  if (verbosity >= 1) report += WarningLines(run.warnings, verbosity >= 2);
   return report;
 }
 

@@ -41,6 +41,7 @@ int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLo
   StepFinding steps = FindSteps(run.timeline);
   run.skipped.Merge(steps.skipped);
   run.warnings.insert(run.warnings.end(), steps.warnings.begin(), steps.warnings.end());
+  if (plan.steps && !CutSteps(*plan.steps, &run, &status)) return status;
 
   std::fputs(RunReport(run, plan.verbosity).c_str(), stderr);
   if (run.jobs == 0) return NoJobsError(run);

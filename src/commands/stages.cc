@@ -12,9 +12,13 @@ namespace jobviz {
 
 namespace {
 
+// The first few machine names (a hint stays one short line at any scale).
 std::string MachineNames(const Timeline& timeline) {
+  constexpr size_t kShown = 8;
   std::string names;
-  for (const Machine& machine : timeline.machines) names += (names.empty() ? "" : ", ") + machine.name;
+  for (size_t m = 0; m < timeline.machines.size() && m < kShown; ++m)
+    names += (m ? ", " : "") + timeline.machines[m].name;
+  if (timeline.machines.size() > kShown) names += ", ... (" + std::to_string(timeline.machines.size()) + " machines)";
   return names;
 }
 
@@ -114,6 +118,20 @@ bool ResolveNames(const DrawPlan& plan, Timeline* timeline, AlignOptions* align,
     *status = kExitUsage;
     return false;
   }
+  return true;
+}
+
+bool CutSteps(const StepRange& range, FinishedRun* run, int* status) {
+  std::string error;
+  if (!KeepSteps(range, run->timeline, &error)) {
+    PrintError("--steps: " + error, "the steps are named as in the report's 'steps:' line");
+    *status = kExitBadInput;
+    return false;
+  }
+  run->window = range;
+  run->jobs = 0;
+  for (const Machine& machine : run->timeline.machines)
+    for (const Worker& worker : machine.workers) run->jobs += worker.jobs.size();
   return true;
 }
 

@@ -31,6 +31,9 @@ bool BuildRun(const LogSet& logs, std::vector<WorkerLogScan> scans, const RunCho
 // resolved against the machines read.
 bool ResolveNames(const DrawPlan& plan, Timeline* timeline, AlignOptions* align, int* status);
 
+// --steps: keeps only the window's jobs and steps (and counts what is left).
+bool CutSteps(const StepRange& range, FinishedRun* run, int* status);
+
 // --fail-on against the finished summary: exit 3 when a gate fails.
 int CheckGates(const std::vector<Condition>& gates, const nlohmann::json& summary);
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -16,6 +17,7 @@
 #include "align/clock_align.h"
 #include "analyse/analysis.h"
 #include "model/model.h"
+#include "model/step_window.h"
 #include "model/timeline_builder.h"
 #include "parse/scan_logs.h"
 
@@ -32,7 +34,8 @@ struct FinishedRun {
   std::vector<std::string> warnings;  // from building, clock alignment and steps, in that order
   Analysis analysis;
   nlohmann::json summary;        // the analysis as a document (analyse/summary.h)
-  size_t jobs = 0;
+  size_t jobs = 0;               // drawn (within --steps, when given)
+  std::optional<StepRange> window;  // --steps
 };
 
 // Receives the document in pieces (about 1 MiB for the traces), so a whole

@@ -192,3 +192,32 @@ TEST_CASE("Pieces reach the sink and add up to the document") {
   CHECK(whole == TraceText(WritePerfettoTrace, t));
   CHECK_NOTHROW(json::parse(whole));
 }
+
+TEST_CASE("Past 50,000 changes the busy-workers counter is a time-weighted mean that keeps the busy time") {
+  Timeline t;
+  t.machines.emplace_back("m");
+  Nanos exact_busy = 0;
+  for (int w = 0; w < 64; ++w) {
+    Worker worker;
+    worker.index = w;
+    for (int j = 0; j < 500; ++j) {  // 64 x 500 jobs: 64,000 starts and ends
+      const Nanos start = j * 10'000 + w * 97, end = start + 6'000 + w;
+      worker.jobs.push_back(MakeJob("forward", std::to_string(j), start, end));
+      exact_busy += end - start;
+    }
+    t.machines[0].workers.push_back(worker);
+  }
+  bool sampled = false;
+  const std::vector<CounterPoint> points = BusyWorkers(t, &sampled);
+  REQUIRE(sampled);
+  CHECK(points.size() <= kMaxExactCounterPoints);
+  double area = 0;
+  for (size_t i = 0; i + 1 < points.size(); ++i)
+    area += points[i].value * static_cast<double>(points[i + 1].at - points[i].at);
+  CHECK(area == Approx(static_cast<double>(exact_busy)).epsilon(1e-9));
+  CHECK(points.back().value == 0);
+  bool exact_again = true;
+  t.machines[0].workers.resize(2);
+  BusyWorkers(t, &exact_again);
+  CHECK_FALSE(exact_again);
+}

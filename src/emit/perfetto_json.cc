@@ -42,25 +42,22 @@ std::string_view StepSourceName(StepSource source) {
   return "none";
 }
 
-// "busy workers": how many workers run at least one job, at every change.
-// Perfetto names a JSON counter track "<name> <arg key>".
+// "busy workers" (emit/trace_events.h). Perfetto names a JSON counter track
+// "<name> <arg key>".
 void AppendBusyCounter(EventStream& events, const Timeline& timeline, Nanos origin) {
-  std::vector<std::pair<Nanos, int>> changes;
-  for (const Machine& machine : timeline.machines)
-    for (const Worker& worker : machine.workers) {
-      std::vector<std::pair<Nanos, Nanos>> intervals;
-      for (const Job& job : worker.jobs) intervals.emplace_back(job.start, job.end);
-      for (const auto& [from, to] : MergeIntervals(std::move(intervals)))  // overlapping jobs count once
-        changes.insert(changes.end(), {{from, +1}, {to, -1}});
-    }
-  std::sort(changes.begin(), changes.end());
-  int busy = 0;
-  for (size_t i = 0; i < changes.size();) {
-    const Nanos at = changes[i].first;
-    for (; i < changes.size() && changes[i].first == at; ++i) busy += changes[i].second;
+  bool sampled = false;
+  for (const CounterPoint& point : BusyWorkers(timeline, &sampled)) {
     JsonMembers event(events.Begin());
-    event.Raw("name", "\"busy\"").Raw("ph", "\"C\"").Int("pid", kStepsPid).Micros("ts", at - origin);
-    JsonMembers(event.Object("args")).Int("workers", busy).Close();
+    event.Raw("name", "\"busy\"").Raw("ph", "\"C\"").Int("pid", kStepsPid).Micros("ts", point.at - origin);
+    JsonMembers args(event.Object("args"));
+    if (sampled) {
+      char value[32];
+      std::snprintf(value, sizeof value, "%.3f", point.value);
+      args.Raw("workers", value);
+    } else {
+      args.Int("workers", static_cast<std::int64_t>(point.value));
+    }
+    args.Close();
     event.Close();
     events.End();
   }

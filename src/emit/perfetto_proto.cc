@@ -1,6 +1,7 @@
 #include "emit/perfetto_proto.h"
 
 #include <algorithm>
+#include <cstring>
 #include <unordered_map>
 
 #include "analyse/analysis.h"
@@ -26,7 +27,7 @@ constexpr std::uint32_t kOrderingExplicit = 3;
 constexpr std::uint32_t kPid = 1, kProcessName = 6, kProcessLabels = 8, kTid = 2, kThreadName = 5;
 // TrackEvent
 constexpr std::uint32_t kCategoryIids = 3, kDebugAnnotations = 4, kType = 9, kNameIid = 10, kTrackUuid = 11,
-                        kCounterValue = 30, kFlowIds = 47, kTerminatingFlowIds = 48;
+                        kCounterValue = 30, kDoubleCounterValue = 44, kFlowIds = 47, kTerminatingFlowIds = 48;
 constexpr std::uint32_t kSliceBegin = 1, kSliceEnd = 2, kCounterEvent = 4;
 // DebugAnnotation
 constexpr std::uint32_t kAnnotationNameIid = 1, kIntValue = 4, kStringValue = 6;
@@ -259,25 +260,19 @@ void MachineProcesses(ProtoTrace& trace, const Timeline& timeline, const FlowCha
 }
 
 void BusyCounter(ProtoTrace& trace, const Timeline& timeline) {
-  std::vector<std::pair<Nanos, int>> changes;
-  for (const Machine& machine : timeline.machines)
-    for (const Worker& worker : machine.workers) {
-      std::vector<std::pair<Nanos, Nanos>> intervals;
-      for (const Job& job : worker.jobs) intervals.emplace_back(job.start, job.end);
-      for (const auto& [from, to] : MergeIntervals(std::move(intervals)))
-        changes.insert(changes.end(), {{from, +1}, {to, -1}});
-    }
-  std::sort(changes.begin(), changes.end());
-  int busy = 0;
-  for (size_t i = 0; i < changes.size();) {
-    const Nanos at = changes[i].first;
-    for (; i < changes.size() && changes[i].first == at; ++i) busy += changes[i].second;
-    trace.Event(at, [&] {
+  bool sampled = false;
+  for (const CounterPoint& point : BusyWorkers(timeline, &sampled))
+    trace.Event(point.at, [&] {
       trace.wire().Varint(pb::kType, pb::kCounterEvent);
       trace.wire().Varint(pb::kTrackUuid, kBusyUuid);
-      trace.wire().Varint(pb::kCounterValue, static_cast<std::uint64_t>(busy));
+      if (sampled) {
+        std::uint64_t bits;
+        std::memcpy(&bits, &point.value, sizeof bits);
+        trace.wire().Fixed64(pb::kDoubleCounterValue, bits);
+      } else {
+        trace.wire().Varint(pb::kCounterValue, static_cast<std::uint64_t>(point.value));
+      }
     });
-  }
 }
 
 bool EndsWith(const std::string& text, std::string_view suffix) {

@@ -5,6 +5,7 @@
 #include <ctime>
 #include <limits>
 
+#include "analyse/analysis.h"
 #include "emit/json_text.h"
 #include "model/time_value.h"
 
@@ -64,6 +65,64 @@ Nanos TraceOrigin(const Timeline& timeline) {
   constexpr Nanos kSecond = 1'000'000'000;
   const Nanos floor = earliest / kSecond * kSecond;  // rounds towards zero
   return floor > earliest ? floor - kSecond : floor;
+}
+
+namespace {
+
+// Every change of the busy count, in time order.
+std::vector<std::pair<Nanos, int>> BusyChanges(const Timeline& timeline) {
+  std::vector<std::pair<Nanos, int>> changes;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers) {
+      std::vector<std::pair<Nanos, Nanos>> intervals;
+      intervals.reserve(worker.jobs.size());
+      for (const Job& job : worker.jobs) intervals.emplace_back(job.start, job.end);
+      for (const auto& [from, to] : MergeIntervals(std::move(intervals)))  // overlapping jobs count once
+        changes.insert(changes.end(), {{from, +1}, {to, -1}});
+    }
+  std::sort(changes.begin(), changes.end());
+  std::vector<std::pair<Nanos, int>> levels;  // (time, busy from then on)
+  int busy = 0;
+  for (size_t i = 0; i < changes.size();) {
+    const Nanos at = changes[i].first;
+    for (; i < changes.size() && changes[i].first == at; ++i) busy += changes[i].second;
+    levels.emplace_back(at, busy);
+  }
+  return levels;
+}
+
+// The time-weighted mean of a step function over `buckets` equal spans.
+std::vector<CounterPoint> Resample(const std::vector<std::pair<Nanos, int>>& levels, size_t buckets) {
+  const Nanos first = levels.front().first, last = levels.back().first;
+  const Nanos width = std::max<Nanos>(1, (last - first + static_cast<Nanos>(buckets) - 1) / static_cast<Nanos>(buckets));
+  std::vector<CounterPoint> points;
+  size_t i = 0;
+  for (Nanos from = first; from < last; from += width) {
+    const Nanos to = std::min(last, from + width);
+    double area = 0;
+    Nanos at = from;
+    while (i + 1 < levels.size() && levels[i + 1].first <= from) ++i;
+    for (size_t k = i; k < levels.size() && levels[k].first < to; ++k) {
+      const Nanos until = k + 1 < levels.size() ? std::min(to, levels[k + 1].first) : to;
+      area += static_cast<double>(levels[k].second) * static_cast<double>(until - at);
+      at = until;
+    }
+    points.push_back({from, area / static_cast<double>(to - from)});
+  }
+  points.push_back({last, static_cast<double>(levels.back().second)});
+  return points;
+}
+
+}  // namespace
+
+std::vector<CounterPoint> BusyWorkers(const Timeline& timeline, bool* sampled) {
+  const auto levels = BusyChanges(timeline);
+  *sampled = levels.size() > kMaxExactCounterPoints;
+  if (*sampled) return Resample(levels, kMaxExactCounterPoints - 1);
+  std::vector<CounterPoint> points;
+  points.reserve(levels.size());
+  for (const auto& [at, busy] : levels) points.push_back({at, static_cast<double>(busy)});
+  return points;
 }
 
 std::string FormatUtc(Nanos time) {

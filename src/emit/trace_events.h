@@ -64,6 +64,17 @@ std::string ProcessTitle(const Machine& machine);
 // "sync +4021.125 us, drift +0.000 ppm", "reference", "not aligned".
 std::string ClockText(const Machine& machine);
 
+// The "busy workers" counter: how many workers run at least one job, at
+// every change. Past kMaxExactCounterPoints changes (a few thousand
+// workers) it becomes the time-weighted mean over that many equal buckets,
+// so the counter stays small at any scale; `sampled` says which.
+inline constexpr size_t kMaxExactCounterPoints = 50'000;
+struct CounterPoint {
+  Nanos at = 0;
+  double value = 0;
+};
+std::vector<CounterPoint> BusyWorkers(const Timeline& timeline, bool* sampled);
+
 // What differs between the two JSON formats' job events.
 struct JobEventStyle {
   Nanos origin = 0;             // subtracted from every time

@@ -1,0 +1,54 @@
+#include "model/step_window.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace jobviz {
+
+namespace {
+
+bool ParseStep(std::string_view text, std::int64_t* step) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *step);
+  return ec == std::errc() && end == text.data() + text.size() && *step >= 0;
+}
+
+}  // namespace
+
+std::optional<StepRange> ParseStepRange(const std::string& text, std::string* error) {
+  StepRange range;
+  const size_t colon = text.find(':');
+  const std::string_view first = std::string_view(text).substr(0, colon);
+  const std::string_view last = colon == std::string::npos ? first : std::string_view(text).substr(colon + 1);
+  const bool ok = (!first.empty() || !last.empty()) && (first.empty() || ParseStep(first, &range.first)) &&
+                  (last.empty() || ParseStep(last, &range.last));
+  if (!ok || range.first > range.last) {
+    *error = "'" + text + "': expected FIRST:LAST steps (both included), FIRST:, :LAST or one step, e.g. 3:5";
+    return std::nullopt;
+  }
+  return range;
+}
+
+bool KeepSteps(const StepRange& range, Timeline& timeline, std::string* error) {
+  if (timeline.steps.empty()) {
+    *error = "no step boundaries were found in these logs, so there is no step to cut out";
+    return false;
+  }
+  const std::int64_t had_first = timeline.steps.front().step, had_last = timeline.steps.back().step;
+  auto outside = [&](const StepSpan& s) { return !range.Contains(s.step); };
+  timeline.steps.erase(std::remove_if(timeline.steps.begin(), timeline.steps.end(), outside), timeline.steps.end());
+  size_t kept = 0;
+  for (Machine& machine : timeline.machines)
+    for (Worker& worker : machine.workers) {
+      std::erase_if(worker.jobs, [&](const Job& job) { return !range.Contains(job.step); });
+      std::erase_if(worker.steps, outside);
+      kept += worker.jobs.size();
+    }
+  if (kept == 0) {
+    *error = "no job in the steps asked for: the logs have step" + std::to_string(had_first) + " to step" +
+             std::to_string(had_last);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace jobviz

@@ -1,0 +1,26 @@
+// --steps A:B: keep only the jobs and steps of a window of steps, in every
+// output, so a loadable slice can be cut out of a huge run.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "model/model.h"
+
+namespace jobviz {
+
+// Steps first..last, both included; open ends take every step on that side.
+struct StepRange {
+  std::int64_t first = INT64_MIN, last = INT64_MAX;
+  bool Contains(std::int64_t step) const { return step >= first && step <= last; }
+};
+
+// "3:5", "3:", ":5" or "4" (one step).
+std::optional<StepRange> ParseStepRange(const std::string& text, std::string* error);
+
+// Drops every job and step outside `range`. Fails, with `error` saying what
+// the logs have, when no step boundaries were found or no job is left.
+bool KeepSteps(const StepRange& range, Timeline& timeline, std::string* error);
+
+}  // namespace jobviz

@@ -1,0 +1,49 @@
+#include "model/step_window.h"
+
+#include <catch2/catch.hpp>
+
+using namespace jobviz;
+
+namespace {
+Timeline ThreeSteps() {
+  Timeline t;
+  t.machines.emplace_back("m");
+  Worker w;
+  for (std::int64_t step = 0; step < 3; ++step) {
+    w.jobs.push_back({"0", "forward", 0, step * 100, step * 100 + 10, 1, step});
+    w.steps.push_back({step, step * 100, step * 100 + 10});
+    t.steps.push_back({step, step * 100, step * 100 + 10});
+  }
+  t.machines[0].workers.push_back(w);
+  return t;
+}
+}  // namespace
+
+TEST_CASE("--steps: FIRST:LAST, open ends, one step; refused otherwise") {
+  std::string error;
+  CHECK(ParseStepRange("3:5", &error)->first == 3);
+  CHECK(ParseStepRange("3:5", &error)->last == 5);
+  CHECK(ParseStepRange("3:", &error)->last == INT64_MAX);
+  CHECK(ParseStepRange(":5", &error)->first == INT64_MIN);
+  CHECK(ParseStepRange("4", &error)->Contains(4));
+  CHECK_FALSE(ParseStepRange("4", &error)->Contains(5));
+  for (const char* bad : {"", ":", "5:3", "a:b", "-1:2", "1:2:3", "1.5"}) {
+    INFO(bad);
+    CHECK_FALSE(ParseStepRange(bad, &error));
+  }
+}
+
+TEST_CASE("--steps keeps the window's jobs and steps, and says what there is when nothing is left") {
+  Timeline t = ThreeSteps();
+  std::string error;
+  REQUIRE(KeepSteps(*ParseStepRange("1:", &error), t, &error));
+  CHECK(t.steps.size() == 2);
+  CHECK(t.steps.front().step == 1);
+  CHECK(t.machines[0].workers[0].jobs.size() == 2);
+  CHECK(t.machines[0].workers[0].steps.size() == 2);
+  Timeline u = ThreeSteps();
+  CHECK_FALSE(KeepSteps(*ParseStepRange("7:9", &error), u, &error));
+  CHECK(error == "no job in the steps asked for: the logs have step0 to step2");
+  Timeline none;
+  CHECK_FALSE(KeepSteps(*ParseStepRange("1", &error), none, &error));
+}
