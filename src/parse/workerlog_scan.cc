@@ -1,5 +1,7 @@
 #include "parse/workerlog_scan.h"
 
+#include <algorithm>
+
 #include <cstring>
 
 #include "parse/keyword_scanner.h"
@@ -81,6 +83,9 @@ void Scanner::ScanBlock(const LineBlock& block) {
 }
 
 void Scanner::Skip(SkipReason reason, std::string_view line, size_t column, std::string detail) {
+  // Columns found in the raw line (colour escapes may split a field name, so
+  // a search can miss) or mapped back from the stripped one: keep them on it.
+  column = std::min(column, line.size());
   SkippedLine skipped{reason, scan_.file, current_line_, column, {}, std::move(detail)};
   // Show the part of a long line around the problem.
   size_t begin = 0;

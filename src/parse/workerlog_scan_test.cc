@@ -140,3 +140,25 @@ TEST_CASE("Empty and noise-only logs have no records") {
   CHECK(scan.records.empty());
   CHECK(scan.lines == 2);
 }
+
+TEST_CASE("A colour escape inside a field name of a long, bad job line is reported, not fatal") {
+  // Found by fuzzing: the column search for "job_end_time" in the raw line
+  // missed, and the skip report took npos for a column.
+  const std::string line = std::string(200, 'x') +
+                           "Profiler Info: Job (3), type = forward, micro_batch_id = 2, job_start_time = "
+                           "1697793307213.760986, job_end_t\x1b[32mime = 1697793307200.000000" + std::string(50, 'y');
+  const WorkerLogScan scan = ScanWorkerLogText("w", line + "\n", Parser());
+  CHECK(scan.records.empty());
+  REQUIRE(scan.skipped.examples().size() == 1);
+  const SkippedLine& skipped = scan.skipped.examples()[0];
+  CHECK(skipped.reason == SkipReason::kEndBeforeStart);
+  CHECK(skipped.column <= skipped.text.size());
+  for (const char* escape : {"\x1b[32m", "\x1b[", "\x1b[P", "\x1b[1;31m"})
+    for (size_t at = 0; at < line.size(); at += 7) {
+      std::string variant = line;
+      variant.insert(at, escape);
+      variant[(at * 13) % variant.size()] = ')';
+      const WorkerLogScan each = ScanWorkerLogText("w", variant + "\n", Parser());
+      for (const SkippedLine& s : each.skipped.examples()) CHECK(s.column <= s.text.size());
+    }
+}
