@@ -14,6 +14,11 @@ namespace jobviz {
 void AppendJsonString(std::string& out, std::string_view text);
 void AppendInt(std::string& out, std::int64_t value);
 
+// `text` with every byte that is not part of valid UTF-8 read as Latin-1
+// (0xE9 -> U+00E9), as AppendJsonString writes it: for JSON libraries that
+// refuse invalid UTF-8 (nlohmann::json's dump throws).
+std::string ValidUtf8(std::string_view text);
+
 // Appends one JSON object member by member, straight into `out`:
 //   JsonMembers(out).Int("pid", 1).String("name", "x").Close();  ->  {"pid":1,"name":"x"}
 // Keys are escaped when they need it (machine names), values as their type says.

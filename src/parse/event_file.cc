@@ -2,7 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <charconv>
+
 #include "emit/atomic_file.h"
+#include "emit/json_text.h"
 #include "read/byte_source.h"
 #include "read/line_reader.h"
 
@@ -29,7 +32,7 @@ json RecordJson(int worker, const LogRecord& r) {
   json j = {{"w", worker}, {"k", KindName(r.kind)}, {"l", r.line}};
   switch (r.kind) {
     case RecordKind::kJob:
-      j.update({{"s", r.start}, {"e", r.end}, {"mb", r.micro_batch}, {"t", r.type}, {"id", r.job_id}});
+      j.update({{"s", r.start}, {"e", r.end}, {"mb", r.micro_batch}, {"t", ValidUtf8(r.type)}, {"id", ValidUtf8(r.job_id)}});
       break;
     case RecordKind::kProfilerWindow: j.update({{"step", r.step}, {"end", r.window_end_step}}); break;
     case RecordKind::kStepPush: j.update({{"s", r.start}, {"step", r.step}}); break;
@@ -77,19 +80,27 @@ json SkipsJson(const SkipTally& tally) {
   for (size_t r = 0; r < static_cast<size_t>(SkipReason::kCount); ++r)
     if (tally.count(static_cast<SkipReason>(r))) counts[std::to_string(r)] = tally.count(static_cast<SkipReason>(r));
   for (const SkippedLine& s : tally.examples())
-    examples.push_back({{"reason", static_cast<int>(s.reason)}, {"file", s.file}, {"line", s.line},
-                        {"column", s.column}, {"text", s.text}, {"detail", s.detail}});
+    examples.push_back({{"reason", static_cast<int>(s.reason)}, {"file", ValidUtf8(s.file)}, {"line", s.line},
+                        {"column", s.column}, {"text", ValidUtf8(s.text)}, {"detail", ValidUtf8(s.detail)}});
   return {{"counts", counts}, {"examples", examples}};
+}
+
+size_t SkipReasonFrom(const std::string& text) {
+  size_t reason = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), reason);
+  if (ec != std::errc() || end != text.data() + text.size() || reason >= static_cast<size_t>(SkipReason::kCount))
+    throw std::runtime_error("unknown skip reason '" + text + "'");
+  return reason;
 }
 
 SkipTally SkipsFrom(const json& j) {
   // Examples first (they are the first of each reason), then the remaining counts.
   SkipTally tally;
   std::map<size_t, std::uint64_t> remaining;
-  for (const auto& [reason, count] : j.at("counts").items()) remaining[std::stoul(reason)] = count;
+  for (const auto& [reason, count] : j.at("counts").items()) remaining[SkipReasonFrom(reason)] = count;
   for (const json& e : j.at("examples")) {
-    const size_t reason = e.at("reason");
-    if (reason >= static_cast<size_t>(SkipReason::kCount)) throw std::runtime_error("unknown skip reason");
+    const size_t reason = SkipReasonFrom(std::to_string(e.at("reason").get<std::int64_t>()));
+    if (remaining[reason] == 0) throw std::runtime_error("more skip examples than skipped lines");
     tally.Add({static_cast<SkipReason>(reason), e.at("file"), e.at("line"), e.at("column"), e.at("text"),
                e.at("detail")});
     --remaining[reason];
@@ -109,11 +120,11 @@ bool WriteEventFile(const std::string& path, const MachineEvents& events, std::s
   json files = json::array();
   for (size_t i = 0; i < events.files.size(); ++i) {
     const WorkerLogScan& scan = events.scans[i];
-    files.push_back({{"worker", events.files[i].worker}, {"file", scan.file}, {"bytes", scan.bytes},
+    files.push_back({{"worker", events.files[i].worker}, {"file", ValidUtf8(scan.file)}, {"bytes", scan.bytes},
                      {"lines", scan.lines}, {"skipped", SkipsJson(scan.skipped)}});
   }
   auto write_line = [&](const json& j) { out.Write(j.dump() + "\n"); };
-  write_line({{"format", "jobviz-events"}, {"version", kVersion}, {"machine", events.machine}, {"files", files}});
+  write_line({{"format", "jobviz-events"}, {"version", kVersion}, {"machine", ValidUtf8(events.machine)}, {"files", files}});
   for (size_t i = 0; i < events.files.size(); ++i)
     for (const LogRecord& r : events.scans[i].records) write_line(RecordJson(events.files[i].worker, r));
   if (!out.Commit()) {

@@ -39,9 +39,15 @@ class GzipSource : public ByteSource {
   long Read(char* buffer, size_t capacity) override {
     const unsigned chunk = capacity > (1u << 30) ? (1u << 30) : static_cast<unsigned>(capacity);
     const int n = gzread(file_, buffer, chunk);
-    if (n >= 0) return n;
-    int code = 0;
+    int code = Z_OK;
     const char* message = gzerror(file_, &code);
+    // A stream cut short reads to its end like a whole one; only gzerror
+    // says that the end came too early.
+    if (n == 0 && code == Z_BUF_ERROR) {
+      error_ = "the gzip data ends too early: the file is cut short (still being written, or copied in part?)";
+      return -1;
+    }
+    if (n >= 0) return n;
     error_ = std::string("gzip data is corrupt: ") + (message ? message : "unknown error");
     return -1;
   }
@@ -73,7 +79,16 @@ bool HasGzipMagic(int fd) {
 }  // namespace
 
 std::unique_ptr<ByteSource> OpenByteSource(const std::string& path, std::string* error) {
-  if (path == "-") return std::make_unique<FdSource>(STDIN_FILENO, false);
+  if (path == "-") {
+    // A pipe cannot be peeked at: zlib reads gzip and passes anything else
+    // through unchanged (its transparent mode).
+    gzFile file = gzdopen(dup(STDIN_FILENO), "rb");
+    if (!file) {
+      *error = "cannot read standard input";
+      return nullptr;
+    }
+    return std::make_unique<GzipSource>(file);
+  }
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     *error = std::strerror(errno);

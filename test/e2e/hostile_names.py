@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Bytes that are not UTF-8 where jobviz writes JSON: job ids and skipped
+lines from a crashed job's garbage (extract used to abort and leave its temp
+file), directory names (--summary-json used to abort).
+
+usage: hostile_names.py JOBVIZ
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+JOB = (b"Profiler Info: Job (%s), type = forward, micro_batch_id = %d, "
+       b"job_start_time = 1697793307%03d.000000, job_end_time = 1697793307%03d.500000\n")
+
+
+def run(jobviz, *args, cwd):
+    result = subprocess.run([jobviz] + list(args), cwd=cwd, capture_output=True)
+    print(" ".join(str(a) for a in args), "->", result.returncode)
+    sys.stdout.write(result.stderr.decode("utf-8", "replace"))
+    return result
+
+
+def main():
+    jobviz = os.path.abspath(sys.argv[1])
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="jobviz_names_") as scratch:
+        root = scratch.encode()
+        logs = os.path.join(root, b"logs\xfe")
+        machine = os.path.join(logs, b"machine\xff0")
+        os.makedirs(machine)
+        with open(os.path.join(machine, b"workerlog.0"), "wb") as f:
+            for i in range(4):
+                f.write(JOB % (b"\xff\xfe%d" % i, i, 100 + 2 * i, 101 + 2 * i))
+            f.write(b"Profiler Info: Job (\x80\x81), type = forward, garbage \xc3\x28\n")  # malformed
+        os.makedirs(os.path.join(logs, b"machine1"))
+        with open(os.path.join(logs, b"machine1", b"workerlog.0"), "wb") as f:
+            f.write(JOB % (b"7", 0, 200, 201))
+
+        r = run(jobviz, b"--log_dir", logs, b"--multi_machine", b"--summary-json", b"s.json", b"-o", b"direct.json",
+                b"--no-chrome", cwd=root)
+        if r.returncode != 0:
+            failures.append("direct run with non-UTF-8 names exited %d" % r.returncode)
+        else:
+            summary = json.load(open(os.path.join(root, b"s.json"), encoding="utf-8"))
+            if summary["counts"]["jobs"] != 5:
+                failures.append("summary counts %s" % summary["counts"])
+
+        r = run(jobviz, b"extract", b"--log_dir", machine, b"--machine", b"m\xff", b"-o", b"m0.jsonl.gz", cwd=root)
+        if r.returncode != 0:
+            failures.append("extract exited %d" % r.returncode)
+        leftovers = [n for n in os.listdir(root) if b".tmp." in n]
+        if leftovers:
+            failures.append("temporary files left: %s" % leftovers)
+        r = run(jobviz, b"merge", b"m0.jsonl.gz", b"-o", b"merged.json", b"--no-chrome", cwd=root)
+        if r.returncode != 0:
+            failures.append("merge exited %d" % r.returncode)
+        else:
+            names = sorted(e["name"] for e in json.load(open(os.path.join(root, b"merged.json")))["traceEvents"]
+                           if e.get("cat") == "forward")
+            if len(names) != 4 or not all(n.startswith("forward_\u00ff\u00fe") for n in names):
+                failures.append("merged job names %r" % names)
+    for failure in failures:
+        print("FAIL:", failure)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
