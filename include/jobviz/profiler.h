@@ -53,8 +53,11 @@ struct JobToken {
 
 struct ProfilerStats {
   std::uint64_t jobs_recorded = 0;  // written or to be written
-  std::uint64_t records_lost = 0;   // dropped because the buffer was full
-  std::uint64_t lines_written = 0;
+  std::uint64_t records_lost = 0;   // dropped: a full buffer, a refused callback or barrier, a failed
+                                    // write (full disk), a job whose end never ran before Shutdown
+  std::uint64_t lines_written = 0;  // reached the log (flushed without error)
+  std::uint64_t calls_refused = 0;  // BeginJob with a type that is not one word (\w+); EndJob with a
+                                    // stale token or a second time
 };
 
 class Profiler {
@@ -64,10 +67,13 @@ class Profiler {
   Profiler(const Profiler&) = delete;
   Profiler& operator=(const Profiler&) = delete;
 
-  // Enqueues the start mark of a job on `stream`. `type` is any word
-  // (forward, backward, optimizer, ...); ids as the framework prints them.
+  // Enqueues the start mark of a job on `stream`. `type` is one word, \w+
+  // (forward, backward_b0, ...; anything else is refused and counted); ids as
+  // the framework prints them.
   JobToken BeginJob(Stream& stream, std::string_view type, std::int64_t job_id, std::int64_t micro_batch);
-  // Enqueues the end mark; call on the same stream (or one ordered after it).
+  // Enqueues the end mark; call on the same stream (or one ordered after it),
+  // once per token (a second call, or a token of a job already written, is
+  // refused and counted).
   void EndJob(Stream& stream, JobToken token);
 
   // Step boundaries, on the launching thread: NVTX step lines (and real NVTX

@@ -36,6 +36,8 @@ Profiler::Profiler(ProfilerConfig config) : config_(std::move(config)), impl_(st
   impl_->logger = std::make_shared<spdlog::logger>("jobviz." + std::to_string(config_.global_rank), sink);
   // glog-style prefix, as the framework's own lines have.
   impl_->logger->set_pattern("%L%m%d %H:%M:%S.%f %5t jobviz_profiler.cc:1] %v");
+  // Writes that fail (a full disk) are counted, not printed per line.
+  impl_->logger->set_error_handler([impl = impl_.get()](const std::string&) { impl->write_errors.fetch_add(1); });
   impl_->logger->info("jobviz profiler: rank = {}, local worker = {}, world size = {}, host = {}",
                       config_.global_rank, config_.local_worker, config_.world_size, config_.host_name);
   impl_->writer = std::thread([this] { impl_->WriterLoop(); });
@@ -43,8 +45,24 @@ Profiler::Profiler(ProfilerConfig config) : config_(std::move(config)), impl_(st
 
 Profiler::~Profiler() { Shutdown(); }
 
+namespace {
+
+// A job type is one word (\w+): anything else would write lines that jobviz
+// rejects, or inject lines of its own through a newline.
+bool IsWord(std::string_view type) {
+  return !type.empty() && std::all_of(type.begin(), type.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+}  // namespace
+
 JobToken Profiler::BeginJob(Stream& stream, std::string_view type, std::int64_t job_id, std::int64_t micro_batch) {
   if (!recording_.load(std::memory_order_relaxed)) return {};
+  if (!IsWord(type)) {
+    impl_->refused.fetch_add(1, std::memory_order_relaxed);
+    return {};
+  }
   const int type_index = impl_->InternType(type);
   std::uint64_t index;
   Record* record = type_index < 0 ? nullptr : impl_->Claim(&index);
@@ -68,6 +86,12 @@ JobToken Profiler::BeginJob(Stream& stream, std::string_view type, std::int64_t 
 void Profiler::EndJob(Stream& stream, JobToken token) {
   if (!token.valid()) return;
   Record* record = &impl_->ring[token.index & impl_->mask];
+  // A token from an earlier claim of this slot, or a second end: refused.
+  if (record->claim.load(std::memory_order_acquire) != token.index ||
+      record->end_enqueued.exchange(true, std::memory_order_acq_rel)) {
+    impl_->refused.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   if (!stream.LaunchHostFunction(OnJobEnd, record)) {
     impl_->lost.fetch_add(1, std::memory_order_relaxed);
     impl_->jobs.fetch_sub(1, std::memory_order_relaxed);
@@ -157,6 +181,7 @@ void Profiler::AttachClockSync(Communicator* communicator, Stream* stream) {
 
 void Profiler::SetProfileWindow(std::int64_t start, std::int64_t end) {
   std::lock_guard<std::mutex> lock(impl_->step_mutex);
+  if (impl_->shut_down.load()) return;  // after Shutdown nothing is recorded
   impl_->window_start = start;
   impl_->window_end = end;
   impl_->window_announced = false;
@@ -180,16 +205,18 @@ void Profiler::Shutdown(int timeout_ms) {
   impl_->writer_wake.notify_one();
   impl_->writer.join();
   impl_->Drain();
-  const std::uint64_t unfinished = impl_->write.load() - impl_->read.load();
-  impl_->lost.fetch_add(unfinished);
+  // Records still pending (a job whose end never ran) are lost; only the
+  // jobs among them leave the jobs recorded.
+  impl_->lost.fetch_add(impl_->write.load() - impl_->read.load());
+  impl_->jobs.fetch_sub(std::min(impl_->jobs.load(), impl_->PendingJobs()));
   const ProfilerStats s = stats();
-  impl_->logger->info("Profiler Stats: rank = {}, jobs recorded = {}, records lost = {}", config_.global_rank,
-                      s.jobs_recorded - unfinished, s.records_lost);
+  impl_->logger->info("Profiler Stats: rank = {}, jobs recorded = {}, records lost = {}, calls refused = {}",
+                      config_.global_rank, s.jobs_recorded, s.records_lost, s.calls_refused);
   impl_->logger->flush();
 }
 
 ProfilerStats Profiler::stats() const {
-  return {impl_->jobs.load(), impl_->lost.load(), impl_->lines.load()};
+  return {impl_->jobs.load(), impl_->lost.load(), impl_->lines.load(), impl_->refused.load()};
 }
 
 }  // namespace jobviz

@@ -16,6 +16,7 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <condition_variable>
 #include <cstdio>
@@ -48,6 +49,10 @@ enum RecordState : std::uint32_t { kPending = 0, kPublished = 1, kAbandoned = 2 
 
 struct alignas(64) Record {
   std::atomic<std::uint32_t> state{kPending};
+  // The claim index this slot holds now (its generation), and whether its
+  // job's end was enqueued: EndJob refuses a stale token or a second end.
+  std::atomic<std::uint64_t> claim{UINT64_MAX};
+  std::atomic<bool> end_enqueued{false};
   RecordKind kind = RecordKind::kJob;
   std::uint16_t type = 0;
   std::int64_t a = 0, b = 0;  // job: id, micro-batch; step push: step; window: start, end; sync: rank, round
@@ -118,7 +123,8 @@ struct Profiler::Impl {
   std::uint64_t mask = 0;
   std::atomic<std::uint64_t> write{0};  // next index to claim
   std::atomic<std::uint64_t> read{0};   // next index the writer takes
-  std::atomic<std::uint64_t> lost{0}, jobs{0}, lines{0};
+  std::atomic<std::uint64_t> lost{0}, jobs{0}, lines{0}, refused{0};
+  std::atomic<std::uint64_t> write_errors{0};  // spdlog's error handler counts them
 
   // Job types, interned so a record holds a small number, not a string.
   std::array<std::array<char, kMaxTypeLength + 1>, kMaxTypes> types{};
@@ -148,7 +154,11 @@ struct Profiler::Impl {
   std::atomic<bool> shut_down{false};
   int flush_interval_ms = 20;
 
+  ~Impl();
   int InternType(std::string_view type);
+  // Records whose callbacks may still run (after Shutdown's timeout).
+  bool HasPendingRecords() const;
+  std::uint64_t PendingJobs() const;
   Record* Claim(std::uint64_t* index);
   void AddMarker(RecordKind kind, std::int64_t a, std::int64_t b);
   // One round with a host-side communicator: the barrier, then the time.

@@ -183,8 +183,9 @@ TEST_CASE("Unusual job types and job types past the table's limits") {
     Profiler profiler(Config(path));
     CpuStream stream;
     CHECK_FALSE(profiler.BeginJob(stream, std::string(200, 'x'), 1, 0).valid());
+    CHECK(profiler.stats().records_lost == 1);  // a word, but past the type table's length
     CHECK_FALSE(profiler.BeginJob(stream, "", 1, 0).valid());
-    CHECK(profiler.stats().records_lost == 2);
+    CHECK(profiler.stats().calls_refused == 1);
     JobScope job(profiler, stream, "recv_forward", 1, 0);
   }
   const auto jobs = Jobs(ScanOutput(path));
@@ -193,3 +194,107 @@ TEST_CASE("Unusual job types and job types past the table's limits") {
   fs::remove(path);
 }
 
+
+// Hostile use of the shim (found by stress programs, issue 11).
+
+TEST_CASE("A job type that is not one word is refused and counted, never written") {
+  const std::string path = TempLog();
+  ProfilerStats stats;
+  {
+    Profiler profiler(Config(path));
+    CpuStream stream;
+    for (const char* bad : {"forward\nNVTX range push: 99, time: 1.0", "two words", "fwd-1", "b\xc3" "\xa4" "ck"})
+      CHECK_FALSE(profiler.BeginJob(stream, bad, 1, 0).valid());
+    { JobScope job(profiler, stream, "backward_w0_reduce", 2, 0); }
+    stream.Synchronize();
+    profiler.Shutdown();
+    stats = profiler.stats();
+  }
+  CHECK(stats.calls_refused == 4);
+  CHECK(stats.jobs_recorded == 1);
+  const WorkerLogScan scan = ScanOutput(path);
+  CHECK(Jobs(scan).size() == 1);
+  for (const LogRecord& r : scan.records) CHECK(r.kind != RecordKind::kStepPush);  // nothing injected
+  CHECK(scan.skipped.total() == 0);
+  fs::remove(path);
+}
+
+TEST_CASE("Ending a job twice, or with a token of a slot reused since, is refused; later records keep their times") {
+  const std::string path = TempLog();
+  ProfilerStats stats;
+  {
+    ProfilerConfig config = Config(path);
+    config.capacity = 4;  // slots are reused quickly
+    Profiler profiler(config);
+    CpuStream stream;
+    const JobToken first = profiler.BeginJob(stream, "forward", 0, 0);
+    profiler.EndJob(stream, first);
+    profiler.EndJob(stream, first);  // twice
+    stream.Synchronize();
+    for (int i = 1; i <= 12; ++i) {  // the ring wraps: first's slot is claimed again
+      JobScope job(profiler, stream, "forward", i, 0);
+      stream.EnqueueSleep(std::chrono::microseconds(50));
+      stream.Synchronize();
+    }
+    profiler.EndJob(stream, first);  // stale
+    stream.Synchronize();
+    profiler.Shutdown();
+    stats = profiler.stats();
+  }
+  CHECK(stats.calls_refused == 2);
+  const auto jobs = Jobs(ScanOutput(path));
+  CHECK(jobs.size() + stats.records_lost == 13);  // a full 4-slot ring may drop some, and says so
+  CHECK(jobs.size() == stats.jobs_recorded);
+  for (const LogRecord& job : jobs) {
+    CHECK(job.start > 0);
+    CHECK(job.end >= job.start);
+  }
+  fs::remove(path);
+}
+
+TEST_CASE("Shutdown with a job still running reports it lost, and no wrapped-around count") {
+  const std::string path = TempLog();
+  CpuStream stream;  // outlives the profiler: its callback must not touch freed memory
+  {
+    Profiler profiler(Config(path));
+    profiler.BeginStep(0);
+    const JobToken job = profiler.BeginJob(stream, "forward", 1, 0);
+    stream.EnqueueSleep(std::chrono::milliseconds(300));
+    profiler.EndJob(stream, job);
+    profiler.EndStep();
+    profiler.Shutdown(10);
+    const ProfilerStats stats = profiler.stats();
+    CHECK(stats.jobs_recorded == 0);
+    CHECK(stats.records_lost == 2);  // the job, and the step's pop claimed after it
+  }
+  stream.Synchronize();  // the end callback runs now, into the ring left allocated
+  const std::string log = ReadFile(path);
+  CHECK(log.find("jobs recorded = 0, records lost = 2, calls refused = 0") != std::string::npos);
+  fs::remove(path);
+}
+
+TEST_CASE("SetProfileWindow after Shutdown does not switch recording back on") {
+  Profiler profiler(Config(TempLog()));
+  profiler.Shutdown();
+  profiler.SetProfileWindow(-1, -1);
+  CHECK_FALSE(profiler.recording());
+  CpuStream stream;
+  CHECK_FALSE(profiler.BeginJob(stream, "forward", 1, 0).valid());
+  fs::remove(profiler.config().output_path);
+}
+
+TEST_CASE("Lines that a full disk refuses are counted lost, not written") {
+  ProfilerStats stats;
+  {
+    Profiler profiler(Config("/dev/full"));  // every write fails with ENOSPC
+    CpuStream stream;
+    for (int i = 0; i < 20; ++i) {
+      JobScope job(profiler, stream, "forward", i, 0);
+    }
+    stream.Synchronize();
+    profiler.Shutdown();
+    stats = profiler.stats();
+  }
+  CHECK(stats.lines_written == 0);
+  CHECK(stats.records_lost >= 20);
+}

@@ -3,6 +3,38 @@
 
 namespace jobviz {
 
+namespace {
+
+// Rings left behind by profilers destroyed with callbacks outstanding; kept
+// reachable from here (so leak checkers know it is on purpose), never freed.
+std::mutex abandoned_mutex;
+std::vector<std::vector<Record>>* abandoned_rings = nullptr;
+
+}  // namespace
+
+Profiler::Impl::~Impl() {
+  // A stream may still hold a callback into the ring (a job whose end had not
+  // run when Shutdown gave up waiting). Freeing the ring would let that
+  // callback write into freed memory: keep it allocated instead, a bounded
+  // leak of capacity x 64 bytes per such profiler, counted as lost records.
+  if (!HasPendingRecords()) return;
+  std::lock_guard<std::mutex> lock(abandoned_mutex);
+  if (!abandoned_rings) abandoned_rings = new std::vector<std::vector<Record>>();
+  abandoned_rings->reserve(abandoned_rings->size() + 1);
+  abandoned_rings->push_back(std::move(ring));  // moves the buffer: callbacks' pointers stay valid
+}
+
+bool Profiler::Impl::HasPendingRecords() const { return read.load() != write.load(); }
+
+std::uint64_t Profiler::Impl::PendingJobs() const {
+  std::uint64_t jobs_pending = 0;
+  for (std::uint64_t r = read.load(); r < write.load(); ++r) {
+    const Record& record = ring[r & mask];
+    jobs_pending += record.kind == RecordKind::kJob && record.state.load() == kPending;
+  }
+  return jobs_pending;
+}
+
 int Profiler::Impl::InternType(std::string_view type) {
   const size_t count = type_count.load(std::memory_order_acquire);
   for (size_t i = 0; i < count; ++i)
@@ -29,6 +61,8 @@ Record* Profiler::Impl::Claim(std::uint64_t* index) {
   } while (!write.compare_exchange_weak(w, w + 1, std::memory_order_acq_rel, std::memory_order_relaxed));
   *index = w;
   Record* record = &ring[w & mask];
+  record->claim.store(w, std::memory_order_release);
+  record->end_enqueued.store(false, std::memory_order_relaxed);
   record->clock = emulated_clock;
   record->start_ns.store(0, std::memory_order_relaxed);
   record->end_ns.store(0, std::memory_order_relaxed);
@@ -95,25 +129,32 @@ void Profiler::Impl::WriteRecord(const Record& record) {
       break;
   }
   logger->info(line);
-  lines.fetch_add(1, std::memory_order_relaxed);
 }
 
 // Writes published records in claim order; stops at the first one whose
 // job has not ended yet. Returns how many were taken.
 size_t Profiler::Impl::Drain() {
   std::lock_guard<std::mutex> lock(drain_mutex);
-  size_t taken = 0;
+  size_t taken = 0, written = 0;
+  const std::uint64_t errors_before = write_errors.load();
   std::uint64_t r = read.load(std::memory_order_relaxed);
   while (r < write.load(std::memory_order_acquire)) {
     Record& record = ring[r & mask];
     const std::uint32_t state = record.state.load(std::memory_order_acquire);
     if (state == kPending) break;
-    if (state == kPublished) WriteRecord(record);
+    if (state == kPublished) {
+      WriteRecord(record);
+      ++written;
+    }
     record.state.store(kPending, std::memory_order_relaxed);
     read.store(++r, std::memory_order_release);
     ++taken;
   }
   if (taken > 0) logger->flush();
+  // A full disk fails the buffered writes at the latest on the flush: this
+  // batch's lines did not reach the log; count them as lost, not written.
+  if (write_errors.load() != errors_before) lost.fetch_add(written, std::memory_order_relaxed);
+  else lines.fetch_add(written, std::memory_order_relaxed);
   return taken;
 }
 
