@@ -15,7 +15,9 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kVersion = 1;
+// 2: the last line is {"end":"jobviz-events","records":N}, so a file cut
+// short at a line boundary is refused instead of merged with jobs missing.
+constexpr int kVersion = 2;
 
 const char* KindName(RecordKind kind) {
   switch (kind) {
@@ -42,33 +44,48 @@ json RecordJson(int worker, const LogRecord& r) {
   return j;
 }
 
+// A member that must be an integer that fits in 64 bits (a double, or an
+// unsigned number past INT64_MAX, would be undefined behaviour to convert).
+std::int64_t Int64At(const json& j, const char* key) {
+  const json& value = j.at(key);
+  if (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+    throw std::out_of_range(std::string("'") + key + "' does not fit in 64 bits");
+  if (!value.is_number_integer()) throw std::invalid_argument(std::string("'") + key + "' is not an integer");
+  return value.get<std::int64_t>();
+}
+
+// One record line; throws std::logic_error (its detail) for a record that
+// does not make sense, std::runtime_error for a line that is not a record.
 LogRecord RecordFrom(const json& j) {
   LogRecord r;
   const std::string kind = j.at("k");
-  r.line = j.at("l");
+  const std::int64_t line = Int64At(j, "l");
+  if (line < 1) throw std::invalid_argument("'l' is not a line number");
+  r.line = static_cast<std::uint64_t>(line);
   if (kind == "job") {
     r.kind = RecordKind::kJob;
-    r.start = j.at("s");
-    r.end = j.at("e");
-    r.micro_batch = j.at("mb");
+    r.start = Int64At(j, "s");
+    r.end = Int64At(j, "e");
+    r.micro_batch = Int64At(j, "mb");
     r.type = j.at("t");
     r.job_id = j.at("id");
+    if (r.end < r.start) throw std::domain_error("the job ends before it starts");
   } else if (kind == "window") {
     r.kind = RecordKind::kProfilerWindow;
-    r.step = j.at("step");
-    r.window_end_step = j.at("end");
+    r.step = Int64At(j, "step");
+    r.window_end_step = Int64At(j, "end");
   } else if (kind == "push") {
     r.kind = RecordKind::kStepPush;
-    r.start = j.at("s");
-    r.step = j.at("step");
+    r.start = Int64At(j, "s");
+    r.step = Int64At(j, "step");
   } else if (kind == "pop") {
     r.kind = RecordKind::kStepPop;
-    r.start = j.at("s");
+    r.start = Int64At(j, "s");
   } else if (kind == "sync") {
     r.kind = RecordKind::kClockSync;
-    r.start = j.at("s");
-    r.rank = j.at("rank");
-    r.round = j.at("round");
+    r.start = Int64At(j, "s");
+    r.rank = Int64At(j, "rank");
+    r.round = Int64At(j, "round");
   } else {
     throw std::runtime_error("unknown record kind '" + kind + "'");
   }
@@ -125,14 +142,76 @@ bool WriteEventFile(const std::string& path, const MachineEvents& events, std::s
   }
   auto write_line = [&](const json& j) { out.Write(j.dump() + "\n"); };
   write_line({{"format", "jobviz-events"}, {"version", kVersion}, {"machine", ValidUtf8(events.machine)}, {"files", files}});
+  std::uint64_t records = 0;
   for (size_t i = 0; i < events.files.size(); ++i)
-    for (const LogRecord& r : events.scans[i].records) write_line(RecordJson(events.files[i].worker, r));
+    for (const LogRecord& r : events.scans[i].records) {
+      write_line(RecordJson(events.files[i].worker, r));
+      ++records;
+    }
+  write_line({{"end", "jobviz-events"}, {"records", records}});
   if (!out.Commit()) {
     *error = out.error();
     return false;
   }
   return true;
 }
+
+namespace {
+
+// What reading one events file has seen so far.
+struct EventReader {
+  const std::string& path;
+  MachineEvents* events;
+  std::map<std::int64_t, size_t> by_worker;
+  std::uint64_t records = 0;
+  bool header = false, ended = false;
+
+  void Header(const json& j) {
+    if (j.value("format", "") != "jobviz-events" || j.value("version", 0) != kVersion)
+      throw std::runtime_error("not a jobviz events file of version " + std::to_string(kVersion) +
+                               " (files of an older jobviz: run extract again)");
+    events->machine = j.at("machine");
+    for (const json& f : j.at("files")) {
+      WorkerLogScan scan;
+      scan.file = f.at("file");
+      scan.bytes = f.at("bytes");
+      scan.lines = f.at("lines");
+      scan.skipped = SkipsFrom(f.at("skipped"));
+      const std::int64_t worker = Int64At(f, "worker");
+      if (worker < 0 || worker > INT32_MAX || by_worker.count(worker))
+        throw std::runtime_error("worker " + std::to_string(worker) + " is invalid or listed twice");
+      by_worker[worker] = events->files.size();
+      events->files.push_back({0, static_cast<int>(worker), scan.file});
+      events->scans.push_back(std::move(scan));
+    }
+    header = true;
+  }
+
+  // A record that makes no sense is skipped and reported like a bad log line.
+  void Record(const json& j, std::string_view line, std::uint64_t line_number) {
+    if (!j.contains("k") && j.contains("end")) {  // {"end":"jobviz-events","records":N}
+      if (Int64At(j, "records") != static_cast<std::int64_t>(records))
+        throw std::runtime_error("the end line counts " + j.at("records").dump() + " records, the file holds " +
+                                 std::to_string(records));
+      ended = true;
+      return;
+    }
+    if (ended) throw std::runtime_error("a record after the end line");
+    const auto it = by_worker.find(Int64At(j, "w"));
+    if (it == by_worker.end()) throw std::runtime_error("record of a worker not in the header");
+    ++records;
+    WorkerLogScan& scan = events->scans[it->second];
+    try {
+      scan.records.push_back(RecordFrom(j));
+    } catch (const std::logic_error& bad) {  // out_of_range, invalid_argument, domain_error
+      const bool backwards = dynamic_cast<const std::domain_error*>(&bad) != nullptr;
+      scan.skipped.Add({backwards ? SkipReason::kEndBeforeStart : SkipReason::kMalformedJob, path, line_number, 0,
+                        std::string(line.substr(0, 240)), bad.what()});
+    }
+  }
+};
+
+}  // namespace
 
 bool ReadEventFile(const std::string& path, MachineEvents* events, std::string* error) {
   std::string open_error;
@@ -144,7 +223,7 @@ bool ReadEventFile(const std::string& path, MachineEvents* events, std::string* 
   LineReader reader(*source);
   LineBlock block;
   std::uint64_t line_number = 0;
-  std::map<int, size_t> by_worker;
+  EventReader state{path, events, {}, 0, false, false};
   try {
     while (reader.Next(&block)) {
       std::string_view text = block.text;
@@ -155,25 +234,8 @@ bool ReadEventFile(const std::string& path, MachineEvents* events, std::string* 
         ++line_number;
         if (line.empty()) continue;
         const json j = json::parse(line);
-        if (line_number == 1) {
-          if (j.value("format", "") != "jobviz-events" || j.value("version", 0) != kVersion)
-            throw std::runtime_error("not a jobviz events file (version " + std::to_string(kVersion) + ")");
-          events->machine = j.at("machine");
-          for (const json& f : j.at("files")) {
-            WorkerLogScan scan;
-            scan.file = f.at("file");
-            scan.bytes = f.at("bytes");
-            scan.lines = f.at("lines");
-            scan.skipped = SkipsFrom(f.at("skipped"));
-            by_worker[f.at("worker")] = events->files.size();
-            events->files.push_back({0, f.at("worker"), scan.file});
-            events->scans.push_back(std::move(scan));
-          }
-          continue;
-        }
-        const auto it = by_worker.find(j.at("w"));
-        if (it == by_worker.end()) throw std::runtime_error("record of a worker not in the header");
-        events->scans[it->second].records.push_back(RecordFrom(j));
+        if (!state.header) state.Header(j);
+        else state.Record(j, line, line_number);
       }
     }
   } catch (const std::exception& e) {
@@ -186,6 +248,11 @@ bool ReadEventFile(const std::string& path, MachineEvents* events, std::string* 
   }
   if (line_number == 0) {
     *error = path + ": empty events file";
+    return false;
+  }
+  if (!state.ended) {
+    *error = path + ": the events file is cut short (no end line after " + std::to_string(line_number) +
+             " lines): was extract interrupted, or the copy incomplete?";
     return false;
   }
   return true;
