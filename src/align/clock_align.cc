@@ -29,7 +29,7 @@ std::map<std::int64_t, Nanos> MedianPerRound(const std::vector<SyncReading>& rea
   return medians;
 }
 
-Nanos OnReference(const MachineClock& clock, Nanos t) { return t - clock.OffsetAt(t); }
+Nanos OnReference(const MachineClock& clock, Nanos t) { return SaturatingSub(t, clock.OffsetAt(t)); }
 
 }  // namespace
 
@@ -164,13 +164,48 @@ std::vector<MachineClock> EstimateCausalClocks(const Timeline& timeline, int ref
 
 namespace {
 
-std::vector<std::vector<SyncReading>> SyncReadings(const Timeline& timeline) {
+// Clock sync readings are taken around the jobs they align: one further
+// than this from every job of its machine is not a reading of that run.
+constexpr Nanos kSyncReach = 3'600'000'000'000;  // 1 hour
+// No clock estimated from data is off by more than this (NTP keeps machines
+// within milliseconds; an unsynchronised one drifts by seconds a day).
+constexpr Nanos kPlausibleOffset = 3'600'000'000'000;  // 1 hour
+
+std::vector<std::vector<SyncReading>> SyncReadings(const Timeline& timeline, std::vector<std::string>* warnings) {
   std::vector<std::vector<SyncReading>> readings(timeline.machines.size());
-  for (size_t m = 0; m < readings.size(); ++m)
+  for (size_t m = 0; m < readings.size(); ++m) {
+    Nanos first = kNever, last = std::numeric_limits<Nanos>::min();
     for (const Worker& worker : timeline.machines[m].workers)
-      for (const LogRecord& r : worker.markers)
-        if (r.kind == RecordKind::kClockSync) readings[m].push_back({r.round, r.start});
+      for (const Job& job : worker.jobs) first = std::min(first, job.start), last = std::max(last, job.end);
+    size_t ignored = 0;
+    for (const Worker& worker : timeline.machines[m].workers)
+      for (const LogRecord& r : worker.markers) {
+        if (r.kind != RecordKind::kClockSync) continue;
+        if (first != kNever && (r.start < SaturatingSub(first, kSyncReach) || r.start > SaturatingAdd(last, kSyncReach))) {
+          ++ignored;
+          continue;
+        }
+        readings[m].push_back({r.round, r.start});
+      }
+    if (ignored > 0)
+      warnings->push_back(timeline.machines[m].name + ": " + std::to_string(ignored) +
+                          " clock sync reading(s) more than an hour away from its jobs ignored");
+  }
   return readings;
+}
+
+// An estimate beyond any plausible clock error is a broken input, not a
+// clock: that machine is left unaligned, and said so.
+void RefuseImplausibleOffsets(const Timeline& timeline, ClockAlignment* result) {
+  for (size_t m = 0; m < result->clocks.size(); ++m) {
+    MachineClock& clock = result->clocks[m];
+    if (clock.method != ClockMethod::kSync && clock.method != ClockMethod::kCausal) continue;
+    if (clock.offset <= kPlausibleOffset && clock.offset >= -kPlausibleOffset) continue;
+    result->warnings.push_back(timeline.machines[m].name + ": its clock would be off by " +
+                               FormatDuration(clock.offset) +
+                               ", beyond any plausible clock error; left unaligned (give --clock_offset if it is real)");
+    clock = MachineClock{ClockMethod::kNone, 0, 0.0, 0};
+  }
 }
 
 // Sync mode: each machine from its rounds shared with the reference, or
@@ -202,8 +237,11 @@ void WarnAboutStrayWorkers(const Timeline& timeline, const std::vector<std::vect
     const auto medians = MedianPerRound(readings[m]);
     for (const Worker& worker : timeline.machines[m].workers) {
       std::vector<Nanos> deviations;
-      for (const LogRecord& r : worker.markers)
-        if (r.kind == RecordKind::kClockSync) deviations.push_back(std::abs(r.start - medians.at(r.round)));
+      for (const LogRecord& r : worker.markers) {
+        if (r.kind != RecordKind::kClockSync) continue;
+        const auto median = medians.find(r.round);  // none for a reading that was ignored
+        if (median != medians.end()) deviations.push_back(std::abs(SaturatingSub(r.start, median->second)));
+      }
       if (!deviations.empty() && Median(deviations) > 200'000)
         warnings->push_back(worker.file + ": clock sync readings are " + FormatDuration(Median(deviations)) +
                             " away from the other workers of " + timeline.machines[m].name +
@@ -245,7 +283,7 @@ ClockAlignment AlignClocks(Timeline& timeline, const AlignOptions& options) {
   result.violations_before = CountOrderViolations(timeline, result.clocks);
   if (n == 0) return result;
 
-  const auto readings = SyncReadings(timeline);
+  const auto readings = SyncReadings(timeline, &result.warnings);
   const bool any_sync = std::any_of(readings.begin(), readings.end(), [](const auto& r) { return !r.empty(); });
   AlignMode mode = options.mode;
   if (mode == AlignMode::kAuto) mode = any_sync ? AlignMode::kSync : AlignMode::kNone;
@@ -263,6 +301,7 @@ ClockAlignment AlignClocks(Timeline& timeline, const AlignOptions& options) {
     for (size_t m = 0; m < n; ++m)
       result.clocks[m].method = static_cast<int>(m) == ref ? ClockMethod::kReference : ClockMethod::kNone;
   }
+  RefuseImplausibleOffsets(timeline, &result);
   for (const auto& [machine, offset] : options.manual_offsets)
     result.clocks[machine] = MachineClock{ClockMethod::kManual, offset, 0.0, 0};
   WarnAboutStrayWorkers(timeline, readings, &result.warnings);

@@ -34,7 +34,8 @@ struct MachineClock {
   double drift_ppm = 0;   // how fast it runs ahead, parts per million
   Nanos anchor = 0;
   Nanos OffsetAt(Nanos t) const {
-    return offset + static_cast<Nanos>(static_cast<double>(t - anchor) * drift_ppm * 1e-6);
+    // In doubles: t and anchor may be far apart without anything wrapping.
+    return offset + static_cast<Nanos>((static_cast<double>(t) - static_cast<double>(anchor)) * drift_ppm * 1e-6);
   }
 };
 

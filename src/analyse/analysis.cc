@@ -1,5 +1,7 @@
 #include "analyse/analysis.h"
 
+#include "model/time_value.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -61,10 +63,10 @@ WorkerAnalysis AnalyzeWorker(const Machine& machine, const Worker& worker, const
   for (const StepWindow& window : steps) {
     auto it = by_step_intervals.find(window.step);
     WorkerStep ws{window.step, it == by_step_intervals.end() ? 0 : UnionLength(std::move(it->second)), 0};
-    ws.idle = window.duration() - ws.busy;
-    w.busy += ws.busy;
-    w.idle += ws.idle;
-    w.windows += window.duration();
+    ws.idle = SaturatingSub(window.duration(), ws.busy);
+    w.busy = SaturatingAdd(w.busy, ws.busy);
+    w.idle = SaturatingAdd(w.idle, ws.idle);
+    w.windows = SaturatingAdd(w.windows, window.duration());
     w.steps.push_back(ws);
   }
   w.bubble_ratio = w.windows > 0 ? static_cast<double>(w.idle) / static_cast<double>(w.windows) : 0;
@@ -81,7 +83,7 @@ std::map<std::string, TypeAnalysis> JobTypes(const Timeline& timeline) {
     std::sort(values.begin(), values.end());
     TypeAnalysis t;
     t.count = values.size();
-    for (Nanos v : values) t.total += v;
+    for (Nanos v : values) t.total = SaturatingAdd(t.total, v);
     t.mean = t.total / static_cast<Nanos>(t.count);
     t.p50 = Percentile(values, 50);
     t.p95 = Percentile(values, 95);
@@ -147,8 +149,8 @@ Analysis Analyze(const Timeline& timeline) {
   for (const Machine& machine : timeline.machines)
     for (const Worker& worker : machine.workers) {
       a.workers.push_back(AnalyzeWorker(machine, worker, a.steps, by_step));
-      all_idle += a.workers.back().idle;
-      all_windows += a.workers.back().windows;
+      all_idle = SaturatingAdd(all_idle, a.workers.back().idle);
+      all_windows = SaturatingAdd(all_windows, a.workers.back().windows);
     }
   a.bubble_ratio = all_windows > 0 ? static_cast<double>(all_idle) / static_cast<double>(all_windows) : 0;
   a.job_types = JobTypes(timeline);

@@ -10,13 +10,14 @@
 #include <vector>
 
 #include "model/model.h"
+#include "model/time_value.h"
 
 namespace jobviz {
 
 struct StepWindow {
   std::int64_t step = kNoStep;  // kNoStep: the whole run, when no steps were found
   Nanos start = 0, end = 0;     // earliest start to latest end of its jobs on any worker
-  Nanos duration() const { return end - start; }
+  Nanos duration() const { return SaturatingSub(end, start); }
 };
 
 struct WorkerStep {

@@ -13,6 +13,7 @@ const char* SkipReasonText(SkipReason reason) {
     case SkipReason::kTruncatedLastLine: return "truncated last line";
     case SkipReason::kOverlongLine: return "line longer than 64 MiB (cut)";
     case SkipReason::kUnmatchedStepPop: return "NVTX pop without a push";
+    case SkipReason::kImplausibleDuration: return "job lasts longer than a day";
     case SkipReason::kCount: break;
   }
   return "?";

@@ -13,6 +13,9 @@ namespace jobviz {
 
 inline constexpr std::int64_t kNoStep = -1;
 
+// No pipeline job lasts a day; one that seems to is a broken timer or clock.
+inline constexpr std::int64_t kLongestJob = 86'400'000'000'000;
+
 enum class RecordKind : std::uint8_t { kJob, kProfilerWindow, kStepPush, kStepPop, kClockSync };
 
 // One recognised line of a worker log. Fields that a kind does not use stay 0.
@@ -38,6 +41,7 @@ enum class SkipReason : std::uint8_t {
   kTruncatedLastLine,
   kOverlongLine,
   kUnmatchedStepPop,
+  kImplausibleDuration,  // a job longer than kLongestJob: clock garbage, not a job
   kCount
 };
 

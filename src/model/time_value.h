@@ -29,6 +29,19 @@ std::optional<ParsedMillis> ParseMillis(std::string_view text);
 void AppendMicros(std::string& out, Nanos ns);
 std::string FormatMicros(Nanos ns);
 
+// Sums of times that cannot wrap around: absurd inputs (jobs decades long)
+// saturate at the int64 limits instead of turning negative.
+inline Nanos SaturatingAdd(Nanos a, Nanos b) {
+  Nanos sum;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b > 0 ? INT64_MAX : INT64_MIN;
+}
+inline Nanos SaturatingSub(Nanos a, Nanos b) {
+  Nanos difference;
+  if (!__builtin_sub_overflow(a, b, &difference)) return difference;
+  return b < 0 ? INT64_MAX : INT64_MIN;
+}
+
 // Human-readable duration for reports: "850 ns", "12.3 us", "4.56 ms", "7.89 s".
 std::string FormatDuration(Nanos ns);
 

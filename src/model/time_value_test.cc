@@ -50,3 +50,14 @@ TEST_CASE("Durations read well in reports") {
   CHECK(FormatDuration(-4'560'000) == "-4.56 ms");
   CHECK(FormatDuration(7'890'000'000) == "7.89 s");
 }
+
+TEST_CASE("Sums of times saturate instead of wrapping around") {
+  using jobviz::SaturatingAdd;
+  using jobviz::SaturatingSub;
+  CHECK(SaturatingAdd(INT64_MAX - 5, 10) == INT64_MAX);
+  CHECK(SaturatingAdd(INT64_MIN + 5, -10) == INT64_MIN);
+  CHECK(SaturatingAdd(3, 4) == 7);
+  CHECK(SaturatingSub(INT64_MIN + 1, 2) == INT64_MIN);
+  CHECK(SaturatingSub(INT64_MAX, -2) == INT64_MAX);
+  CHECK(SaturatingSub(10, 4) == 6);
+}

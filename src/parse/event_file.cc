@@ -44,23 +44,30 @@ json RecordJson(int worker, const LogRecord& r) {
   return j;
 }
 
+// A record that makes no sense, and the skip reason it is counted under.
+struct BadRecord : std::logic_error {
+  BadRecord(SkipReason why, const std::string& detail) : std::logic_error(detail), reason(why) {}
+  SkipReason reason;
+};
+
 // A member that must be an integer that fits in 64 bits (a double, or an
 // unsigned number past INT64_MAX, would be undefined behaviour to convert).
 std::int64_t Int64At(const json& j, const char* key) {
   const json& value = j.at(key);
   if (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
-    throw std::out_of_range(std::string("'") + key + "' does not fit in 64 bits");
-  if (!value.is_number_integer()) throw std::invalid_argument(std::string("'") + key + "' is not an integer");
+    throw BadRecord(SkipReason::kMalformedJob, std::string("'") + key + "' does not fit in 64 bits");
+  if (!value.is_number_integer())
+    throw BadRecord(SkipReason::kMalformedJob, std::string("'") + key + "' is not an integer");
   return value.get<std::int64_t>();
 }
 
-// One record line; throws std::logic_error (its detail) for a record that
-// does not make sense, std::runtime_error for a line that is not a record.
+// One record line; throws BadRecord for a record that does not make sense,
+// std::runtime_error for a line that is not a record.
 LogRecord RecordFrom(const json& j) {
   LogRecord r;
   const std::string kind = j.at("k");
   const std::int64_t line = Int64At(j, "l");
-  if (line < 1) throw std::invalid_argument("'l' is not a line number");
+  if (line < 1) throw BadRecord(SkipReason::kMalformedJob, "'l' is not a line number");
   r.line = static_cast<std::uint64_t>(line);
   if (kind == "job") {
     r.kind = RecordKind::kJob;
@@ -69,7 +76,8 @@ LogRecord RecordFrom(const json& j) {
     r.micro_batch = Int64At(j, "mb");
     r.type = j.at("t");
     r.job_id = j.at("id");
-    if (r.end < r.start) throw std::domain_error("the job ends before it starts");
+    if (r.end < r.start) throw BadRecord(SkipReason::kEndBeforeStart, "the job ends before it starts");
+    if (r.end - r.start > kLongestJob) throw BadRecord(SkipReason::kImplausibleDuration, "the job lasts longer than a day");
   } else if (kind == "window") {
     r.kind = RecordKind::kProfilerWindow;
     r.step = Int64At(j, "step");
@@ -203,10 +211,8 @@ struct EventReader {
     WorkerLogScan& scan = events->scans[it->second];
     try {
       scan.records.push_back(RecordFrom(j));
-    } catch (const std::logic_error& bad) {  // out_of_range, invalid_argument, domain_error
-      const bool backwards = dynamic_cast<const std::domain_error*>(&bad) != nullptr;
-      scan.skipped.Add({backwards ? SkipReason::kEndBeforeStart : SkipReason::kMalformedJob, path, line_number, 0,
-                        std::string(line.substr(0, 240)), bad.what()});
+    } catch (const BadRecord& bad) {
+      scan.skipped.Add({bad.reason, path, line_number, 0, std::string(line.substr(0, 240)), bad.what()});
     }
   }
 };

@@ -130,6 +130,11 @@ void Scanner::HandleRecord(std::string_view line, const ParsedLine& parsed, bool
                  " before start; left out of the trace");
         return;
       }
+      if (parsed.end.ns - parsed.start.ns > kLongestJob) {
+        Skip(SkipReason::kImplausibleDuration, line, end_column,
+             "it would last " + FormatDuration(parsed.end.ns - parsed.start.ns) + "; left out of the trace");
+        return;
+      }
       record.kind = RecordKind::kJob;
       record.job_id = parsed.job_id;
       record.type = parsed.type;
