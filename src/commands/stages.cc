@@ -104,7 +104,8 @@ bool BuildRun(const LogSet& logs, std::vector<WorkerLogScan> scans, const RunCho
   run->runs = std::move(built.runs);
   run->run_choice = choice;
   run->timeline = std::move(built.timeline);
-  run->warnings = std::move(built.warnings);
+  run->warnings = logs.warnings;
+  run->warnings.insert(run->warnings.end(), built.warnings.begin(), built.warnings.end());
   for (const Machine& machine : run->timeline.machines)
     for (const Worker& worker : machine.workers) run->jobs += worker.jobs.size();
   return true;

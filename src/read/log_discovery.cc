@@ -14,19 +14,38 @@ namespace {
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
-// Worker logs of one directory by index; a plain file wins over its .gz twin.
-std::map<int, std::string> ListWorkerLogs(const fs::path& dir) {
+// The better of two files that name one worker: the plain file over its
+// .gz twin, workerlog.0 over workerlog.00 (the shorter name, then the first
+// in natural order).
+bool Preferred(const std::string& a, const std::string& b) {
+  return a.size() != b.size() ? a.size() < b.size() : NaturalLess(a, b);
+}
+
+// Worker logs of one directory by index. Files that name a worker already
+// named are listed in `dropped` (with the one kept), not silently lost; an
+// unreadable directory sets `error`.
+std::map<int, std::string> ListWorkerLogs(const fs::path& dir, std::vector<std::string>* dropped = nullptr,
+                                          std::error_code* error = nullptr) {
   std::map<int, std::string> logs;
+  std::map<int, std::vector<std::string>> others;
   std::error_code ec;
-  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     std::error_code type_ec;
-    if (!entry.is_regular_file(type_ec)) continue;
-    const std::string name = entry.path().filename().string();
+    if (!it->is_regular_file(type_ec)) continue;
+    std::string name = it->path().filename().string();
     const auto index = WorkerIndexOf(name);
     if (!index) continue;
-    auto [it, inserted] = logs.emplace(*index, name);
-    if (!inserted && name.size() < it->second.size()) it->second = name;
+    auto [kept, inserted] = logs.emplace(*index, name);
+    if (inserted) continue;
+    if (Preferred(name, kept->second)) std::swap(kept->second, name);  // `name` is now the one dropped
+    others[*index].push_back(name);
   }
+  if (error) *error = ec;
+  if (dropped)
+    for (const auto& [index, names] : others)
+      for (const std::string& name : names)
+        dropped->push_back((dir / name).lexically_normal().string() + " is worker " + std::to_string(index) +
+                           " too; reading " + (dir / logs[index]).lexically_normal().string() + " only");
   return logs;
 }
 
@@ -123,7 +142,13 @@ std::optional<LogSet> DiscoverLogs(const std::string& log_dir, bool multi_machin
   LogSet set;
   for (size_t m = 0; m < machines.size(); ++m) {
     const auto& [name, dir] = machines[m];
-    const std::map<int, std::string> found = ListWorkerLogs(dir);
+    std::error_code list_error;
+    const std::map<int, std::string> found = ListWorkerLogs(dir, &set.warnings, &list_error);
+    if (list_error) {
+      error->message = Display(dir) + ": cannot list the directory: " + list_error.message();
+      error->hint = "jobviz needs to read the directory and its workerlog.N files";
+      return std::nullopt;
+    }
     set.machine_names.push_back(name);
     if (devices.empty()) {
       if (found.empty()) {
@@ -143,8 +168,10 @@ std::optional<LogSet> DiscoverLogs(const std::string& log_dir, bool multi_machin
     for (int device : devices) {
       const auto it = found.find(device);
       if (it == found.end()) {
-        error->message = Display(dir / ("workerlog." + std::to_string(device))) +
-                         ": no such file (" + Display(dir) + " has " + JoinNames(found) + ")";
+        const fs::path wanted = dir / ("workerlog." + std::to_string(device));
+        std::error_code type_ec;
+        error->message = Display(wanted) + (fs::is_directory(wanted, type_ec) ? ": is a directory, not a log" : ": no such file") +
+                         " (" + Display(dir) + " has " + JoinNames(found) + ")";
         error->hint = "--devices lists worker indices, the N of workerlog.N";
         return std::nullopt;
       }
@@ -164,7 +191,9 @@ std::optional<LogSet> LogSetFromFiles(const std::vector<std::string>& files, Dis
     if (file == "-") {
       ++stdin_count;
     } else if (!fs::is_regular_file(file, ec)) {
-      error->message = file + ": " + (fs::exists(file, ec) ? "not a regular file" : "no such file");
+      error->message = file + ": " + (fs::is_directory(file, ec) ? "is a directory, not a log (give --log_dir DIR for a directory)"
+                                      : fs::exists(file, ec)   ? "not a regular file"
+                                                               : "no such file");
       error->hint = "each FILE is one worker's log; '-' reads standard input";
       return std::nullopt;
     }

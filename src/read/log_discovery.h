@@ -17,6 +17,7 @@ struct WorkerLogFile {
 struct LogSet {
   std::vector<std::string> machine_names;  // sorted; one entry for a single machine
   std::vector<WorkerLogFile> files;        // machine order, then worker order
+  std::vector<std::string> warnings;       // e.g. a file not read because another names its worker
 };
 
 struct DiscoveryError {

@@ -61,6 +61,18 @@ def main():
                            if e.get("cat") == "forward")
             if len(names) != 4 or not all(n.startswith("forward_\u00ff\u00fe") for n in names):
                 failures.append("merged job names %r" % names)
+        # An unreadable log directory says "permission denied" (root reads anything: checked
+        # only as another user).
+        locked = os.path.join(root, b"locked")
+        os.makedirs(os.path.join(locked, b"machine0"))
+        os.chmod(os.path.join(locked, b"machine0"), 0)
+        if os.geteuid() != 0:
+            r = run(jobviz, b"--log_dir", locked, b"--multi_machine", cwd=root)
+            if r.returncode != 1 or b"Permission denied" not in r.stderr:
+                failures.append("unreadable directory: exit %d" % r.returncode)
+        else:
+            print("running as root: the permission-denied case is checked only as another user")
+        os.chmod(os.path.join(locked, b"machine0"), 0o755)
     for failure in failures:
         print("FAIL:", failure)
     sys.exit(1 if failures else 0)
