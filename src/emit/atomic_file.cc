@@ -4,7 +4,11 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <signal.h>
+
+#include <algorithm>
 #include <cerrno>
+#include <filesystem>
 #include <cstring>
 
 namespace jobviz {
@@ -17,6 +21,29 @@ AtomicFile::~AtomicFile() {
   }
 }
 
+namespace {
+
+// A run killed with SIGKILL leaves its temporary file (PATH.tmp.PID) behind;
+// the next write of PATH removes those whose process is gone.
+void RemoveStaleTempFiles(const std::string& path) {
+  const std::filesystem::path target(path);
+  const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : ".";
+  const std::string prefix = target.filename().string() + ".tmp.";
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string pid_text = name.substr(prefix.size());
+    if (!std::all_of(pid_text.begin(), pid_text.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+        pid_text.size() > 9)
+      continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+    if (pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH) unlink(it->path().c_str());
+  }
+}
+
+}  // namespace
+
 bool AtomicFile::Open(const std::string& path, bool gzip) {
   path_ = path;
   if (path == "-" && !gzip) {
@@ -24,6 +51,7 @@ bool AtomicFile::Open(const std::string& path, bool gzip) {
     file_ = stdout;
     return true;
   }
+  RemoveStaleTempFiles(path);
   temp_path_ = path + ".tmp." + std::to_string(getpid());
   const int fd = open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0 || !(file_ = fdopen(fd, "w"))) {

@@ -61,6 +61,20 @@ def main():
                            if e.get("cat") == "forward")
             if len(names) != 4 or not all(n.startswith("forward_\u00ff\u00fe") for n in names):
                 failures.append("merged job names %r" % names)
+        # kill -9 during a write leaves PATH.tmp.PID; the next run writing PATH removes it
+        # (when that process is gone), and leaves a live process's alone.
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        stale = os.path.join(root, b"direct.json.tmp.%d" % dead.pid)
+        live = os.path.join(root, b"direct.json.tmp.%d" % os.getpid())
+        for name in (stale, live):
+            open(name, "w").close()
+        run(jobviz, b"--log_dir", logs, b"--multi_machine", b"-o", b"direct.json", b"--no-chrome", b"-q", cwd=root)
+        if os.path.exists(stale) or not os.path.exists(live):
+            failures.append("stale temporary files: dead one kept %s, live one removed %s" %
+                            (os.path.exists(stale), not os.path.exists(live)))
+        os.remove(live)
+
         # An unreadable log directory says "permission denied" (root reads anything: checked
         # only as another user).
         locked = os.path.join(root, b"locked")
