@@ -226,7 +226,11 @@ bool ReadEventFile(const std::string& path, MachineEvents* events, std::string* 
     *error = path + ": " + open_error;
     return false;
   }
-  LineReader reader(*source);
+  return ReadEvents(path, *source, events, error);
+}
+
+bool ReadEvents(const std::string& path, ByteSource& source, MachineEvents* events, std::string* error) {
+  LineReader reader(source);
   LineBlock block;
   std::uint64_t line_number = 0;
   EventReader state{path, events, {}, 0, false, false};

@@ -11,6 +11,7 @@
 
 #include "read/log_discovery.h"
 #include "parse/workerlog_scan.h"
+#include "read/byte_source.h"
 
 namespace jobviz {
 
@@ -25,5 +26,8 @@ bool WriteEventFile(const std::string& path, const MachineEvents& events, std::s
 
 // Reads one events file; errors name the file and line.
 bool ReadEventFile(const std::string& path, MachineEvents* events, std::string* error);
+
+// The same from any bytes (tests, fuzzing); `path` names them in messages.
+bool ReadEvents(const std::string& path, ByteSource& source, MachineEvents* events, std::string* error);
 
 }  // namespace jobviz
