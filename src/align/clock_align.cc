@@ -170,6 +170,8 @@ constexpr Nanos kSyncReach = 3'600'000'000'000;  // 1 hour
 // No clock estimated from data is off by more than this (NTP keeps machines
 // within milliseconds; an unsynchronised one drifts by seconds a day).
 constexpr Nanos kPlausibleOffset = 3'600'000'000'000;  // 1 hour
+// Quartz runs within ~100 ppm of true time; beyond this a drift is noise.
+constexpr double kPlausibleDriftPpm = 1000;
 
 std::vector<std::vector<SyncReading>> SyncReadings(const Timeline& timeline, std::vector<std::string>* warnings) {
   std::vector<std::vector<SyncReading>> readings(timeline.machines.size());
@@ -200,9 +202,12 @@ void RefuseImplausibleOffsets(const Timeline& timeline, ClockAlignment* result) 
   for (size_t m = 0; m < result->clocks.size(); ++m) {
     MachineClock& clock = result->clocks[m];
     if (clock.method != ClockMethod::kSync && clock.method != ClockMethod::kCausal) continue;
-    if (clock.offset <= kPlausibleOffset && clock.offset >= -kPlausibleOffset) continue;
+    const bool offset_ok = clock.offset <= kPlausibleOffset && clock.offset >= -kPlausibleOffset;
+    if (offset_ok && std::abs(clock.drift_ppm) <= kPlausibleDriftPpm) continue;
+    char drift[32];
+    std::snprintf(drift, sizeof drift, "%.0f ppm", clock.drift_ppm);
     result->warnings.push_back(timeline.machines[m].name + ": its clock would be off by " +
-                               FormatDuration(clock.offset) +
+                               (offset_ok ? std::string(drift) + " of drift" : FormatDuration(clock.offset)) +
                                ", beyond any plausible clock error; left unaligned (give --clock_offset if it is real)");
     clock = MachineClock{ClockMethod::kNone, 0, 0.0, 0};
   }

@@ -13,11 +13,13 @@
 //    that removes every violation.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "model/model.h"
+#include "model/time_value.h"
 
 namespace jobviz {
 
@@ -34,8 +36,10 @@ struct MachineClock {
   double drift_ppm = 0;   // how fast it runs ahead, parts per million
   Nanos anchor = 0;
   Nanos OffsetAt(Nanos t) const {
-    // In doubles: t and anchor may be far apart without anything wrapping.
-    return offset + static_cast<Nanos>((static_cast<double>(t) - static_cast<double>(anchor)) * drift_ppm * 1e-6);
+    // In doubles, clamped: t and anchor may be far apart, and a drift
+    // estimated from garbage may be huge, without anything wrapping.
+    const double drift = (static_cast<double>(t) - static_cast<double>(anchor)) * drift_ppm * 1e-6;
+    return SaturatingAdd(offset, static_cast<Nanos>(std::clamp(drift, -9e18, 9e18)));
   }
 };
 
