@@ -61,6 +61,14 @@ std::int64_t Int64At(const json& j, const char* key) {
   return value.get<std::int64_t>();
 }
 
+// A count or size: a non-negative integer that fits in 64 bits.
+std::uint64_t CountAt(const json& j, const char* key) {
+  const json& value = j.at(key);
+  if (value.is_number_unsigned()) return value.get<std::uint64_t>();
+  if (value.is_number_integer() && value.get<std::int64_t>() >= 0) return static_cast<std::uint64_t>(value.get<std::int64_t>());
+  throw std::runtime_error(std::string("'") + key + "' is not a count");
+}
+
 // One record line; throws BadRecord for a record that does not make sense,
 // std::runtime_error for a line that is not a record.
 LogRecord RecordFrom(const json& j) {
@@ -122,11 +130,12 @@ SkipTally SkipsFrom(const json& j) {
   // Examples first (they are the first of each reason), then the remaining counts.
   SkipTally tally;
   std::map<size_t, std::uint64_t> remaining;
-  for (const auto& [reason, count] : j.at("counts").items()) remaining[SkipReasonFrom(reason)] = count;
+  const json& counts = j.at("counts");
+  for (const auto& item : counts.items()) remaining[SkipReasonFrom(item.key())] = CountAt(counts, item.key().c_str());
   for (const json& e : j.at("examples")) {
-    const size_t reason = SkipReasonFrom(std::to_string(e.at("reason").get<std::int64_t>()));
+    const size_t reason = SkipReasonFrom(std::to_string(Int64At(e, "reason")));
     if (remaining[reason] == 0) throw std::runtime_error("more skip examples than skipped lines");
-    tally.Add({static_cast<SkipReason>(reason), e.at("file"), e.at("line"), e.at("column"), e.at("text"),
+    tally.Add({static_cast<SkipReason>(reason), e.at("file"), CountAt(e, "line"), CountAt(e, "column"), e.at("text"),
                e.at("detail")});
     --remaining[reason];
   }
@@ -175,15 +184,17 @@ struct EventReader {
   bool header = false, ended = false;
 
   void Header(const json& j) {
-    if (j.value("format", "") != "jobviz-events" || j.value("version", 0) != kVersion)
+    const bool version_ok = j.contains("version") && j["version"].is_number_integer() &&
+                            j["version"].get<std::int64_t>() == kVersion;
+    if (!j.is_object() || j.value("format", "") != "jobviz-events" || !version_ok)
       throw std::runtime_error("not a jobviz events file of version " + std::to_string(kVersion) +
                                " (files of an older jobviz: run extract again)");
     events->machine = j.at("machine");
     for (const json& f : j.at("files")) {
       WorkerLogScan scan;
       scan.file = f.at("file");
-      scan.bytes = f.at("bytes");
-      scan.lines = f.at("lines");
+      scan.bytes = CountAt(f, "bytes");
+      scan.lines = CountAt(f, "lines");
       scan.skipped = SkipsFrom(f.at("skipped"));
       const std::int64_t worker = Int64At(f, "worker");
       if (worker < 0 || worker > INT32_MAX || by_worker.count(worker))
