@@ -183,6 +183,14 @@ void CounterTrack(ProtoTrace& trace, std::uint64_t uuid, std::uint64_t parent, c
   });
 }
 
+// The fields every slice begin has: its type, track, name and category.
+void SliceBeginFields(ProtoWire& wire, std::uint64_t track, std::uint64_t name, std::uint64_t category) {
+  wire.Varint(pb::kType, pb::kSliceBegin);
+  wire.Varint(pb::kTrackUuid, track);
+  wire.Varint(pb::kNameIid, name);
+  wire.Varint(pb::kCategoryIids, category);
+}
+
 void SliceEnd(ProtoTrace& trace, Nanos time, std::uint64_t track) {
   trace.Event(time, [&] {
     trace.wire().Varint(pb::kType, pb::kSliceEnd);
@@ -194,10 +202,7 @@ void JobSlice(ProtoTrace& trace, std::uint64_t track, const Worker& worker, cons
   const std::uint64_t name = trace.Name(job.type + "_" + job.id), category = trace.Category(job.type);
   trace.Event(job.start, [&] {
     ProtoWire& wire = trace.wire();
-    wire.Varint(pb::kType, pb::kSliceBegin);
-    wire.Varint(pb::kTrackUuid, track);
-    wire.Varint(pb::kNameIid, name);
-    wire.Varint(pb::kCategoryIids, category);
+    SliceBeginFields(wire, track, name, category);
     IntAnnotation(wire, kMachine, worker.machine);
     IntAnnotation(wire, kWorker, worker.index);
     StringAnnotation(wire, kTypeArg, job.type);
@@ -219,12 +224,8 @@ void StepsProcess(ProtoTrace& trace, const Timeline& timeline, TraceStats* stats
   for (const StepSpan& step : timeline.steps) {
     const std::uint64_t name = trace.Name("step" + std::to_string(step.step));
     trace.Event(step.start, [&] {
-      ProtoWire& wire = trace.wire();
-      wire.Varint(pb::kType, pb::kSliceBegin);
-      wire.Varint(pb::kTrackUuid, kStepThreadUuid);
-      wire.Varint(pb::kNameIid, name);
-      wire.Varint(pb::kCategoryIids, category);
-      IntAnnotation(wire, kStep, step.step);
+      SliceBeginFields(trace.wire(), kStepThreadUuid, name, category);
+      IntAnnotation(trace.wire(), kStep, step.step);
     });
     SliceEnd(trace, step.end, kStepThreadUuid);
     ++stats->steps;

@@ -1,8 +1,8 @@
 // The C API and clock sync of libjobviz.
 #include "shim_test_util.h"
 
-#include <condition_variable>
-#include <mutex>
+#include <barrier>
+#include <functional>
 #include <thread>
 
 using namespace jobviz;
@@ -55,24 +55,23 @@ TEST_CASE("C API: handles, status codes, and the same lines") {
 }
 
 
-TEST_CASE("Clock sync: every rank reads the same instant, each through its own clock") {
-  constexpr int kRanks = 3;
-  const std::int64_t offsets[kRanks] = {0, 50'000'000, -20'000'000};  // emulated: +50 ms, -20 ms
-  auto group = CpuCommunicator::CreateGroup(kRanks);
+namespace {
+
+// Runs `sync(profiler, rank)` on one thread per rank, each profiler with its
+// own emulated clock offset; returns every rank's clock-sync times by round.
+std::vector<std::map<std::int64_t, std::int64_t>> SyncOnThreads(
+    const std::vector<std::int64_t>& offsets, const std::function<void(Profiler&, int)>& sync) {
+  const int ranks = static_cast<int>(offsets.size());
   std::vector<std::string> paths;
-  for (int r = 0; r < kRanks; ++r) paths.push_back(TempLog());
+  for (int r = 0; r < ranks; ++r) paths.push_back(TempLog());
   std::vector<std::thread> threads;
-  for (int r = 0; r < kRanks; ++r)
+  for (int r = 0; r < ranks; ++r)
     threads.emplace_back([&, r] {
       ProfilerConfig config = Config(paths[r]);
       config.global_rank = r;
       config.emulated_clock_offset_ns = offsets[r];
       Profiler profiler(config);
-      CpuStream stream;
-      stream.EnqueueSleep(std::chrono::milliseconds(5 * r));  // ranks arrive at different times
-      profiler.SyncClocks(*group[r], stream);
-      profiler.SyncClocks(*group[r], stream, 2);  // round numbers go on
-      stream.Synchronize();
+      sync(profiler, r);
     });
   for (auto& t : threads) t.join();
   std::vector<std::map<std::int64_t, std::int64_t>> times;
@@ -80,7 +79,22 @@ TEST_CASE("Clock sync: every rank reads the same instant, each through its own c
     times.push_back(SyncTimes(ScanOutput(path)));
     fs::remove(path);
   }
-  for (int r = 0; r < kRanks; ++r) {
+  return times;
+}
+
+}  // namespace
+
+TEST_CASE("Clock sync: every rank reads the same instant, each through its own clock") {
+  const std::vector<std::int64_t> offsets = {0, 50'000'000, -20'000'000};  // emulated: +50 ms, -20 ms
+  auto group = CpuCommunicator::CreateGroup(3);
+  const auto times = SyncOnThreads(offsets, [&](Profiler& profiler, int r) {
+    CpuStream stream;
+    stream.EnqueueSleep(std::chrono::milliseconds(5 * r));  // ranks arrive at different times
+    profiler.SyncClocks(*group[r], stream);
+    profiler.SyncClocks(*group[r], stream, 2);  // round numbers go on
+    stream.Synchronize();
+  });
+  for (int r = 0; r < 3; ++r) {
     REQUIRE(times[r].size() == 7);
     CHECK(times[r].rbegin()->first == 6);
     for (const auto& [round, t] : times[r]) {
@@ -132,57 +146,20 @@ TEST_CASE("A CPU communicator refuses a stream it cannot wait on") {
   CHECK_FALSE(NcclCommunicator::Wrap(nullptr));  // without NCCL, or with a null communicator
 }
 
-namespace {
-
-// What an application's barrier does (torch.distributed.barrier, MPI):
-// returns once every rank has called it.
-struct TestBarrier {
-  explicit TestBarrier(int n) : size(n) {}
-  const int size;
-  std::mutex mutex;
-  std::condition_variable all_in;
-  int waiting = 0;
-  long generation = 0;
-  bool Wait() {
-    std::unique_lock<std::mutex> lock(mutex);
-    const long mine = generation;
-    if (++waiting == size) {
-      waiting = 0;
-      ++generation;
-      all_in.notify_all();
-      return true;
-    }
-    all_in.wait(lock, [&] { return generation != mine; });
-    return true;
-  }
-};
-
-}  // namespace
-
 TEST_CASE("Barrier clock sync: any barrier, no stream, each rank reads its own clock right after it") {
-  constexpr int kRanks = 3;
-  const std::int64_t offsets[kRanks] = {0, 30'000'000, -7'000'000};
-  TestBarrier barrier(kRanks);
-  std::vector<std::string> paths;
-  for (int r = 0; r < kRanks; ++r) paths.push_back(TempLog());
-  std::vector<std::thread> threads;
-  for (int r = 0; r < kRanks; ++r)
-    threads.emplace_back([&, r] {
-      ProfilerConfig config = Config(paths[r]);
-      config.global_rank = r;
-      config.emulated_clock_offset_ns = offsets[r];
-      Profiler profiler(config);
-      BarrierCommunicator communicator([&] { return barrier.Wait(); }, r, kRanks);
-      std::this_thread::sleep_for(std::chrono::milliseconds(4 * r));  // ranks arrive at different times
-      profiler.SyncClocks(communicator, 4);
-    });
-  for (auto& t : threads) t.join();
-  std::vector<std::map<std::int64_t, std::int64_t>> times;
-  for (const auto& path : paths) {
-    times.push_back(SyncTimes(ScanOutput(path)));
-    fs::remove(path);
-  }
-  for (int r = 0; r < kRanks; ++r) {
+  const std::vector<std::int64_t> offsets = {0, 30'000'000, -7'000'000};
+  std::barrier barrier(3);  // what an application's barrier does (torch.distributed.barrier, MPI)
+  const auto times = SyncOnThreads(offsets, [&](Profiler& profiler, int r) {
+    BarrierCommunicator communicator(
+        [&] {
+          barrier.arrive_and_wait();
+          return true;
+        },
+        r, 3);
+    std::this_thread::sleep_for(std::chrono::milliseconds(4 * r));  // ranks arrive at different times
+    profiler.SyncClocks(communicator, 4);
+  });
+  for (int r = 0; r < 3; ++r) {
     REQUIRE(times[r].size() == 4);
     for (const auto& [round, t] : times[r]) {
       INFO("rank " << r << " round " << round);
