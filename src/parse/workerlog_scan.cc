@@ -33,6 +33,8 @@ class Scanner {
 
  private:
   void HandleRecord(std::string_view line, const ParsedLine& parsed, bool unterminated);
+  // Skips (and reports) a job whose times cannot be drawn.
+  bool JobTimesUsable(std::string_view line, const ParsedLine& parsed);
   void Skip(SkipReason reason, std::string_view line, size_t column, std::string detail);
 
   WorkerLogScan& scan_;
@@ -95,6 +97,26 @@ void Scanner::Skip(SkipReason reason, std::string_view line, size_t column, std:
   scan_.skipped.Add(std::move(skipped));
 }
 
+bool Scanner::JobTimesUsable(std::string_view line, const ParsedLine& parsed) {
+  const size_t end_column = line.rfind("job_end_time");
+  if (parsed.start.ns == 0 || parsed.end.ns == 0) {
+    Skip(SkipReason::kTimerNeverFired, line, parsed.start.ns == 0 ? line.find("job_start_time") : end_column,
+         "left out of the trace");
+    return false;
+  }
+  if (parsed.end.ns < parsed.start.ns) {
+    Skip(SkipReason::kEndBeforeStart, line, end_column,
+         "end is " + FormatDuration(parsed.start.ns - parsed.end.ns) + " before start; left out of the trace");
+    return false;
+  }
+  if (parsed.end.ns - parsed.start.ns > kLongestJob) {
+    Skip(SkipReason::kImplausibleDuration, line, end_column,
+         "it would last " + FormatDuration(parsed.end.ns - parsed.start.ns) + "; left out of the trace");
+    return false;
+  }
+  return true;
+}
+
 void Scanner::HandleRecord(std::string_view line, const ParsedLine& parsed, bool unterminated) {
   // A killed job leaves a last line without '\n'; if it also lacks the
   // digits every complete line has, its numbers cannot be trusted.
@@ -118,23 +140,7 @@ void Scanner::HandleRecord(std::string_view line, const ParsedLine& parsed, bool
   record.line = current_line_;
   switch (parsed.kind) {
     case ParsedLine::Kind::kJob: {
-      const size_t end_column = line.rfind("job_end_time");
-      if (parsed.start.ns == 0 || parsed.end.ns == 0) {
-        Skip(SkipReason::kTimerNeverFired, line,
-             parsed.start.ns == 0 ? line.find("job_start_time") : end_column, "left out of the trace");
-        return;
-      }
-      if (parsed.end.ns < parsed.start.ns) {
-        Skip(SkipReason::kEndBeforeStart, line, end_column,
-             "end is " + FormatDuration(parsed.start.ns - parsed.end.ns) +
-                 " before start; left out of the trace");
-        return;
-      }
-      if (parsed.end.ns - parsed.start.ns > kLongestJob) {
-        Skip(SkipReason::kImplausibleDuration, line, end_column,
-             "it would last " + FormatDuration(parsed.end.ns - parsed.start.ns) + "; left out of the trace");
-        return;
-      }
+      if (!JobTimesUsable(line, parsed)) return;
       record.kind = RecordKind::kJob;
       record.job_id = parsed.job_id;
       record.type = parsed.type;
