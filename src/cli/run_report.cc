@@ -108,6 +108,7 @@ std::string VerboseFileLines(const std::vector<FileTotals>& files, const std::ve
     const FileTotals& scan = files[i];
     out += "jobviz: " + scan.file + ": " + FormatBytes(scan.bytes) + ", " +
            Plural(scan.lines, "line", "lines") + ", " + Plural(scan.records, "record", "records") +
+           (scan.named_ranges ? " (" + Plural(scan.named_ranges, "named NVTX range", "named NVTX ranges") + ")" : "") +
            ", " + Plural(runs[i].runs.size(), "run", "runs") + "\n";
     for (size_t r = 1; r < runs[i].runs.size(); ++r)
       out += "jobviz:   run " + std::to_string(r + 1) + " starts at line " +

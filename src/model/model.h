@@ -16,7 +16,9 @@ inline constexpr std::int64_t kNoStep = -1;
 // No pipeline job lasts a day; one that seems to is a broken timer or clock.
 inline constexpr std::int64_t kLongestJob = 86'400'000'000'000;
 
-enum class RecordKind : std::uint8_t { kJob, kProfilerWindow, kStepPush, kStepPop, kClockSync };
+// kRangePush: an NVTX range the model named (not a step); it shares the
+// push/pop stack with the step ranges.
+enum class RecordKind : std::uint8_t { kJob, kProfilerWindow, kStepPush, kStepPop, kClockSync, kRangePush };
 
 // One recognised line of a worker log. Fields that a kind does not use stay 0.
 struct LogRecord {

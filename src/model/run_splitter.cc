@@ -39,6 +39,7 @@ std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records) {
         break;
       case RecordKind::kJob:
       case RecordKind::kStepPop:
+      case RecordKind::kRangePush:
         has_activity = true;
         break;
     }

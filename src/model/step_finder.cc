@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <optional>
 
 namespace jobviz {
 
@@ -14,27 +15,34 @@ std::string WorkerName(const Timeline& timeline, const Worker& worker) {
   return timeline.machines[worker.machine].name + " worker " + std::to_string(worker.index);
 }
 
-// Steps from NVTX push/pop pairs: each pop closes the latest open push; pops
-// with none open are ignored (the framework pops ranges it never pushed).
+// Steps from NVTX push/pop pairs: each pop closes the latest open push, of a
+// step or of a range the model named (those share the stack and never end a
+// step); pops with none open are ignored (the framework pops ranges it never
+// pushed).
 void StepsFromNvtx(Worker& worker, SkipTally& skipped) {
-  std::vector<StepSpan> open;
+  std::vector<std::optional<StepSpan>> open;  // nullopt: a named range
   for (const LogRecord& r : worker.markers) {
     if (r.kind == RecordKind::kStepPush) {
-      open.push_back({r.step, r.start, r.start});
+      open.push_back(StepSpan{r.step, r.start, r.start});
+    } else if (r.kind == RecordKind::kRangePush) {
+      open.push_back(std::nullopt);
     } else if (r.kind == RecordKind::kStepPop) {
       if (open.empty()) {
         skipped.Add({SkipReason::kUnmatchedStepPop, worker.file, r.line, 0, "",
                      "no step is open; ignored"});
         continue;
       }
-      StepSpan span = open.back();
+      std::optional<StepSpan> span = open.back();
       open.pop_back();
-      span.end = std::max(span.start, r.start);
-      worker.steps.push_back(span);
+      if (!span) continue;
+      span->end = std::max(span->start, r.start);
+      worker.steps.push_back(*span);
     }
   }
   // A push never popped (the log ends inside the step) reaches to its last job.
-  for (StepSpan span : open) {
+  for (const std::optional<StepSpan>& unclosed : open) {
+    if (!unclosed) continue;
+    StepSpan span = *unclosed;
     span.end = span.start;
     for (const Job& job : worker.jobs)
       if (job.start >= span.start) span.end = std::max(span.end, job.end);

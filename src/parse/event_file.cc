@@ -25,6 +25,7 @@ const char* KindName(RecordKind kind) {
     case RecordKind::kProfilerWindow: return "window";
     case RecordKind::kStepPush: return "push";
     case RecordKind::kStepPop: return "pop";
+    case RecordKind::kRangePush: return "range";
     case RecordKind::kClockSync: return "sync";
   }
   return "?";
@@ -39,6 +40,7 @@ json RecordJson(int worker, const LogRecord& r) {
     case RecordKind::kProfilerWindow: j.update({{"step", r.step}, {"end", r.window_end_step}}); break;
     case RecordKind::kStepPush: j.update({{"s", r.start}, {"step", r.step}}); break;
     case RecordKind::kStepPop: j["s"] = r.start; break;
+    case RecordKind::kRangePush: j.update({{"s", r.start}, {"name", ValidUtf8(r.type)}}); break;
     case RecordKind::kClockSync: j.update({{"s", r.start}, {"rank", r.rank}, {"round", r.round}}); break;
   }
   return j;
@@ -94,6 +96,10 @@ LogRecord RecordFrom(const json& j) {
     r.kind = RecordKind::kStepPush;
     r.start = Int64At(j, "s");
     r.step = Int64At(j, "step");
+  } else if (kind == "range") {
+    r.kind = RecordKind::kRangePush;
+    r.start = Int64At(j, "s");
+    r.type = j.at("name");
   } else if (kind == "pop") {
     r.kind = RecordKind::kStepPop;
     r.start = Int64At(j, "s");

@@ -41,12 +41,16 @@ const std::vector<LineFormat>& LineFormats() {
        "NVTX step line",
        "NVTX range",
        {
-           {"NVTX range push: <step> or NVTX range pop", R"(NVTX range\s+(?:push:\s*(\d+)|(pop)))"},
+           // A push names a step (digits) or a range of the model's own
+           // (LlamaDecoderLayerAuto_fwd): any name up to the comma.
+           {"NVTX range push: <step or name> or NVTX range pop",
+            R"(NVTX range\s+(?:push:\s*(\d+|[^,\s][^,]*?)|(pop)))"},
            {", time: <milliseconds>", R"(,\s*time:\s*)" JOBVIZ_MILLIS},
        },
        {
            "NVTX range push: 7, time: 1697793307213.760986",
            "I1020 09:15:07.265326 22317 nvtx.cc:20] NVTX range pop, time: 1697793307290.113281",
+           "NVTX range push: LlamaDecoderLayerAuto_fwd, time: 1697793307213.760986",
        }},
       {LineKind::kClockSync,
        "clock sync line",

@@ -1,5 +1,6 @@
 #include "parse/line_parser.h"
 
+#include <algorithm>
 #include <re2/re2.h>
 
 #include <charconv>
@@ -156,8 +157,15 @@ ParsedLine LineParser::ParseClean(std::string_view text, size_t keyword_pos, int
       if (!group(2).empty()) parsed.end_step = integer(2);
       break;
     case LineKind::kNvtx:
-      parsed.kind = group(2).empty() ? ParsedLine::Kind::kStepPush : ParsedLine::Kind::kStepPop;
-      if (parsed.kind == ParsedLine::Kind::kStepPush) parsed.step = integer(1);
+      if (!group(2).empty()) {
+        parsed.kind = ParsedLine::Kind::kStepPop;
+      } else if (std::all_of(group(1).begin(), group(1).end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        parsed.kind = ParsedLine::Kind::kStepPush;
+        parsed.step = integer(1);
+      } else {
+        parsed.kind = ParsedLine::Kind::kRangePush;  // a named range of the model's, not a step
+        parsed.type = group(1);
+      }
       parsed.time = millis(3);
       break;
     case LineKind::kClockSync:

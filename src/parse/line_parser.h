@@ -15,13 +15,13 @@
 namespace jobviz {
 
 struct ParsedLine {
-  enum class Kind { kJob, kProfilerWindow, kStepPush, kStepPop, kClockSync, kMalformed };
+  enum class Kind { kJob, kProfilerWindow, kStepPush, kRangePush, kStepPop, kClockSync, kMalformed };
   Kind kind = Kind::kMalformed;
   LineKind format = LineKind::kJob;
 
   // kJob. Views into the parsed text (the line, or the scratch copy the
   // parser made to strip colour escapes).
-  std::string_view job_id, type;
+  std::string_view job_id, type;  // kRangePush: the range's name in `type`
   std::int64_t micro_batch = 0;
   ParsedMillis start, end;
 

@@ -1,5 +1,7 @@
 #include "parse/scan_logs.h"
 
+#include <algorithm>
+
 #include "read/byte_source.h"
 #include "read/parallel_for.h"
 
@@ -27,7 +29,9 @@ std::vector<WorkerLogScan> ScanLogs(const LogSet& logs, int threads, const ScanP
 ReadTotals TotalScans(const std::vector<WorkerLogScan>& scans) {
   ReadTotals totals;
   for (const WorkerLogScan& scan : scans) {
-    totals.files.push_back({scan.file, scan.bytes, scan.lines, scan.records.size()});
+    const auto named = std::count_if(scan.records.begin(), scan.records.end(),
+                                     [](const LogRecord& r) { return r.kind == RecordKind::kRangePush; });
+    totals.files.push_back({scan.file, scan.bytes, scan.lines, scan.records.size(), static_cast<std::uint64_t>(named)});
     totals.bytes += scan.bytes;
     totals.lines += scan.lines;
     totals.skipped.Merge(scan.skipped);

@@ -28,6 +28,7 @@ std::vector<WorkerLogScan> ScanLogs(const LogSet& logs, int threads, const ScanP
 struct FileTotals {
   std::string file;
   std::uint64_t bytes = 0, lines = 0, records = 0;
+  std::uint64_t named_ranges = 0;  // NVTX ranges the model named (not steps)
 };
 
 struct ReadTotals {

@@ -124,6 +124,7 @@ void Scanner::HandleRecord(std::string_view line, const ParsedLine& parsed, bool
       unterminated && line.size() <= parsed.record_end + 1 &&
       ((parsed.kind == ParsedLine::Kind::kJob && parsed.end.decimals < kPrintedDecimals) ||
        ((parsed.kind == ParsedLine::Kind::kStepPush || parsed.kind == ParsedLine::Kind::kStepPop ||
+         parsed.kind == ParsedLine::Kind::kRangePush ||
          parsed.kind == ParsedLine::Kind::kClockSync) &&
         parsed.time.decimals < kPrintedDecimals));
   if (parsed.kind == ParsedLine::Kind::kMalformed || cut_short) {
@@ -157,6 +158,11 @@ void Scanner::HandleRecord(std::string_view line, const ParsedLine& parsed, bool
     case ParsedLine::Kind::kStepPush:
       record.kind = RecordKind::kStepPush;
       record.step = parsed.step;
+      record.start = parsed.time.ns;
+      break;
+    case ParsedLine::Kind::kRangePush:
+      record.kind = RecordKind::kRangePush;
+      record.type = parsed.type;
       record.start = parsed.time.ns;
       break;
     case ParsedLine::Kind::kStepPop:

@@ -122,7 +122,7 @@ TEST_CASE("Two records run together on one line are both kept") {
 
 TEST_CASE("Malformed lines are counted by kind with the column of the problem") {
   const std::string bad = "Profiler Info: Job (1), type = forward, micro_batch_id = x, job_start_time = 1.0, job_end_time = 2.0";
-  const std::string log = kNoise + "\n" + bad + "\nNVTX range push: x, time: 1.0\nClock Sync: rank = 1\n";
+  const std::string log = kNoise + "\n" + bad + "\nNVTX range push: 7 time: 1.0\nClock Sync: rank = 1\n";
   const WorkerLogScan scan = ScanWorkerLogText("w.log", log, Parser());
   CHECK(scan.records.empty());
   CHECK(scan.skipped.count(SkipReason::kMalformedJob) == 1);
