@@ -47,6 +47,11 @@ void AddInputOptions(CLI::App& app, DrawFlags& f) {
                "Read LOG_DIR/machine*/workerlog.N, machines in natural order");
   app.add_option("--devices", f.inputs.devices, "Worker indices to read on every machine, e.g. 0,2 (default: all found)")
       ->delimiter(',')
+      ->transform([](std::string value) {  // "0, 1", as the original script accepted
+        value.erase(0, value.find_first_not_of(" \t"));
+        value.erase(value.find_last_not_of(" \t") + 1);
+        return value;
+      })
       ->check(CheckWorkerIndex)
       ->type_name("N,N,...");
   app.add_option("--run", f.run, "Which of the runs appended to a workerlog to draw: last, all or N (1-based)")

@@ -29,9 +29,12 @@ void AppendSkipReport(std::string& out, const SkipTally& tally) {
     sep = ", ";
   }
   out += "\n";
+  // Jobs never timed (communication jobs print 0.000000) are normal: a
+  // count, not examples as for errors.
   for (size_t r = 0; r < static_cast<size_t>(SkipReason::kCount); ++r)
     for (const SkippedLine& example : tally.examples())
-      if (static_cast<size_t>(example.reason) == r) out += "  " + FormatSkippedLine(example) + "\n";
+      if (static_cast<size_t>(example.reason) == r && example.reason != SkipReason::kTimerNeverFired)
+        out += "  " + FormatSkippedLine(example) + "\n";
 }
 
 void PrintError(const std::string& message, const std::string& hint) {

@@ -9,7 +9,7 @@ const char* SkipReasonText(SkipReason reason) {
     case SkipReason::kMalformedStepLine: return "malformed NVTX step line";
     case SkipReason::kMalformedClockSync: return "malformed clock sync line";
     case SkipReason::kEndBeforeStart: return "job ends before it starts";
-    case SkipReason::kTimerNeverFired: return "job time is 0 (timer never fired)";
+    case SkipReason::kTimerNeverFired: return "never timed (job times 0.000000)";
     case SkipReason::kTruncatedLastLine: return "truncated last line";
     case SkipReason::kOverlongLine: return "line longer than 64 MiB (cut)";
     case SkipReason::kUnmatchedStepPop: return "NVTX pop without a push";
