@@ -103,6 +103,8 @@ std::string StepsFromJobOrder(Worker& worker) {
     step_starts += worker.jobs[i].type == marker_type && worker.jobs[i].micro_batch == 0;
   if (!any_later_micro_batch && step_starts > 1)
     return "every micro_batch_id is 0, so each micro-batch looks like its own step";
+  if (step_starts == 0)
+    return "no step boundary was found (no '" + marker_type + "' job has micro_batch_id = 0)";
 
   const std::int64_t first = FirstStepNumber(worker);
   std::int64_t step = first - 1;
