@@ -204,10 +204,15 @@ void RefuseImplausibleOffsets(const Timeline& timeline, ClockAlignment* result) 
     if (clock.method != ClockMethod::kSync && clock.method != ClockMethod::kCausal) continue;
     const bool offset_ok = clock.offset <= kPlausibleOffset && clock.offset >= -kPlausibleOffset;
     if (offset_ok && std::abs(clock.drift_ppm) <= kPlausibleDriftPpm) continue;
-    char drift[32];
-    std::snprintf(drift, sizeof drift, "%.0f ppm", clock.drift_ppm);
+    if (offset_ok) {  // rounds too close together or too noisy for a drift: keep the offset alone
+      char drift[96];
+      std::snprintf(drift, sizeof drift, ": a drift of %.0f ppm is beyond any real clock's; ignored", clock.drift_ppm);
+      result->warnings.push_back(timeline.machines[m].name + drift);
+      clock.drift_ppm = 0;
+      continue;
+    }
     result->warnings.push_back(timeline.machines[m].name + ": its clock would be off by " +
-                               (offset_ok ? std::string(drift) + " of drift" : FormatDuration(clock.offset)) +
+                               FormatDuration(clock.offset) +
                                ", beyond any plausible clock error; left unaligned (give --clock_offset if it is real)");
     clock = MachineClock{ClockMethod::kNone, 0, 0.0, 0};
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 #include <vector>
 
@@ -136,6 +137,24 @@ std::optional<double> ResolveMetric(const nlohmann::json& summary, const std::st
   if (!target) return std::nullopt;
   if (target->field.empty()) return target->node->get<double>();
   return Aggregate(*target, path, error);
+}
+
+std::vector<GateResult> EvaluateGates(const std::vector<Condition>& gates, const nlohmann::json& summary) {
+  std::vector<GateResult> results;
+  for (const Condition& condition : gates) {
+    GateResult result{condition, std::nullopt, false, ""};
+    result.value = ResolveMetric(summary, condition.path, &result.error);
+    result.failed = result.value && Holds(condition, *result.value);
+    results.push_back(std::move(result));
+  }
+  return results;
+}
+
+std::string GateResult::Message() const {
+  if (!value) return error;
+  char shown[64];
+  std::snprintf(shown, sizeof shown, "%g", *value);
+  return condition.path + " is " + shown;
 }
 
 bool Holds(const Condition& c, double value) {

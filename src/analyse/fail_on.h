@@ -33,4 +33,15 @@ std::optional<double> ResolveMetric(const nlohmann::json& summary, const std::st
 // True when the condition holds (the gate fails).
 bool Holds(const Condition& condition, double value);
 
+// A --fail-on condition checked against a summary.
+struct GateResult {
+  Condition condition;
+  std::optional<double> value;  // nullopt: the path names nothing in these logs (`error` says why)
+  bool failed = false;          // the condition holds
+  std::string error;
+  std::string Message() const;  // "bubble_ratio is 0.438865"
+};
+
+std::vector<GateResult> EvaluateGates(const std::vector<Condition>& gates, const nlohmann::json& summary);
+
 }  // namespace jobviz

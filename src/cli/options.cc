@@ -23,6 +23,7 @@ namespace {
 struct DrawFlags {
   InputPlan inputs;
   std::string run = "last", steps, output, chrome_output, align = "auto", offsets, clock_ref, stage_order, summary_json;
+  std::string summary_md, junit;
   std::vector<std::string> fail_on;
   bool no_chrome = false, summary_on = false, summary_off = false, quiet = false, verbose = false;
 };
@@ -82,6 +83,9 @@ void AddOutputOptions(CLI::App& app, DrawFlags& f) {
   app.add_flag("--no-summary", f.summary_off, "Do not print the analysis tables")->excludes(summary);
   app.add_option("--summary-json", f.summary_json, "Write the analysis as JSON to PATH, or - for stdout")
       ->type_name("PATH|-");
+  app.add_option("--summary-md", f.summary_md, "Write the analysis as GitHub-flavoured Markdown to PATH, or - for stdout")
+      ->type_name("PATH|-");
+  app.add_option("--junit", f.junit, "Write each --fail-on condition as a JUnit XML test case to PATH")->type_name("PATH");
   app.add_option("--fail-on", f.fail_on,
                  "Exit 3 when a condition on the summary holds, e.g. bubble_ratio>0.35 (repeatable)")
       ->type_name("EXPR");
@@ -130,10 +134,12 @@ std::vector<OutputRequest> PlanOutputs(const DrawFlags& f) {
     outputs.push_back({OutputFormat::kChromeJson,
                        f.chrome_output.empty() ? (dir / "pipeline_profile.json").string() : f.chrome_output, false,
                        "--chrome-output"});
-  const bool stdout_taken = f.output == "-" || f.summary_json == "-";
+  const bool stdout_taken = f.output == "-" || f.summary_json == "-" || f.summary_md == "-";
   const bool tables = f.summary_on || (!f.summary_off && !stdout_taken && isatty(STDOUT_FILENO));
   if (tables) outputs.push_back({OutputFormat::kSummaryTables, "-", f.output == "-", "--summary"});
   if (!f.summary_json.empty()) outputs.push_back({OutputFormat::kSummaryJson, f.summary_json, false, "--summary-json"});
+  if (!f.summary_md.empty()) outputs.push_back({OutputFormat::kSummaryMarkdown, f.summary_md, false, "--summary-md"});
+  if (!f.junit.empty()) outputs.push_back({OutputFormat::kJUnit, f.junit, false, "--junit"});
   return outputs;
 }
 

@@ -49,9 +49,10 @@ int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLo
   run.analysis = Analyze(run.timeline);
   run.summary = SummaryJson(run.analysis, run.timeline,
                             RunCounts{run.read.files.size(), run.read.lines, run.jobs, run.skipped.total()});
+  run.gates = EvaluateGates(plan.gates, run.summary);
 
   if (!EmitAll(plan.outputs, run, plan.verbosity >= kNormal)) return kExitBadInput;
-  status = CheckGates(plan.gates, run.summary);
+  status = ReportGates(run.gates);
   if (status == kExitOk && plan.verbosity >= kVerbose) std::fputs(TimingLine(run, SecondsSince(started)).c_str(), stderr);
   return status;
 }

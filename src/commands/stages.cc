@@ -136,19 +136,15 @@ bool CutSteps(const StepRange& range, FinishedRun* run, int* status) {
   return true;
 }
 
-int CheckGates(const std::vector<Condition>& gates, const nlohmann::json& summary) {
+int ReportGates(const std::vector<GateResult>& gates) {
   int status = kExitOk;
-  for (const Condition& condition : gates) {
-    std::string error;
-    const auto value = ResolveMetric(summary, condition.path, &error);
-    if (!value) {  // e.g. a job type these logs do not have
-      PrintError("--fail-on " + error, "the names are the keys of --summary-json (docs/analysis.md)");
+  for (const GateResult& gate : gates) {
+    if (!gate.value) {  // e.g. a job type these logs do not have
+      PrintError("--fail-on " + gate.error, "the names are the keys of --summary-json (docs/analysis.md)");
       return kExitUsage;
     }
-    if (Holds(condition, *value)) {
-      char shown[64];
-      std::snprintf(shown, sizeof shown, "%g", *value);
-      PrintError("--fail-on " + condition.text + ": " + condition.path + " is " + shown);
+    if (gate.failed) {
+      PrintError("--fail-on " + gate.condition.text + ": " + gate.Message());
       status = kExitGateFailed;
     }
   }

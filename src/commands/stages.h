@@ -34,8 +34,9 @@ bool ResolveNames(const DrawPlan& plan, Timeline* timeline, AlignOptions* align,
 // --steps: keeps only the window's jobs and steps (and counts what is left).
 bool CutSteps(const StepRange& range, FinishedRun* run, int* status);
 
-// --fail-on against the finished summary: exit 3 when a gate fails.
-int CheckGates(const std::vector<Condition>& gates, const nlohmann::json& summary);
+// The --fail-on results on stderr: exit 3 when a gate fails, 2 when one
+// names nothing in these logs.
+int ReportGates(const std::vector<GateResult>& gates);
 
 double SecondsSince(StageClock::time_point start);
 

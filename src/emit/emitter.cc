@@ -7,7 +7,9 @@
 #include "emit/chrome_json.h"
 #include "emit/perfetto_json.h"
 #include "emit/perfetto_proto.h"
+#include "emit/junit.h"
 #include "emit/summary_json.h"
+#include "emit/summary_markdown.h"
 #include "emit/summary_tables.h"
 
 namespace jobviz {
@@ -23,6 +25,8 @@ const EmitterInfo kEmitters[] = {
     {OutputFormat::kChromeJson, "the legacy Chrome trace", true, kTraceHint, EmitChromeJson},
     {OutputFormat::kSummaryTables, "the summary tables", false, "", EmitSummaryTables},
     {OutputFormat::kSummaryJson, "the summary", false, "", EmitSummaryJson},
+    {OutputFormat::kSummaryMarkdown, "the Markdown summary", false, "", EmitSummaryMarkdown},
+    {OutputFormat::kJUnit, "the gates as JUnit XML", false, "", EmitJUnit},
 };
 
 bool EndsWith(const std::string& text, std::string_view suffix) {

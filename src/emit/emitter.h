@@ -16,6 +16,7 @@
 
 #include "align/clock_align.h"
 #include "analyse/analysis.h"
+#include "analyse/fail_on.h"
 #include "model/model.h"
 #include "model/step_window.h"
 #include "model/timeline_builder.h"
@@ -34,6 +35,7 @@ struct FinishedRun {
   std::vector<std::string> warnings;  // from building, clock alignment and steps, in that order
   Analysis analysis;
   nlohmann::json summary;        // the analysis as a document (analyse/summary.h)
+  std::vector<GateResult> gates;  // --fail-on, checked against `summary`
   size_t jobs = 0;               // drawn (within --steps, when given)
   std::optional<StepRange> window;  // --steps
 };
@@ -42,7 +44,7 @@ struct FinishedRun {
 // output never has to sit in memory.
 using Sink = std::function<void(std::string_view)>;
 
-enum class OutputFormat { kPerfettoJson, kPerfettoProto, kChromeJson, kSummaryTables, kSummaryJson };
+enum class OutputFormat { kPerfettoJson, kPerfettoProto, kChromeJson, kSummaryTables, kSummaryJson, kSummaryMarkdown, kJUnit };
 
 // Writes one format; returns what the "wrote" line adds after the path
 // (e.g. " (legacy Chrome trace)").

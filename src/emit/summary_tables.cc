@@ -7,13 +7,13 @@
 
 namespace jobviz {
 
-namespace {
-
 std::string Percent(double ratio) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f%%", ratio * 100.0);
   return buf;
 }
+
+namespace {
 
 // Left-aligned first column, right-aligned others, two spaces apart.
 std::string Table(const std::vector<std::vector<std::string>>& rows) {
@@ -38,37 +38,51 @@ std::string Table(const std::vector<std::vector<std::string>>& rows) {
 
 }  // namespace
 
+std::vector<SummarySection> SummarySections(const Analysis& a, const Timeline& timeline) {
+  std::vector<SummarySection> sections;
+  if (!a.steps.empty() && a.steps.front().step != kNoStep) {
+    SummarySection steps{"Steps", "", {{"step", "duration", "start (us since epoch)"}}};
+    for (const StepWindow& s : a.steps)
+      steps.rows.push_back({std::to_string(s.step), FormatDuration(s.duration()), FormatMicros(s.start)});
+    sections.push_back(std::move(steps));
+  }
+  SummarySection workers{"Workers", "", {{"worker", "busy", "idle", "bubble"}}};
+  for (const WorkerAnalysis& w : a.workers)
+    workers.rows.push_back({w.name, FormatDuration(w.busy), FormatDuration(w.idle), Percent(w.bubble_ratio)});
+  sections.push_back(std::move(workers));
+  std::string bubble = "Pipeline bubble: " + Percent(a.bubble_ratio);
+  if (a.stages > 0 && a.micro_batches > 0)
+    bubble += " (ideal 1F1B for " + std::to_string(a.stages) + " stages and " + std::to_string(a.micro_batches) +
+              " micro-batches: " + Percent(a.ideal_bubble_ratio) + ")";
+  sections.push_back({"", bubble, {}});
+  SummarySection types{"Job types", "", {{"job type", "count", "total", "mean", "p50", "p95"}}};
+  for (const auto& [type, t] : a.job_types)
+    types.rows.push_back({type, std::to_string(t.count), FormatDuration(t.total), FormatDuration(t.mean),
+                          FormatDuration(t.p50), FormatDuration(t.p95)});
+  sections.push_back(std::move(types));
+  if (!a.stragglers.empty()) {
+    SummarySection stragglers{"Stragglers", "", {{"step", "last to finish", "after the median worker"}}};
+    for (const Straggler& s : a.stragglers)
+      stragglers.rows.push_back({std::to_string(s.step), s.name, FormatDuration(s.late_by)});
+    sections.push_back(std::move(stragglers));
+  }
+  if (timeline.machines.size() > 1) {
+    SummarySection clocks{"Clock alignment", "", {{"machine", "method", "offset", "drift"}}};
+    for (const Machine& m : timeline.machines) {
+      char drift[32];
+      std::snprintf(drift, sizeof drift, "%+.3f ppm", m.clock_drift_ppm);
+      clocks.rows.push_back({m.name, m.clock_method.empty() ? "none" : m.clock_method, FormatDuration(m.clock_offset), drift});
+    }
+    sections.push_back(std::move(clocks));
+  }
+  return sections;
+}
+
 std::string SummaryTables(const Analysis& a) {
   std::string out;
-  if (!a.steps.empty() && a.steps.front().step != kNoStep) {
-    std::vector<std::vector<std::string>> rows = {{"step", "duration", "start (us since epoch)"}};
-    for (const StepWindow& s : a.steps)
-      rows.push_back({std::to_string(s.step), FormatDuration(s.duration()), FormatMicros(s.start)});
-    out += "Steps\n" + Table(rows);
-  }
-  {
-    std::vector<std::vector<std::string>> rows = {{"worker", "busy", "idle", "bubble"}};
-    for (const WorkerAnalysis& w : a.workers)
-      rows.push_back({w.name, FormatDuration(w.busy), FormatDuration(w.idle), Percent(w.bubble_ratio)});
-    out += "Workers\n" + Table(rows);
-  }
-  out += "Pipeline bubble: " + Percent(a.bubble_ratio);
-  if (a.stages > 0 && a.micro_batches > 0)
-    out += " (ideal 1F1B for " + std::to_string(a.stages) + " stages and " + std::to_string(a.micro_batches) +
-           " micro-batches: " + Percent(a.ideal_bubble_ratio) + ")";
-  out += "\n";
-  {
-    std::vector<std::vector<std::string>> rows = {{"job type", "count", "total", "mean", "p50", "p95"}};
-    for (const auto& [type, t] : a.job_types)
-      rows.push_back({type, std::to_string(t.count), FormatDuration(t.total), FormatDuration(t.mean),
-                      FormatDuration(t.p50), FormatDuration(t.p95)});
-    out += "Job types\n" + Table(rows);
-  }
-  if (!a.stragglers.empty()) {
-    std::vector<std::vector<std::string>> rows = {{"step", "last to finish", "after the median worker"}};
-    for (const Straggler& s : a.stragglers)
-      rows.push_back({std::to_string(s.step), s.name, FormatDuration(s.late_by)});
-    out += "Stragglers\n" + Table(rows);
+  for (const SummarySection& section : SummarySections(a, Timeline{})) {
+    if (!section.text.empty()) out += section.text + "\n";
+    if (!section.rows.empty()) out += section.title + "\n" + Table(section.rows);
   }
   return out;
 }

@@ -2,11 +2,23 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "analyse/analysis.h"
 #include "emit/emitter.h"
 
 namespace jobviz {
+
+// The summary as titled tables (and lines of text), for every renderer:
+// the terminal tables here, Markdown in summary_markdown.
+struct SummarySection {
+  std::string title;  // "" for a line of text
+  std::string text;
+  std::vector<std::vector<std::string>> rows;  // the first is the header
+};
+std::vector<SummarySection> SummarySections(const Analysis& analysis, const Timeline& timeline);
+
+std::string Percent(double ratio);  // "43.9%"
 
 std::string SummaryTables(const Analysis& analysis);
 

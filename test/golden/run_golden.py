@@ -46,6 +46,21 @@ def read_case(path):
     return case
 
 
+def check_junit(data):
+    """What JUnit consumers (Jenkins, GitLab) read: testsuites > testsuite >
+    testcase, with tests/failures/errors counts that match the cases."""
+    import xml.etree.ElementTree as ET
+    root = ET.fromstring(data)
+    assert root.tag == "testsuites", root.tag
+    for suite in root.findall("testsuite"):
+        cases = suite.findall("testcase")
+        assert int(suite.get("tests")) == len(cases)
+        assert int(suite.get("failures")) == sum(1 for c in cases if c.find("failure") is not None)
+        assert int(suite.get("errors")) == sum(1 for c in cases if c.find("error") is not None)
+        for case in cases:
+            assert case.get("name") and case.get("classname")
+
+
 def compare(name, expected_path, actual, update):
     if update:
         os.makedirs(os.path.dirname(expected_path), exist_ok=True)
@@ -103,6 +118,8 @@ def main():
                 data = f.read()
             if output.endswith(".json"):
                 json.loads(data)  # must always be valid JSON
+            if output.endswith(".xml"):
+                check_junit(data)
             ok &= compare(output, os.path.join(expected_dir, os.path.basename(output)), data, update)
         for absent in case["absent"]:
             if os.path.exists(os.path.join(scratch, absent)):
