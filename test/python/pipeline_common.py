@@ -12,6 +12,7 @@ MICRO_BATCHES = 4
 STEPS = 4
 WINDOW = (1, 4)       # steps 1..3 are recorded
 FORWARD_US, BACKWARD_US, OPTIMIZER_US = 1500, 3000, 500
+TRANSFER_US = 1000    # a hand-off takes this long before the receiver's job starts
 SKEW_NS = 4_000_000   # machine1's clock reads 4 ms ahead
 
 
@@ -57,6 +58,7 @@ def run_stage(jobviz, stage, root, barrier, receive, send):
                 first, last = stage == 0, stage == STAGES - 1
                 if (kind == "forward" and not first) or (kind == "backward" and not last):
                     receive(kind, mb)
+                    stream.sleep(TRANSFER_US)  # the activation's transfer, as on a real interconnect
                 with prof.job(stream, kind, micro_batch=mb):
                     stream.sleep(FORWARD_US if kind == "forward" else BACKWARD_US)
                 stream.synchronize()  # the hand-off leaves once the job ran
