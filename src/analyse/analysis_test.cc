@@ -101,7 +101,7 @@ TEST_CASE("--fail-on conditions: parsing, metric paths and aggregates") {
   REQUIRE(c);
   CHECK(c->path == "bubble_ratio");
   CHECK(c->op == ">");
-  CHECK(Holds(*c, *ResolveMetric(summary, c->path, &error)));
+  CHECK(Holds(*c, *ResolveMetric(summary, c->path, &error), c->threshold));
   c = ParseCondition("steps.duration_us.p95 >= 30", &error);
   REQUIRE(c);
   CHECK(*ResolveMetric(summary, c->path, &error) == Approx(30.0));
@@ -116,8 +116,8 @@ TEST_CASE("--fail-on conditions: parsing, metric paths and aggregates") {
   CHECK_FALSE(ParseCondition("bubble_ratio", &error));
   CHECK_FALSE(ParseCondition("bubble_ratio>x", &error));
   CHECK_FALSE(ParseCondition(">3", &error));
-  CHECK(Holds(*ParseCondition("a<=2", &error), 2));
-  CHECK_FALSE(Holds(*ParseCondition("a!=2", &error), 2));
+  CHECK(Holds(*ParseCondition("a<=2", &error), 2, 2));
+  CHECK_FALSE(Holds(*ParseCondition("a!=2", &error), 2, 2));
   for (const char* never : {"a>nan", "a<inf", "a>-inf", "a==NAN"}) {
     INFO(never);
     CHECK_FALSE(ParseCondition(never, &error));
@@ -143,4 +143,32 @@ TEST_CASE("--fail-on metric names are checked against the summary's schema, befo
   CHECK_FALSE(CheckMetricPath(schema, "steps", &error));
   CHECK_FALSE(CheckMetricPath(schema, "job_types.forward.median_us", &error));
   CHECK_FALSE(CheckMetricPath(schema, "bubble_ratio.max", &error));
+}
+
+TEST_CASE("--fail-on against a baseline: + - * or the baseline itself, with both values in the message") {
+  const nlohmann::json baseline = {{"bubble_ratio", 0.40}, {"steps", {{{"duration_us", 100.0}}, {{"duration_us", 200.0}}}}};
+  const nlohmann::json now = {{"bubble_ratio", 0.43}, {"steps", {{{"duration_us", 110.0}}, {{"duration_us", 230.0}}}}};
+  std::string error;
+  const auto plus = ParseCondition("bubble_ratio > baseline + 0.02", &error);
+  REQUIRE(plus);
+  CHECK(plus->base == Condition::Base::kPlus);
+  CHECK(*Threshold(*plus, &baseline, &error) == Approx(0.42));
+  const auto times = ParseCondition("steps.duration_us.p50 > baseline * 1.2", &error);
+  REQUIRE(times);
+  const auto same = ParseCondition("bubble_ratio<=baseline", &error);
+  REQUIRE(same);
+  const auto results = EvaluateGates({*plus, *times, *same}, now, &baseline);
+  CHECK(results[0].failed);  // 0.43 > 0.42
+  CHECK(results[0].Message() == "bubble_ratio is 0.43 (baseline 0.4, threshold 0.42)");
+  CHECK_FALSE(results[1].failed);  // p50 110 against the baseline's p50 100 * 1.2
+  CHECK(results[1].value == Approx(110));
+  CHECK(results[1].threshold == Approx(120));
+  CHECK_FALSE(results[2].failed);
+  // Without a baseline a relative condition cannot be checked.
+  CHECK_FALSE(Threshold(*plus, nullptr, &error));
+  CHECK(error.find("--baseline") != std::string::npos);
+  for (const char* bad : {"bubble_ratio > baseline ^ 2", "bubble_ratio > baseline +", "bubble_ratio > baseline * x"}) {
+    INFO(bad);
+    CHECK_FALSE(ParseCondition(bad, &error));
+  }
 }

@@ -100,6 +100,31 @@ std::optional<double> Aggregate(const Target& target, const std::string& path, s
 
 }  // namespace
 
+namespace {
+
+// "baseline", "baseline + 0.02", "baseline*1.05": sets the condition's base
+// and its number; false when `value` does not start with "baseline".
+bool ParseRelative(const std::string& value, Condition* c) {
+  constexpr std::string_view kBaseline = "baseline";
+  if (value.compare(0, kBaseline.size(), kBaseline) != 0) return false;
+  const std::string rest = Trimmed(value.substr(kBaseline.size()));
+  if (rest.empty()) {
+    c->base = Condition::Base::kSame;
+    c->threshold = 0;
+    return true;
+  }
+  const char sign = rest[0];
+  c->base = sign == '+' ? Condition::Base::kPlus : sign == '-' ? Condition::Base::kMinus
+            : sign == '*' ? Condition::Base::kTimes : Condition::Base::kNone;
+  const std::string number = Trimmed(rest.substr(1));
+  char* end = nullptr;
+  c->threshold = std::strtod(number.c_str(), &end);
+  if (c->base == Condition::Base::kNone || number.empty() || *end != '\0') c->base = Condition::Base::kNone, c->threshold = NAN;
+  return true;
+}
+
+}  // namespace
+
 std::optional<Condition> ParseCondition(const std::string& text, std::string* error) {
   static const char* kOps[] = {">=", "<=", "==", "!=", ">", "<"};
   for (const char* op : kOps) {
@@ -107,16 +132,21 @@ std::optional<Condition> ParseCondition(const std::string& text, std::string* er
     if (at == std::string::npos) continue;
     Condition c{text, Trimmed(text.substr(0, at)), op, 0};
     const std::string value = Trimmed(text.substr(at + std::string(op).size()));
-    char* end = nullptr;
-    c.threshold = std::strtod(value.c_str(), &end);
-    if (c.path.empty() || value.empty() || *end != '\0') break;
+    if (!ParseRelative(value, &c)) {
+      char* end = nullptr;
+      c.threshold = std::strtod(value.c_str(), &end);
+      if (c.path.empty() || value.empty() || *end != '\0') break;
+    } else if (c.path.empty()) {
+      break;
+    }
     if (!std::isfinite(c.threshold)) {
       *error = "'" + text + "': the threshold must be a finite number, not " + value;
       return std::nullopt;
     }
     return c;
   }
-  *error = "'" + text + "': expected METRIC OP NUMBER, e.g. bubble_ratio>0.35 (OP: > >= < <= == !=)";
+  *error = "'" + text + "': expected METRIC OP NUMBER or METRIC OP baseline [+-*] NUMBER, e.g. bubble_ratio>0.35 "
+           "(OP: > >= < <= == !=)";
   return std::nullopt;
 }
 
@@ -139,12 +169,37 @@ std::optional<double> ResolveMetric(const nlohmann::json& summary, const std::st
   return Aggregate(*target, path, error);
 }
 
-std::vector<GateResult> EvaluateGates(const std::vector<Condition>& gates, const nlohmann::json& summary) {
+std::optional<double> Threshold(const Condition& c, const nlohmann::json* baseline, std::string* error) {
+  if (c.base == Condition::Base::kNone) return c.threshold;
+  if (!baseline) {
+    *error = "'" + c.text + "' compares with a baseline: give --baseline SUMMARY.json";
+    return std::nullopt;
+  }
+  const auto base = ResolveMetric(*baseline, c.path, error);
+  if (!base) {
+    *error = "the baseline: " + *error;
+    return std::nullopt;
+  }
+  switch (c.base) {
+    case Condition::Base::kPlus: return *base + c.threshold;
+    case Condition::Base::kMinus: return *base - c.threshold;
+    case Condition::Base::kTimes: return *base * c.threshold;
+    default: return *base;
+  }
+}
+
+std::vector<GateResult> EvaluateGates(const std::vector<Condition>& gates, const nlohmann::json& summary,
+                                      const nlohmann::json* baseline) {
   std::vector<GateResult> results;
   for (const Condition& condition : gates) {
-    GateResult result{condition, std::nullopt, false, ""};
-    result.value = ResolveMetric(summary, condition.path, &result.error);
-    result.failed = result.value && Holds(condition, *result.value);
+    GateResult result{condition, std::nullopt, std::nullopt, 0, false, ""};
+    const auto threshold = Threshold(condition, baseline, &result.error);
+    if (threshold) {
+      result.threshold = *threshold;
+      if (condition.base != Condition::Base::kNone) result.baseline = ResolveMetric(*baseline, condition.path, &result.error);
+      result.value = ResolveMetric(summary, condition.path, &result.error);
+    }
+    result.failed = result.value && Holds(condition, *result.value, result.threshold);
     results.push_back(std::move(result));
   }
   return results;
@@ -152,18 +207,21 @@ std::vector<GateResult> EvaluateGates(const std::vector<Condition>& gates, const
 
 std::string GateResult::Message() const {
   if (!value) return error;
-  char shown[64];
-  std::snprintf(shown, sizeof shown, "%g", *value);
+  char shown[160];
+  if (baseline)
+    std::snprintf(shown, sizeof shown, "%g (baseline %g, threshold %g)", *value, *baseline, threshold);
+  else
+    std::snprintf(shown, sizeof shown, "%g", *value);
   return condition.path + " is " + shown;
 }
 
-bool Holds(const Condition& c, double value) {
-  if (c.op == ">") return value > c.threshold;
-  if (c.op == ">=") return value >= c.threshold;
-  if (c.op == "<") return value < c.threshold;
-  if (c.op == "<=") return value <= c.threshold;
-  if (c.op == "==") return value == c.threshold;
-  return value != c.threshold;
+bool Holds(const Condition& c, double value, double threshold) {
+  if (c.op == ">") return value > threshold;
+  if (c.op == ">=") return value >= threshold;
+  if (c.op == "<") return value < threshold;
+  if (c.op == "<=") return value <= threshold;
+  if (c.op == "==") return value == threshold;
+  return value != threshold;
 }
 
 }  // namespace jobviz

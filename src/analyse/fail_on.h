@@ -4,6 +4,8 @@
 //   steps.duration_us.p95>250000   an aggregate over an array's field:
 //                                  min, max, mean, sum, count, p50, p95, p99
 //   job_types.forward.mean_us>=900 object keys as path segments
+//   bubble_ratio > baseline + 0.02 against the same metric of --baseline
+//   steps.duration_us.p50 > baseline * 1.05     (+, -, * or baseline alone)
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -16,8 +18,13 @@ struct Condition {
   std::string text;  // as given
   std::string path;
   std::string op;  // > >= < <= == !=
-  double threshold = 0;
+  double threshold = 0;  // the number, or what the baseline's value is changed by
+  enum class Base { kNone, kSame, kPlus, kMinus, kTimes } base = Base::kNone;  // relative to --baseline
 };
+
+// The threshold of `condition`: its number, or the baseline's value of its
+// metric changed as it says. `baseline` is null without --baseline.
+std::optional<double> Threshold(const Condition& condition, const nlohmann::json* baseline, std::string* error);
 
 // Parses "METRIC OP NUMBER"; the number must be finite.
 std::optional<Condition> ParseCondition(const std::string& text, std::string* error);
@@ -30,18 +37,21 @@ bool CheckMetricPath(const nlohmann::json& schema, const std::string& path, std:
 // The value `path` names in `summary`, or nullopt with `error` set.
 std::optional<double> ResolveMetric(const nlohmann::json& summary, const std::string& path, std::string* error);
 
-// True when the condition holds (the gate fails).
-bool Holds(const Condition& condition, double value);
+// True when the condition holds (the gate fails) against `threshold`.
+bool Holds(const Condition& condition, double value, double threshold);
 
 // A --fail-on condition checked against a summary.
 struct GateResult {
   Condition condition;
   std::optional<double> value;  // nullopt: the path names nothing in these logs (`error` says why)
+  std::optional<double> baseline;  // the baseline's value, for relative conditions
+  double threshold = 0;
   bool failed = false;          // the condition holds
   std::string error;
   std::string Message() const;  // "bubble_ratio is 0.438865"
 };
 
-std::vector<GateResult> EvaluateGates(const std::vector<Condition>& gates, const nlohmann::json& summary);
+std::vector<GateResult> EvaluateGates(const std::vector<Condition>& gates, const nlohmann::json& summary,
+                                      const nlohmann::json* baseline = nullptr);
 
 }  // namespace jobviz

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "analyse/summary.h"
 #include "cli/exit_status.h"
@@ -23,7 +24,7 @@ namespace {
 struct DrawFlags {
   InputPlan inputs;
   std::string run = "last", steps, output, chrome_output, align = "auto", offsets, clock_ref, stage_order, summary_json;
-  std::string summary_md, junit;
+  std::string summary_md, junit, baseline;
   std::vector<std::string> fail_on;
   bool no_chrome = false, summary_on = false, summary_off = false, quiet = false, verbose = false;
 };
@@ -86,6 +87,9 @@ void AddOutputOptions(CLI::App& app, DrawFlags& f) {
   app.add_option("--summary-md", f.summary_md, "Write the analysis as GitHub-flavoured Markdown to PATH, or - for stdout")
       ->type_name("PATH|-");
   app.add_option("--junit", f.junit, "Write each --fail-on condition as a JUnit XML test case to PATH")->type_name("PATH");
+  app.add_option("--baseline", f.baseline,
+                 "A --summary-json of an earlier run: --fail-on may compare with it, e.g. bubble_ratio > baseline + 0.02")
+      ->type_name("SUMMARY.json");
   app.add_option("--fail-on", f.fail_on,
                  "Exit 3 when a condition on the summary holds, e.g. bubble_ratio>0.35 (repeatable)")
       ->type_name("EXPR");
@@ -143,13 +147,30 @@ std::vector<OutputRequest> PlanOutputs(const DrawFlags& f) {
   return outputs;
 }
 
+// --baseline: a summary JSON, read now so that a missing or broken one fails
+// before the logs are read.
+bool LoadBaseline(const std::string& path, std::optional<nlohmann::json>* baseline) {
+  std::ifstream in(path);
+  std::string error = in ? "" : "cannot read it";
+  if (in) {
+    *baseline = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if ((*baseline)->is_discarded() || !(*baseline)->is_object()) error = "not a summary JSON (jobviz --summary-json)";
+  }
+  if (error.empty()) return true;
+  PrintError("--baseline " + path + ": " + error, "give the --summary-json of the run to compare with");
+  return false;
+}
+
 // --fail-on conditions, their metric names checked against the summary's
-// schema so that a typo fails now, not after gigabytes of logs.
-bool PlanGates(const std::vector<std::string>& texts, std::vector<Condition>* gates) {
+// schema (and relative ones against the baseline) so that a typo fails now,
+// not after gigabytes of logs.
+bool PlanGates(const std::vector<std::string>& texts, const std::optional<nlohmann::json>& baseline,
+               std::vector<Condition>* gates) {
   for (const std::string& text : texts) {
     std::string error;
     auto condition = ParseCondition(text, &error);
-    if (!condition || !CheckMetricPath(SummarySchema(), condition->path, &error)) {
+    if (!condition || !CheckMetricPath(SummarySchema(), condition->path, &error) ||
+        !Threshold(*condition, baseline ? &*baseline : nullptr, &error)) {
       PrintError("--fail-on " + error, "the names are the keys of --summary-json (docs/analysis.md)");
       return false;
     }
@@ -184,7 +205,8 @@ Parsed<DrawPlan> ToPlan(DrawFlags& f, bool merge) {
     if (!order) return {std::nullopt, UsageError(command, "--stage_order: " + error, "e.g. --stage_order machine1:0,machine0:1 (machines are named after their directories)")};
     plan.stage_order = std::move(*order);
   }
-  if (!PlanGates(f.fail_on, &plan.gates)) return {std::nullopt, kExitUsage};
+  if (!f.baseline.empty() && !LoadBaseline(f.baseline, &plan.baseline)) return {std::nullopt, kExitUsage};
+  if (!PlanGates(f.fail_on, plan.baseline, &plan.gates)) return {std::nullopt, kExitUsage};
   plan.outputs = PlanOutputs(f);
   if (const std::string clash = OutputClash(plan.outputs); !clash.empty())
     return {std::nullopt, UsageError(command, clash, "write each output to a path of its own")};

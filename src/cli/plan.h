@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,7 @@ struct DrawPlan {
   std::vector<StageRef> stage_order;  // empty = global rank order
   std::optional<StepRange> steps;     // --steps: the window of steps to keep
   std::vector<Condition> gates;       // --fail-on
+  std::optional<nlohmann::json> baseline;  // --baseline: a summary JSON, read and checked here
   std::vector<OutputRequest> outputs; // in the order they are written
   int verbosity = kNormal;
 };

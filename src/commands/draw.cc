@@ -49,7 +49,7 @@ int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLo
   run.analysis = Analyze(run.timeline);
   run.summary = SummaryJson(run.analysis, run.timeline,
                             RunCounts{run.read.files.size(), run.read.lines, run.jobs, run.skipped.total()});
-  run.gates = EvaluateGates(plan.gates, run.summary);
+  run.gates = EvaluateGates(plan.gates, run.summary, plan.baseline ? &*plan.baseline : nullptr);
 
   if (!EmitAll(plan.outputs, run, plan.verbosity >= kNormal)) return kExitBadInput;
   status = ReportGates(run.gates);
