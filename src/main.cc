@@ -21,6 +21,7 @@ int Dispatch(int argc, char** argv) {
   using namespace jobviz;
   const std::string_view subcommand = argc > 1 ? argv[1] : "";
   if (subcommand == "extract") return Run(ParseExtractCommandLine(argc - 1, argv + 1), RunExtract);
+  if (subcommand == "diff") return Run(ParseDiffCommandLine(argc - 1, argv + 1), RunDiff);
   if (subcommand == "merge") return Run(ParseDrawCommandLine(argc - 1, argv + 1, /*merge=*/true), RunMerge);
   return Run(ParseDrawCommandLine(argc, argv, /*merge=*/false), RunDraw);
 }

@@ -248,6 +248,22 @@ Parsed<DrawPlan> ParseDrawCommandLine(int argc, char** argv, bool merge) {
   return ToPlan(flags, merge);
 }
 
+Parsed<DiffPlan> ParseDiffCommandLine(int argc, char** argv) {
+  CLI::App app{"jobviz diff: the metrics of two runs side by side (bubble overall and per worker, step time\n"
+               "p50/p95, job-type means, stragglers). Each run is a --summary-json or a log directory."};
+  DiffPlan plan;
+  bool json = false, markdown = false, quiet = false;
+  app.add_option("base", plan.base, "The run to compare with: SUMMARY.json or a log directory")->required()->type_name("BASE");
+  app.add_option("new", plan.now, "The run compared: SUMMARY.json or a log directory")->required()->type_name("NEW");
+  auto* json_flag = app.add_flag("--json", json, "JSON instead of a table");
+  app.add_flag("--md", markdown, "A GitHub-flavoured Markdown table")->excludes(json_flag);
+  app.add_flag("-q,--quiet", quiet, "Print only errors (when a log directory is analysed)");
+  if (auto stop = ParseOrExit<DiffPlan>(app, argc, argv, "jobviz diff")) return std::move(*stop);
+  plan.format = json ? DiffFormat::kJson : markdown ? DiffFormat::kMarkdown : DiffFormat::kTable;
+  plan.verbosity = quiet ? kQuiet : kNormal;
+  return {std::move(plan), kExitOk};
+}
+
 Parsed<ExtractPlan> ParseExtractCommandLine(int argc, char** argv) {
   CLI::App app{"jobviz extract: parse one machine's worker logs where they are and write only the records\n"
                "(jobs, steps, clock-sync points, counts) for `jobviz merge`."};

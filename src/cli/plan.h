@@ -12,6 +12,7 @@
 #include "align/clock_align.h"
 #include "align/pipeline_order.h"
 #include "analyse/fail_on.h"
+#include "emit/diff_report.h"
 #include "emit/emitter.h"
 #include "model/step_window.h"
 #include "model/timeline_builder.h"
@@ -53,6 +54,13 @@ struct ExtractPlan {
   InputPlan inputs;
   std::string machine;  // its name in the merged trace
   std::string output;   // the events file
+  int verbosity = kNormal;
+};
+
+// `jobviz diff BASE NEW`: each a --summary-json or a log directory.
+struct DiffPlan {
+  std::string base, now;
+  DiffFormat format = DiffFormat::kTable;
   int verbosity = kNormal;
 };
 

@@ -13,10 +13,8 @@ std::string Percent(double ratio) {
   return buf;
 }
 
-namespace {
-
 // Left-aligned first column, right-aligned others, two spaces apart.
-std::string Table(const std::vector<std::vector<std::string>>& rows) {
+std::string TextTable(const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> width;
   for (const auto& row : rows)
     for (size_t c = 0; c < row.size(); ++c) {
@@ -36,7 +34,32 @@ std::string Table(const std::vector<std::vector<std::string>>& rows) {
   return out;
 }
 
-}  // namespace
+// A table cell: pipes and line breaks would end the cell or the row.
+std::string MarkdownCell(const std::string& text) {
+  std::string cell;
+  for (char c : text) {
+    if (c == '|') cell += "\\|";
+    else if (c == '\n' || c == '\r') cell += ' ';
+    else cell += c;
+  }
+  return cell;
+}
+
+// First column left-aligned, the figures right-aligned.
+std::string MarkdownTable(const std::vector<std::vector<std::string>>& rows) {
+  std::string out;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    out += "|";
+    for (const std::string& cell : rows[r]) out += " " + MarkdownCell(cell) + " |";
+    out += "\n";
+    if (r == 0) {
+      out += "|";
+      for (size_t c = 0; c < rows[0].size(); ++c) out += c == 0 ? " --- |" : " ---: |";
+      out += "\n";
+    }
+  }
+  return out;
+}
 
 std::vector<SummarySection> SummarySections(const Analysis& a, const Timeline& timeline) {
   std::vector<SummarySection> sections;
@@ -82,7 +105,7 @@ std::string SummaryTables(const Analysis& a) {
   std::string out;
   for (const SummarySection& section : SummarySections(a, Timeline{})) {
     if (!section.text.empty()) out += section.text + "\n";
-    if (!section.rows.empty()) out += section.title + "\n" + Table(section.rows);
+    if (!section.rows.empty()) out += section.title + "\n" + TextTable(section.rows);
   }
   return out;
 }

@@ -20,6 +20,12 @@ std::vector<SummarySection> SummarySections(const Analysis& analysis, const Time
 
 std::string Percent(double ratio);  // "43.9%"
 
+// Rows (the first is the header) as aligned text, or as a Markdown table
+// (first column left-aligned, the figures right-aligned).
+std::string TextTable(const std::vector<std::vector<std::string>>& rows);
+std::string MarkdownTable(const std::vector<std::vector<std::string>>& rows);
+std::string MarkdownCell(const std::string& text);  // pipes escaped, line breaks as spaces
+
 std::string SummaryTables(const Analysis& analysis);
 
 std::string EmitSummaryTables(const FinishedRun& run, const Sink& sink);

@@ -105,6 +105,8 @@ def main():
         ok = compare("exit code", os.path.join(expected_dir, "exit_code"),
                      ("%d\n" % result.returncode).encode(), update)
         ok &= compare("stdout", os.path.join(expected_dir, "stdout"), result.stdout, update)
+        if "--json" in case["args"] and result.returncode == 0:
+            json.loads(result.stdout)  # must always be valid JSON
         # Timing and memory figures (-v) differ from run to run.
         stderr = b"".join(l for l in result.stderr.splitlines(True) if not l.startswith(b"jobviz: time:"))
         ok &= compare("stderr", os.path.join(expected_dir, "stderr"), stderr, update)

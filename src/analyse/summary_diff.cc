@@ -1,0 +1,70 @@
+#include "analyse/summary_diff.h"
+
+#include <set>
+
+#include "analyse/fail_on.h"
+
+namespace jobviz {
+
+namespace {
+
+std::optional<double> At(const nlohmann::json& summary, const std::string& path) {
+  std::string error;
+  return ResolveMetric(summary, path, &error);
+}
+
+// Keys of an object member in either summary, sorted.
+std::set<std::string> KeysOf(const nlohmann::json& a, const nlohmann::json& b, const char* member) {
+  std::set<std::string> keys;
+  for (const nlohmann::json* s : {&a, &b})
+    if (s->contains(member) && (*s)[member].is_object())
+      for (const auto& item : (*s)[member].items()) keys.insert(item.key());
+  return keys;
+}
+
+// A worker's bubble ratio by its name ("machine0 worker 1").
+std::optional<double> WorkerBubble(const nlohmann::json& summary, const std::string& name) {
+  if (!summary.contains("workers") || !summary["workers"].is_array()) return std::nullopt;
+  for (const auto& worker : summary["workers"])
+    if (worker.is_object() && worker.value("name", "") == name && worker.contains("bubble_ratio") &&
+        worker["bubble_ratio"].is_number())
+      return worker["bubble_ratio"].get<double>();
+  return std::nullopt;
+}
+
+std::set<std::string> WorkerNames(const nlohmann::json& a, const nlohmann::json& b) {
+  std::set<std::string> names;
+  for (const nlohmann::json* s : {&a, &b})
+    if (s->contains("workers") && (*s)["workers"].is_array())
+      for (const auto& worker : (*s)["workers"])
+        if (worker.is_object() && worker.contains("name") && worker["name"].is_string()) names.insert(worker["name"]);
+  return names;
+}
+
+}  // namespace
+
+std::optional<double> MetricChange::relative() const {
+  if (!base || !now || *base == 0) return std::nullopt;
+  return (*now - *base) / *base;
+}
+
+std::vector<MetricChange> DiffSummaries(const nlohmann::json& base, const nlohmann::json& now) {
+  std::vector<MetricChange> rows;
+  auto add = [&](const std::string& path) {
+    MetricChange row{path, At(base, path), At(now, path)};
+    if (row.base || row.now) rows.push_back(row);
+  };
+  for (const char* path : {"bubble_ratio", "ideal_bubble_ratio", "steps.duration_us.p50", "steps.duration_us.p95",
+                           "steps.step.count"})
+    add(path);
+  for (const std::string& type : KeysOf(base, now, "job_types")) add("job_types." + type + ".mean_us");
+  for (const char* path : {"stragglers.late_by_us.count", "stragglers.late_by_us.max", "counts.jobs", "counts.skipped"})
+    add(path);
+  for (const std::string& name : WorkerNames(base, now)) {
+    MetricChange row{"workers[" + name + "].bubble_ratio", WorkerBubble(base, name), WorkerBubble(now, name)};
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+}  // namespace jobviz

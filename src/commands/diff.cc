@@ -1,0 +1,79 @@
+// jobviz diff BASE NEW: two runs' metrics side by side, each run a summary
+// JSON or a log directory analysed on the fly (docs/analysis.md).
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "align/clock_align.h"
+#include "analyse/analysis.h"
+#include "analyse/summary.h"
+#include "analyse/summary_diff.h"
+#include "cli/exit_status.h"
+#include "cli/report.h"
+#include "commands/commands.h"
+#include "model/step_finder.h"
+
+namespace jobviz {
+
+namespace {
+
+bool HasMachineDirectories(const std::string& dir) {
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->is_directory(ec) && it->path().filename().string().rfind("machine", 0) == 0) return true;
+  return false;
+}
+
+// A log directory through the stages of `jobviz` (clocks on auto), to its
+// summary; nothing is written.
+bool AnalyseDirectory(const std::string& dir, int verbosity, nlohmann::json* summary, int* status) {
+  InputPlan inputs;
+  inputs.log_dir = dir;
+  inputs.multi_machine = HasMachineDirectories(dir);
+  LogSet logs;
+  std::vector<WorkerLogScan> scans;
+  FinishedRun run;
+  if (!DiscoverInputs(inputs, {}, &logs, status) || !ReadAndParse(logs, inputs, verbosity, &scans, status) ||
+      !BuildRun(logs, std::move(scans), RunChoice{}, &run, status))
+    return false;
+  AlignClocks(run.timeline, AlignOptions{});
+  FindSteps(run.timeline);
+  if (run.jobs == 0) {
+    PrintError(dir + ": no job lines to compare");
+    *status = kExitBadInput;
+    return false;
+  }
+  *summary = SummaryJson(Analyze(run.timeline), run.timeline, RunCounts{run.read.files.size(), run.read.lines, run.jobs,
+                                                                      run.read.skipped.total()});
+  if (verbosity >= kNormal)
+    std::fprintf(stderr, "jobviz: diff: %s: %zu jobs analysed\n", dir.c_str(), run.jobs);
+  return true;
+}
+
+bool LoadSummary(const std::string& path, int verbosity, nlohmann::json* summary, int* status) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return AnalyseDirectory(path, verbosity, summary, status);
+  std::ifstream in(path);
+  if (in) *summary = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!in || summary->is_discarded() || !summary->is_object()) {
+    PrintError(path + ": " + (in ? "not a summary JSON" : "cannot read it"),
+               "give the --summary-json of a run, or its log directory");
+    *status = kExitBadInput;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int RunDiff(const DiffPlan& plan) {
+  int status = kExitOk;
+  nlohmann::json base, now;
+  if (!LoadSummary(plan.base, plan.verbosity, &base, &status) || !LoadSummary(plan.now, plan.verbosity, &now, &status))
+    return status;
+  const std::string report = DiffReport(DiffSummaries(base, now), plan.base, plan.now, plan.format);
+  std::fwrite(report.data(), 1, report.size(), stdout);
+  return std::fflush(stdout) == 0 ? kExitOk : kExitBadInput;
+}
+
+}  // namespace jobviz
