@@ -118,6 +118,17 @@ ParsedLine LineParser::ParseFirst(std::string_view line, std::string* scratch) c
   return Parse(line, hit.position, hit.keyword, scratch);
 }
 
+namespace {
+
+// A pop, a push of a step number, or a push of a range the model named.
+ParsedLine::Kind NvtxKind(std::string_view pushed, bool pop) {
+  if (pop) return ParsedLine::Kind::kStepPop;
+  const bool number = std::all_of(pushed.begin(), pushed.end(), [](char c) { return c >= '0' && c <= '9'; });
+  return number ? ParsedLine::Kind::kStepPush : ParsedLine::Kind::kRangePush;
+}
+
+}  // namespace
+
 ParsedLine LineParser::ParseClean(std::string_view text, size_t keyword_pos, int keyword) const {
   const FormatPatterns& patterns = compiled_->formats[keyword];
   re2::StringPiece groups[kMaxGroups];
@@ -157,15 +168,9 @@ ParsedLine LineParser::ParseClean(std::string_view text, size_t keyword_pos, int
       if (!group(2).empty()) parsed.end_step = integer(2);
       break;
     case LineKind::kNvtx:
-      if (!group(2).empty()) {
-        parsed.kind = ParsedLine::Kind::kStepPop;
-      } else if (std::all_of(group(1).begin(), group(1).end(), [](char c) { return c >= '0' && c <= '9'; })) {
-        parsed.kind = ParsedLine::Kind::kStepPush;
-        parsed.step = integer(1);
-      } else {
-        parsed.kind = ParsedLine::Kind::kRangePush;  // a named range of the model's, not a step
-        parsed.type = group(1);
-      }
+      parsed.kind = NvtxKind(group(1), !group(2).empty());
+      if (parsed.kind == ParsedLine::Kind::kStepPush) parsed.step = integer(1);
+      if (parsed.kind == ParsedLine::Kind::kRangePush) parsed.type = group(1);  // the range's name
       parsed.time = millis(3);
       break;
     case LineKind::kClockSync:
