@@ -239,6 +239,8 @@ Parsed<DrawPlan> ParseDrawCommandLine(int argc, char** argv, bool merge) {
       "jobviz: draw when every pipeline job ran on every GPU, from the worker logs of a\n"
       "pipeline-parallel training run, as a Perfetto / chrome://tracing timeline."};
   app.get_formatter()->column_width(30);
+  app.footer("Subcommands (each with --help): jobviz extract (parse where the logs are), jobviz merge (draw the\n"
+             "events files of extract), jobviz diff BASE NEW (two runs' metrics side by side). docs/usage.md");
   DrawFlags flags;
   AddInputOptions(app, flags);
   AddOutputOptions(app, flags);
