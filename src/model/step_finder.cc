@@ -65,24 +65,48 @@ void StepsFromNvtx(Worker& worker, SkipTally& skipped) {
   }
 }
 
-// The step named by the profiler window line that precedes the first job.
-std::int64_t FirstStepNumber(const Worker& worker) {
+// The step named by the profiler window line that precedes the worker's
+// first job, if its file has one.
+std::optional<std::int64_t> WindowFirstStep(const Worker& worker) {
   const std::uint64_t first_job_line =
       worker.jobs.empty() ? UINT64_MAX
                           : std::min_element(worker.jobs.begin(), worker.jobs.end(),
                                              [](const Job& a, const Job& b) {
                                                return a.line < b.line;
                                              })->line;
-  std::int64_t first = 0;
+  std::optional<std::int64_t> first;
   for (const LogRecord& r : worker.markers)
     if (r.kind == RecordKind::kProfilerWindow && r.line < first_job_line) first = r.step;
   return first;
 }
 
+// The first step of the run: the window line of any of its files names it
+// for every worker (the launcher prints it in some files only). Files that
+// disagree are reported; the step most of them name wins (the lowest on a
+// tie); 0 without any window line.
+std::int64_t RunFirstStep(const Timeline& timeline, std::vector<std::string>* warnings) {
+  std::map<std::int64_t, size_t> votes;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers)
+      if (const auto first = WindowFirstStep(worker)) ++votes[*first];
+  if (votes.empty()) return 0;
+  const auto winner = std::max_element(votes.begin(), votes.end(),
+                                       [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (votes.size() > 1) {
+    std::string named;
+    for (const auto& [step, files] : votes)
+      named += (named.empty() ? "" : ", ") + ("step " + std::to_string(step)) + " in " + std::to_string(files) +
+               (files == 1 ? " file" : " files");
+    warnings->push_back("profiler window lines disagree on the first step (" + named + "); steps count from step " +
+                        std::to_string(winner->first));
+  }
+  return winner->first;
+}
+
 // The original tool's rule: in file order, the first job type other than
 // "default" starts a step whenever its micro_batch_id is 0. Returns a reason
 // when the rule cannot tell steps apart, or "" on success.
-std::string StepsFromJobOrder(Worker& worker) {
+std::string StepsFromJobOrder(Worker& worker, std::int64_t first) {
   std::vector<size_t> by_line(worker.jobs.size());
   std::iota(by_line.begin(), by_line.end(), 0);
   std::sort(by_line.begin(), by_line.end(),
@@ -106,7 +130,6 @@ std::string StepsFromJobOrder(Worker& worker) {
   if (step_starts == 0)
     return "no step boundary was found (no '" + marker_type + "' job has micro_batch_id = 0)";
 
-  const std::int64_t first = FirstStepNumber(worker);
   std::int64_t step = first - 1;
   for (size_t i : by_line) {
     Job& job = worker.jobs[i];
@@ -135,6 +158,7 @@ StepFinding FindSteps(Timeline& timeline) {
   StepFinding finding;
   size_t nvtx_workers = 0, heuristic_workers = 0;
   std::map<std::string, std::vector<std::string>> failures;  // reason -> workers
+  const std::int64_t first_step = RunFirstStep(timeline, &finding.warnings);
   for (Machine& machine : timeline.machines) {
     for (Worker& worker : machine.workers) {
       if (HasNvtx(worker)) {
@@ -142,7 +166,7 @@ StepFinding FindSteps(Timeline& timeline) {
         ++nvtx_workers;
         continue;
       }
-      const std::string failure = StepsFromJobOrder(worker);
+      const std::string failure = StepsFromJobOrder(worker, first_step);
       if (failure.empty()) {
         heuristic_workers += !worker.jobs.empty();
       } else {
