@@ -29,10 +29,6 @@ const EmitterInfo kEmitters[] = {
     {OutputFormat::kJUnit, "the gates as JUnit XML", false, "", EmitJUnit},
 };
 
-bool EndsWith(const std::string& text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 bool EmitToStderr(const EmitterInfo& emitter, const FinishedRun& run) {
   emitter.emit(run, [](std::string_view piece) { std::fwrite(piece.data(), 1, piece.size(), stderr); });
   return std::fflush(stderr) == 0;
@@ -54,7 +50,7 @@ bool EmitAll(const std::vector<OutputRequest>& outputs, const FinishedRun& run, 
       continue;
     }
     AtomicFile file;
-    if (!file.Open(output.path, EndsWith(output.path, ".gz"))) {
+    if (!file.Open(output.path, output.path.ends_with(".gz"))) {
       PrintError(file.error(), emitter.hint);
       return false;
     }

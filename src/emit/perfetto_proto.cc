@@ -276,10 +276,6 @@ void BusyCounter(ProtoTrace& trace, const Timeline& timeline) {
     });
 }
 
-bool EndsWith(const std::string& text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 }  // namespace
 
 TraceStats WritePerfettoProto(const Timeline& timeline, const Sink& sink) {
@@ -304,8 +300,8 @@ std::string EmitPerfettoProto(const FinishedRun& run, const Sink& sink) {
 }
 
 bool IsProtobufTracePath(const std::string& path) {
-  const std::string bare = EndsWith(path, ".gz") ? path.substr(0, path.size() - 3) : path;
-  return EndsWith(bare, ".pftrace") || EndsWith(bare, ".perfetto-trace");
+  const std::string bare = path.ends_with(".gz") ? path.substr(0, path.size() - 3) : path;
+  return bare.ends_with(".pftrace") || bare.ends_with(".perfetto-trace");
 }
 
 }  // namespace jobviz
