@@ -1,5 +1,7 @@
 #include "analyse/summary.h"
 
+#include <fstream>
+
 namespace jobviz {
 
 namespace {
@@ -64,6 +66,24 @@ const nlohmann::json& SummarySchema() {
     return SummaryJson(one, timeline, {});
   }();
   return schema;
+}
+
+}  // namespace jobviz
+
+namespace jobviz {
+
+std::optional<nlohmann::json> ReadSummaryFile(const std::string& path, std::string* error) {
+  std::ifstream in(path);
+  if (!in) {
+    *error = "cannot read it";
+    return std::nullopt;
+  }
+  nlohmann::json summary = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (summary.is_discarded() || !summary.is_object()) {
+    *error = "not a summary JSON (jobviz --summary-json)";
+    return std::nullopt;
+  }
+  return summary;
 }
 
 }  // namespace jobviz

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "analyse/analysis.h"
@@ -21,5 +22,9 @@ nlohmann::json SummaryJson(const Analysis& analysis, const Timeline& timeline, c
 // read.
 inline constexpr const char* kAnyKey = "*";
 const nlohmann::json& SummarySchema();
+
+// A --summary-json file read back (--baseline, jobviz diff): the document,
+// or nullopt with `error` saying "cannot read it" or "not a summary JSON".
+std::optional<nlohmann::json> ReadSummaryFile(const std::string& path, std::string* error);
 
 }  // namespace jobviz

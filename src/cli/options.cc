@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include "analyse/summary.h"
 #include "cli/exit_status.h"
@@ -150,13 +149,9 @@ std::vector<OutputRequest> PlanOutputs(const DrawFlags& f) {
 // --baseline: a summary JSON, read now so that a missing or broken one fails
 // before the logs are read.
 bool LoadBaseline(const std::string& path, std::optional<nlohmann::json>* baseline) {
-  std::ifstream in(path);
-  std::string error = in ? "" : "cannot read it";
-  if (in) {
-    *baseline = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if ((*baseline)->is_discarded() || !(*baseline)->is_object()) error = "not a summary JSON (jobviz --summary-json)";
-  }
-  if (error.empty()) return true;
+  std::string error;
+  *baseline = ReadSummaryFile(path, &error);
+  if (*baseline) return true;
   PrintError("--baseline " + path + ": " + error, "give the --summary-json of the run to compare with");
   return false;
 }

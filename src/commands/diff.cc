@@ -2,7 +2,6 @@
 // JSON or a log directory analysed on the fly (docs/analysis.md).
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include "align/clock_align.h"
 #include "analyse/analysis.h"
@@ -53,14 +52,14 @@ bool AnalyseDirectory(const std::string& dir, int verbosity, nlohmann::json* sum
 bool LoadSummary(const std::string& path, int verbosity, nlohmann::json* summary, int* status) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) return AnalyseDirectory(path, verbosity, summary, status);
-  std::ifstream in(path);
-  if (in) *summary = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (!in || summary->is_discarded() || !summary->is_object()) {
-    PrintError(path + ": " + (in ? "not a summary JSON" : "cannot read it"),
-               "give the --summary-json of a run, or its log directory");
+  std::string error;
+  auto read = ReadSummaryFile(path, &error);
+  if (!read) {
+    PrintError(path + ": " + error, "give the --summary-json of a run, or its log directory");
     *status = kExitBadInput;
     return false;
   }
+  *summary = std::move(*read);
   return true;
 }
 
