@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "cli/exit_status.h"
-#include "cli/output_paths.h"
 #include "cli/report.h"
 #include "commands/commands.h"
 #include "parse/event_file.h"
@@ -49,10 +48,8 @@ void Combine(std::vector<MachineEvents> machines, LogSet* logs, std::vector<Work
 
 int RunMerge(const DrawPlan& plan) {
   const auto started = StageClock::now();
-  if (const std::string clash = OutputOverwritesInput(plan.outputs, plan.inputs.files); !clash.empty()) {
-    PrintError(clash, "write the outputs elsewhere, e.g. -o trace.json");
-    return kExitUsage;
-  }
+  int status = kExitOk;
+  if (!RefuseOutputsOverInputs(plan.outputs, plan.inputs.files, &status)) return status;
   std::vector<MachineEvents> machines;
   if (!ReadAllEventFiles(plan.inputs.files, &machines)) return kExitBadInput;
   LogSet logs;

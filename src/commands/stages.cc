@@ -54,6 +54,15 @@ double SecondsSince(StageClock::time_point start) {
   return std::chrono::duration<double>(StageClock::now() - start).count();
 }
 
+bool RefuseOutputsOverInputs(const std::vector<OutputRequest>& outputs, const std::vector<std::string>& inputs,
+                             int* status) {
+  const std::string clash = OutputOverwritesInput(outputs, inputs);
+  if (clash.empty()) return true;
+  PrintError(clash, "write the outputs elsewhere, e.g. -o trace.json");
+  *status = kExitUsage;
+  return false;
+}
+
 bool DiscoverInputs(const InputPlan& inputs, const std::vector<OutputRequest>& outputs, LogSet* logs, int* status) {
   DiscoveryError error;
   auto found = inputs.files.empty() ? DiscoverLogs(inputs.log_dir, inputs.multi_machine, inputs.devices, &error)
@@ -65,11 +74,7 @@ bool DiscoverInputs(const InputPlan& inputs, const std::vector<OutputRequest>& o
   }
   std::vector<std::string> paths;
   for (const WorkerLogFile& file : found->files) paths.push_back(file.path);
-  if (const std::string clash = OutputOverwritesInput(outputs, paths); !clash.empty()) {
-    PrintError(clash, "write the outputs elsewhere, e.g. -o trace.json");
-    *status = kExitUsage;
-    return false;
-  }
+  if (!RefuseOutputsOverInputs(outputs, paths, status)) return false;
   *logs = std::move(*found);
   return true;
 }

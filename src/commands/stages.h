@@ -15,6 +15,10 @@ namespace jobviz {
 
 using StageClock = std::chrono::steady_clock;
 
+// Refuses (exit 2, with the reason) an output that is one of `inputs`.
+bool RefuseOutputsOverInputs(const std::vector<OutputRequest>& outputs, const std::vector<std::string>& inputs,
+                             int* status);
+
 // discover: the log files a plan names; refuses outputs that are inputs.
 bool DiscoverInputs(const InputPlan& inputs, const std::vector<OutputRequest>& outputs, LogSet* logs, int* status);
 
