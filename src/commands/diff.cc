@@ -4,13 +4,11 @@
 #include <filesystem>
 
 #include "align/clock_align.h"
-#include "analyse/analysis.h"
 #include "analyse/summary.h"
 #include "analyse/summary_diff.h"
 #include "cli/exit_status.h"
 #include "cli/report.h"
 #include "commands/commands.h"
-#include "model/step_finder.h"
 
 namespace jobviz {
 
@@ -35,15 +33,15 @@ bool AnalyseDirectory(const std::string& dir, int verbosity, nlohmann::json* sum
   if (!DiscoverInputs(inputs, {}, &logs, status) || !ReadAndParse(logs, inputs, verbosity, &scans, status) ||
       !BuildRun(logs, std::move(scans), RunChoice{}, &run, status))
     return false;
-  AlignClocks(run.timeline, AlignOptions{});
-  FindSteps(run.timeline);
+  run.clocks = AlignClocks(run.timeline, AlignOptions{});
+  FindRunSteps(&run);
   if (run.jobs == 0) {
     PrintError(dir + ": no job lines to compare");
     *status = kExitBadInput;
     return false;
   }
-  *summary = SummaryJson(Analyze(run.timeline), run.timeline, RunCounts{run.read.files.size(), run.read.lines, run.jobs,
-                                                                      run.read.skipped.total()});
+  AnalyseRun(&run);
+  *summary = std::move(run.summary);
   if (verbosity >= kNormal)
     std::fprintf(stderr, "jobviz: diff: %s: %zu jobs analysed\n", dir.c_str(), run.jobs);
   return true;

@@ -3,14 +3,11 @@
 // analyse -> emit (docs/architecture.md).
 #include <cstdio>
 
-#include "analyse/analysis.h"
-#include "analyse/summary.h"
 #include "cli/exit_status.h"
 #include "cli/report.h"
 #include "cli/run_report.h"
 #include "commands/commands.h"
 #include "commands/stages.h"
-#include "model/step_finder.h"
 
 namespace jobviz {
 
@@ -38,17 +35,13 @@ int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLo
   run.clocks = AlignClocks(run.timeline, align);
   run.warnings.insert(run.warnings.end(), run.clocks.warnings.begin(), run.clocks.warnings.end());
 
-  StepFinding steps = FindSteps(run.timeline);
-  run.skipped.Merge(steps.skipped);
-  run.warnings.insert(run.warnings.end(), steps.warnings.begin(), steps.warnings.end());
+  FindRunSteps(&run);
   if (plan.steps && !CutSteps(*plan.steps, &run, &status)) return status;
 
   std::fputs(RunReport(run, plan.verbosity).c_str(), stderr);
   if (run.jobs == 0) return NoJobsError(run);
 
-  run.analysis = Analyze(run.timeline);
-  run.summary = SummaryJson(run.analysis, run.timeline,
-                            RunCounts{run.read.files.size(), run.read.lines, run.jobs, run.skipped.total()});
+  AnalyseRun(&run);
   run.gates = EvaluateGates(plan.gates, run.summary, plan.baseline ? &*plan.baseline : nullptr);
 
   if (!EmitAll(plan.outputs, run, plan.verbosity >= kNormal)) return kExitBadInput;

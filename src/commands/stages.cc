@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include "analyse/analysis.h"
+#include "analyse/summary.h"
+#include "model/step_finder.h"
 #include "cli/exit_status.h"
 #include "cli/output_paths.h"
 #include "cli/progress.h"
@@ -139,6 +142,18 @@ bool CutSteps(const StepRange& range, FinishedRun* run, int* status) {
   for (const Machine& machine : run->timeline.machines)
     for (const Worker& worker : machine.workers) run->jobs += worker.jobs.size();
   return true;
+}
+
+void FindRunSteps(FinishedRun* run) {
+  StepFinding steps = FindSteps(run->timeline);
+  run->skipped.Merge(steps.skipped);
+  run->warnings.insert(run->warnings.end(), steps.warnings.begin(), steps.warnings.end());
+}
+
+void AnalyseRun(FinishedRun* run) {
+  run->analysis = Analyze(run->timeline);
+  run->summary = SummaryJson(run->analysis, run->timeline,
+                             RunCounts{run->read.files.size(), run->read.lines, run->jobs, run->skipped.total()});
 }
 
 int ReportGates(const std::vector<GateResult>& gates) {

@@ -31,6 +31,13 @@ bool ReadAndParse(const LogSet& logs, const InputPlan& inputs, int verbosity, st
 bool BuildRun(const LogSet& logs, std::vector<WorkerLogScan> scans, const RunChoice& choice, FinishedRun* run,
               int* status);
 
+// find steps: fills the timeline's steps, counting what the step finder skips
+// and what it warns about into the run.
+void FindRunSteps(FinishedRun* run);
+
+// analyse: the analysis and the summary document, counts from the run.
+void AnalyseRun(FinishedRun* run);
+
 // The plan's machine names (--clock_ref, --clock_offset, --stage_order)
 // resolved against the machines read.
 bool ResolveNames(const DrawPlan& plan, Timeline* timeline, AlignOptions* align, int* status);
