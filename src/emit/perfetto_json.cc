@@ -14,7 +14,6 @@ namespace jobviz {
 
 namespace {
 
-constexpr int kStepsPid = 1;  // machines follow from 2, in machine order
 
 // {"ph":"M","pid":P[,"tid":T],"name":"<what>","args":{"<key>":<value>}}
 void AppendMetadata(std::string& out, int pid, int tid, std::string_view what, std::string_view key,
@@ -84,9 +83,7 @@ void AppendWorker(EventStream& events, int pid, const Machine& machine, const Wo
   *next_tid += lane_count;
   stats->overlap_lanes += lane_count - 1;
   for (int lane = 0; lane < lane_count; ++lane) {
-    std::string name = machine.name + " worker " + std::to_string(worker.index);
-    if (lane > 0) name += " overlap " + std::to_string(lane);
-    AppendMetadata(events.Begin(), pid, first_tid + lane, "thread_name", "name", JsonString(name));
+    AppendMetadata(events.Begin(), pid, first_tid + lane, "thread_name", "name", JsonString(RowName(machine, worker, lane)));
     AppendMetadata(events.Begin(), pid, first_tid + lane, "thread_sort_index", "sort_index",
                    std::to_string((*sort_index)++));
   }
@@ -128,7 +125,7 @@ TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink) {
   int next_tid = kStepsPid + 1, sort_index = 0;
   for (size_t m = 0; m < timeline.machines.size(); ++m) {
     const Machine& machine = timeline.machines[m];
-    const int pid = kStepsPid + 1 + static_cast<int>(m);
+    const int pid = MachinePid(m);
     AppendMetadata(events.Begin(), pid, -1, "process_name", "name", JsonString(ProcessTitle(machine)));
     AppendMetadata(events.Begin(), pid, -1, "process_sort_index", "sort_index", std::to_string(m + 1));
     for (const Worker& worker : machine.workers)

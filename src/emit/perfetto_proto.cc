@@ -37,7 +37,6 @@ constexpr std::uint32_t kEventCategories = 1, kEventNames = 2, kDebugAnnotationN
 
 constexpr std::uint32_t kSequence = 1;
 constexpr std::uint64_t kStepsUuid = 1, kStepThreadUuid = 2, kBusyUuid = 3, kFirstMachineUuid = 16;
-constexpr int kStepsPid = 1;  // machines follow from 2, as in the JSON
 constexpr size_t kFlushBytes = 1 << 20;
 
 // The debug annotations of a job, by interned name id (1-based, in order).
@@ -238,7 +237,7 @@ void MachineProcesses(ProtoTrace& trace, const Timeline& timeline, const FlowCha
   int next_tid = kStepsPid + 1, sort_index = 0;
   for (size_t m = 0; m < timeline.machines.size(); ++m) {
     const Machine& machine = timeline.machines[m];
-    const int pid = kStepsPid + 1 + static_cast<int>(m);
+    const int pid = MachinePid(m);
     const std::uint64_t process_uuid = kFirstMachineUuid + m;
     ProcessTrack(trace, process_uuid, pid, ProcessTitle(machine), static_cast<int>(m) + 1,
                  machine.clock_method.empty() ? "" : "clock " + ClockText(machine), false);
@@ -247,9 +246,7 @@ void MachineProcesses(ProtoTrace& trace, const Timeline& timeline, const FlowCha
       const std::vector<int> lanes = AssignLanes(worker.jobs, &lane_count);
       const std::uint64_t first_uuid = next_uuid;
       for (int lane = 0; lane < lane_count; ++lane) {
-        std::string name = machine.name + " worker " + std::to_string(worker.index);
-        if (lane > 0) name += " overlap " + std::to_string(lane);
-        ThreadTrack(trace, next_uuid++, process_uuid, pid, next_tid++, name, sort_index++);
+        ThreadTrack(trace, next_uuid++, process_uuid, pid, next_tid++, RowName(machine, worker, lane), sort_index++);
       }
       stats->overlap_lanes += lane_count - 1;
       for (size_t j = 0; j < worker.jobs.size(); ++j) {

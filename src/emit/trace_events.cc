@@ -21,6 +21,12 @@ std::string TraceText(TraceWriter write, const Timeline& timeline) {
   return text;
 }
 
+std::string RowName(const Machine& machine, const Worker& worker, int lane) {
+  std::string name = machine.name + " worker " + std::to_string(worker.index);
+  if (lane > 0) name += " overlap " + std::to_string(lane);
+  return name;
+}
+
 std::string& EventStream::Begin() {
   if (!first_) out_ += ",\n";
   first_ = false;

@@ -19,6 +19,13 @@ namespace jobviz {
 // job (jobs sorted by start) and sets `lane_count` (at least 1).
 std::vector<int> AssignLanes(const std::vector<Job>& jobs, int* lane_count);
 
+// Both Perfetto traces number processes alike: the Steps process, then the
+// machines in machine order; and name a worker's rows alike.
+inline constexpr int kStepsPid = 1;
+inline int MachinePid(size_t machine) { return kStepsPid + 1 + static_cast<int>(machine); }
+// "machine0 worker 2", and "machine0 worker 2 overlap 1" for its extra rows.
+std::string RowName(const Machine& machine, const Worker& worker, int lane);
+
 struct TraceStats {
   size_t jobs = 0;
   size_t steps = 0;
