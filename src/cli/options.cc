@@ -23,7 +23,8 @@ namespace {
 struct DrawFlags {
   InputPlan inputs;
   std::string run = "last", steps, output, chrome_output, align = "auto", offsets, clock_ref, stage_order, summary_json;
-  std::string summary_md, junit, baseline;
+  std::string summary_md, junit, baseline, html;
+  size_t html_max_jobs = kDefaultHtmlMaxJobs;
   std::vector<std::string> fail_on;
   bool no_chrome = false, summary_on = false, summary_off = false, quiet = false, verbose = false;
 };
@@ -86,6 +87,12 @@ void AddOutputOptions(CLI::App& app, DrawFlags& f) {
   app.add_option("--summary-md", f.summary_md, "Write the analysis as GitHub-flavoured Markdown to PATH, or - for stdout")
       ->type_name("PATH|-");
   app.add_option("--junit", f.junit, "Write each --fail-on condition as a JUnit XML test case to PATH")->type_name("PATH");
+  app.add_option("--html", f.html,
+                 "Write a self-contained HTML report (timeline, summary, gates, Open in Perfetto) to PATH")
+      ->type_name("PATH");
+  app.add_option("--html-max-jobs", f.html_max_jobs,
+                 "Above this many jobs the HTML timeline shows a window of whole steps (default 200000)")
+      ->check(CLI::Range(size_t{1}, size_t{100'000'000}));
   app.add_option("--baseline", f.baseline,
                  "A --summary-json of an earlier run: --fail-on may compare with it, e.g. bubble_ratio > baseline + 0.02")
       ->type_name("SUMMARY.json");
@@ -143,6 +150,7 @@ std::vector<OutputRequest> PlanOutputs(const DrawFlags& f) {
   if (!f.summary_json.empty()) outputs.push_back({OutputFormat::kSummaryJson, f.summary_json, false, "--summary-json"});
   if (!f.summary_md.empty()) outputs.push_back({OutputFormat::kSummaryMarkdown, f.summary_md, false, "--summary-md"});
   if (!f.junit.empty()) outputs.push_back({OutputFormat::kJUnit, f.junit, false, "--junit"});
+  if (!f.html.empty()) outputs.push_back({OutputFormat::kHtml, f.html, false, "--html"});
   return outputs;
 }
 
@@ -203,6 +211,7 @@ Parsed<DrawPlan> ToPlan(DrawFlags& f, bool merge) {
   if (!f.baseline.empty() && !LoadBaseline(f.baseline, &plan.baseline)) return {std::nullopt, kExitUsage};
   if (!PlanGates(f.fail_on, plan.baseline, &plan.gates)) return {std::nullopt, kExitUsage};
   plan.outputs = PlanOutputs(f);
+  plan.html_max_jobs = f.html_max_jobs;
   if (const std::string clash = OutputClash(plan.outputs); !clash.empty())
     return {std::nullopt, UsageError(command, clash, "write each output to a path of its own")};
   plan.verbosity = f.quiet ? kQuiet : f.verbose ? kVerbose : kNormal;

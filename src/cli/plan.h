@@ -46,6 +46,7 @@ struct DrawPlan {
   std::vector<Condition> gates;       // --fail-on
   std::optional<nlohmann::json> baseline;  // --baseline: a summary JSON, read and checked here
   std::vector<OutputRequest> outputs; // in the order they are written
+  size_t html_max_jobs = kDefaultHtmlMaxJobs;
   int verbosity = kNormal;
 };
 

@@ -28,6 +28,7 @@ int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLo
   int status = kExitOk;
   FinishedRun run;
   run.read.seconds = SecondsSince(started);
+  run.html_max_jobs = plan.html_max_jobs;
   if (!BuildRun(logs, std::move(scans), plan.run, &run, &status)) return status;
 
   AlignOptions align;

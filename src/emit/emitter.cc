@@ -7,6 +7,7 @@
 #include "emit/chrome_json.h"
 #include "emit/perfetto_json.h"
 #include "emit/perfetto_proto.h"
+#include "emit/html_report.h"
 #include "emit/junit.h"
 #include "emit/summary_json.h"
 #include "emit/summary_markdown.h"
@@ -27,6 +28,7 @@ const EmitterInfo kEmitters[] = {
     {OutputFormat::kSummaryJson, "the summary", false, "", EmitSummaryJson},
     {OutputFormat::kSummaryMarkdown, "the Markdown summary", false, "", EmitSummaryMarkdown},
     {OutputFormat::kJUnit, "the gates as JUnit XML", false, "", EmitJUnit},
+    {OutputFormat::kHtml, "the HTML report", true, "choose another path with --html", EmitHtmlReport},
 };
 
 bool EmitToStderr(const EmitterInfo& emitter, const FinishedRun& run) {

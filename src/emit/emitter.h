@@ -17,6 +17,7 @@
 #include "align/clock_align.h"
 #include "analyse/analysis.h"
 #include "analyse/fail_on.h"
+#include "emit/html_timeline.h"
 #include "model/model.h"
 #include "model/step_window.h"
 #include "model/timeline_builder.h"
@@ -38,13 +39,14 @@ struct FinishedRun {
   std::vector<GateResult> gates;  // --fail-on, checked against `summary`
   size_t jobs = 0;               // drawn (within --steps, when given)
   std::optional<StepRange> window;  // --steps
+  size_t html_max_jobs = kDefaultHtmlMaxJobs;  // --html-max-jobs
 };
 
 // Receives the document in pieces (about 1 MiB for the traces), so a whole
 // output never has to sit in memory.
 using Sink = std::function<void(std::string_view)>;
 
-enum class OutputFormat { kPerfettoJson, kPerfettoProto, kChromeJson, kSummaryTables, kSummaryJson, kSummaryMarkdown, kJUnit };
+enum class OutputFormat { kPerfettoJson, kPerfettoProto, kChromeJson, kSummaryTables, kSummaryJson, kSummaryMarkdown, kJUnit, kHtml };
 
 // Writes one format; returns what the "wrote" line adds after the path
 // (e.g. " (legacy Chrome trace)").

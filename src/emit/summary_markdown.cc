@@ -13,12 +13,7 @@ std::string EmitSummaryMarkdown(const FinishedRun& run, const Sink& sink) {
     if (!section.text.empty()) out += "**" + MarkdownCell(section.text) + "**\n\n";
     if (!section.rows.empty()) out += "### " + section.title + "\n\n" + MarkdownTable(section.rows) + "\n";
   }
-  if (!run.gates.empty()) {
-    std::vector<std::vector<std::string>> rows = {{"gate", "value", "result"}};
-    for (const GateResult& gate : run.gates)
-      rows.push_back({"`" + gate.condition.text + "`", gate.Message(), !gate.value ? "error" : gate.failed ? "FAILED" : "passed"});
-    out += "### Gates (--fail-on)\n\n" + MarkdownTable(rows) + "\n";
-  }
+  if (!run.gates.empty()) out += "### Gates (--fail-on)\n\n" + MarkdownTable(GateRows(run.gates, "`")) + "\n";
   sink(out);
   return "";
 }

@@ -101,6 +101,13 @@ std::vector<SummarySection> SummarySections(const Analysis& a, const Timeline& t
   return sections;
 }
 
+std::vector<std::vector<std::string>> GateRows(const std::vector<GateResult>& gates, const std::string& quote) {
+  std::vector<std::vector<std::string>> rows = {{"gate", "value", "result"}};
+  for (const GateResult& gate : gates)
+    rows.push_back({quote + gate.condition.text + quote, gate.Message(), !gate.value ? "error" : gate.failed ? "FAILED" : "passed"});
+  return rows;
+}
+
 std::string SummaryTables(const Analysis& a) {
   std::string out;
   for (const SummarySection& section : SummarySections(a, Timeline{})) {

@@ -18,6 +18,10 @@ struct SummarySection {
 };
 std::vector<SummarySection> SummarySections(const Analysis& analysis, const Timeline& timeline);
 
+// The --fail-on results as rows: gate, value, result ("passed", "FAILED" or
+// "error"); `quote` goes around the condition (Markdown: a backtick).
+std::vector<std::vector<std::string>> GateRows(const std::vector<GateResult>& gates, const std::string& quote = "");
+
 std::string Percent(double ratio);  // "43.9%"
 
 // Rows (the first is the header) as aligned text, or as a Markdown table

@@ -51,4 +51,40 @@ bool KeepSteps(const StepRange& range, Timeline& timeline, std::string* error) {
   return true;
 }
 
+Timeline CopyJobsWhere(const Timeline& timeline, const std::function<bool(const Job&)>& keep) {
+  Timeline copy;
+  copy.stage_order = timeline.stage_order;
+  copy.step_source = timeline.step_source;
+  copy.step_warnings = timeline.step_warnings;
+  std::vector<std::int64_t> kept_steps;
+  for (const Machine& machine : timeline.machines) {
+    Machine& to = copy.machines.emplace_back(machine.name);
+    to.clock_method = machine.clock_method;
+    to.clock_offset = machine.clock_offset;
+    to.clock_drift_ppm = machine.clock_drift_ppm;
+    for (const Worker& worker : machine.workers) {
+      Worker& w = to.workers.emplace_back();
+      w.machine = worker.machine;
+      w.index = worker.index;
+      w.file = worker.file;
+      w.markers = worker.markers;
+      for (const Job& job : worker.jobs)
+        if (keep(job)) {
+          w.jobs.push_back(job);
+          if (job.step != kNoStep && (kept_steps.empty() || kept_steps.back() != job.step)) kept_steps.push_back(job.step);
+        }
+    }
+  }
+  std::sort(kept_steps.begin(), kept_steps.end());
+  kept_steps.erase(std::unique(kept_steps.begin(), kept_steps.end()), kept_steps.end());
+  auto kept = [&](const StepSpan& step) { return std::binary_search(kept_steps.begin(), kept_steps.end(), step.step); };
+  for (size_t m = 0; m < timeline.machines.size(); ++m)
+    for (size_t w = 0; w < timeline.machines[m].workers.size(); ++w)
+      for (const StepSpan& step : timeline.machines[m].workers[w].steps)
+        if (kept(step)) copy.machines[m].workers[w].steps.push_back(step);
+  for (const StepSpan& step : timeline.steps)
+    if (kept(step)) copy.steps.push_back(step);
+  return copy;
+}
+
 }  // namespace jobviz

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -22,5 +23,10 @@ std::optional<StepRange> ParseStepRange(const std::string& text, std::string* er
 // Drops every job and step outside `range`. Fails, with `error` saying what
 // the logs have, when no step boundaries were found or no job is left.
 bool KeepSteps(const StepRange& range, Timeline& timeline, std::string* error);
+
+// A copy of `timeline` with only the jobs `keep` accepts (and only the steps
+// holding one of them): machines, workers, markers and clock results as they
+// are. Costs memory for the kept jobs only, so a window of a huge run is cheap.
+Timeline CopyJobsWhere(const Timeline& timeline, const std::function<bool(const Job&)>& keep);
 
 }  // namespace jobviz

@@ -47,3 +47,17 @@ TEST_CASE("--steps keeps the window's jobs and steps, and says what there is whe
   Timeline none;
   CHECK_FALSE(KeepSteps(*ParseStepRange("1", &error), none, &error));
 }
+
+TEST_CASE("CopyJobsWhere copies the kept jobs and only their steps, leaving the original as it was") {
+  const Timeline t = ThreeSteps();
+  const Timeline copy = CopyJobsWhere(t, [](const Job& job) { return job.step != 1; });
+  REQUIRE(copy.machines.size() == 1);
+  CHECK(copy.machines[0].name == "m");
+  REQUIRE(copy.machines[0].workers[0].jobs.size() == 2);
+  CHECK(copy.machines[0].workers[0].jobs[1].step == 2);
+  REQUIRE(copy.steps.size() == 2);
+  CHECK(copy.steps[0].step == 0);
+  CHECK(copy.steps[1].step == 2);
+  CHECK(copy.machines[0].workers[0].steps.size() == 2);
+  CHECK(t.machines[0].workers[0].jobs.size() == 3);
+}

@@ -1,0 +1,405 @@
+// The jobviz HTML report's timeline: a canvas renderer over the job table
+// that src/emit/html_timeline.cc embeds as JSON (#jobviz-data). Nothing here
+// computes a figure; it draws what jobviz computed. One canvas for the rows,
+// one for the ruler and step row; row labels are DOM nodes (a few thousand at
+// most), jobs are not (hundreds of thousands).
+'use strict';
+(function () {
+  const PERFETTO_ORIGIN = 'https://ui.perfetto.dev';
+  const data = JSON.parse(document.getElementById('jobviz-data').textContent);
+  const jobs = data.jobs;
+  const jobCount = jobs.start.length;
+  const root = document.getElementById('timeline');
+  const rowHeight = parseInt(getComputedStyle(root).getPropertyValue('--row'), 10) || 18;
+
+  // ---- layout: a machine header row, then its workers' rows (one per lane)
+  const layout = [];  // {machine} or {row}
+  data.rows.forEach((row, index) => {
+    if (layout.length === 0 || data.rows[index - 1].machine !== row.machine) layout.push({machine: row.machine});
+    layout.push({row: index});
+  });
+
+  // ---- colours: one hue per family of job type, chunks and lanes by lightness
+  const families = [
+    [/^forward/, 212], [/^backward_w/, 28], [/^backward/, 140], [/^optimizer/, 275],
+    [/^lr$/, 330], [/^(recv|send)_/, 48], [/^default$/, 190],
+  ];
+  function colourOf(type) {
+    let hue = -1;
+    for (const [pattern, h] of families) if (pattern.test(type)) { hue = h; break; }
+    if (hue < 0) {
+      let hash = 0;
+      for (const c of type) hash = (hash * 31 + c.charCodeAt(0)) >>> 0;
+      hue = hash % 360;
+    }
+    const chunk = /(\d+)$/.exec(type);
+    const lightness = 52 + (chunk ? (parseInt(chunk[1], 10) % 3) * 10 : 0);
+    return `hsl(${hue}, 62%, ${lightness}%)`;
+  }
+  const colours = data.types.map(colourOf);
+
+  // ---- per job: its row (jobs are grouped by row, sorted by start)
+  const rowOfJob = new Int32Array(jobCount);
+  data.rows.forEach((row, index) => rowOfJob.fill(index, row.first, row.first + row.count));
+  const end = new Float64Array(jobCount);
+  for (let i = 0; i < jobCount; i++) end[i] = jobs.start[i] + jobs.dur[i];
+
+  // ---- time range and view (nanoseconds after data.origin_utc)
+  let minTime = Infinity, maxTime = -Infinity;
+  for (let i = 0; i < jobCount; i++) {
+    if (jobs.start[i] < minTime) minTime = jobs.start[i];
+    if (end[i] > maxTime) maxTime = end[i];
+  }
+  if (!isFinite(minTime)) { minTime = 0; maxTime = 1; }
+  const pad = Math.max((maxTime - minTime) * 0.01, 1);
+  const full = {t0: minTime - pad, t1: maxTime + pad};
+  const view = {t0: full.t0, t1: full.t1};
+  let selected = -1;
+
+  // ---- DOM
+  const labels = root.querySelector('.rows');
+  const scroller = root.querySelector('.scroller');
+  const inner = root.querySelector('.inner');
+  const bodyCanvas = root.querySelector('canvas.body');
+  const headCanvas = root.querySelector('canvas.head');
+  const tip = document.getElementById('tip');
+  const detail = document.getElementById('detail');
+  for (const entry of layout) {
+    const div = document.createElement('div');
+    if (entry.machine !== undefined) {
+      const machine = data.machines[entry.machine];
+      div.className = 'machine';
+      div.textContent = machine.name + (data.machines.length > 1 ? ' · clock ' + machine.clock : '');
+      div.title = div.textContent;
+    } else {
+      const row = data.rows[entry.row];
+      div.className = row.lane ? 'lane' : 'worker';
+      div.textContent = row.label;
+      div.title = row.file;
+      div.dataset.machine = row.machine;
+      div.dataset.worker = row.worker;
+    }
+    labels.appendChild(div);
+  }
+  inner.style.height = layout.length * rowHeight + 'px';
+  scroller.style.height = Math.min(layout.length * rowHeight, Math.max(240, window.innerHeight * 0.7)) + 'px';
+
+  const legend = document.getElementById('legend');
+  data.types.forEach((type, index) => {
+    const span = document.createElement('span');
+    span.textContent = type;
+    span.style.setProperty('--swatch', colours[index]);
+    legend.appendChild(span);
+  });
+
+  // ---- formatting
+  function formatDuration(ns) {
+    const a = Math.abs(ns);
+    if (a >= 1e9) return (ns / 1e9).toFixed(3) + ' s';
+    if (a >= 1e6) return (ns / 1e6).toFixed(3) + ' ms';
+    if (a >= 1e3) return (ns / 1e3).toFixed(3) + ' µs';
+    return ns + ' ns';
+  }
+  // Exact: the nanosecond digits are the logs' own.
+  function formatOffset(ns) {
+    const ms = Math.floor(ns / 1e6), rest = String(ns - ms * 1e6).padStart(6, '0');
+    return '+' + ms + '.' + rest + ' ms';
+  }
+  // A ruler label: the tick's unit, as many decimals as the tick needs.
+  function formatTick(ns, tick) {
+    const unit = tick >= 1e9 ? [1e9, 's'] : tick >= 1e6 ? [1e6, 'ms'] : tick >= 1e3 ? [1e3, 'µs'] : [1, 'ns'];
+    const decimals = Math.max(0, -Math.floor(Math.log10(tick / unit[0]) + 1e-9));
+    return (ns / unit[0]).toFixed(decimals) + ' ' + unit[1];
+  }
+  function stepOf(i) { return jobs.step[i] < 0 ? 'none' : 'step' + jobs.step[i]; }
+
+  // ---- drawing
+  const dpr = () => window.devicePixelRatio || 1;
+  function sizeCanvas(canvas, height) {
+    const width = canvas.parentElement.clientWidth;
+    if (canvas.width !== Math.round(width * dpr()) || canvas.height !== Math.round(height * dpr())) {
+      canvas.width = Math.round(width * dpr());
+      canvas.height = Math.round(height * dpr());
+      canvas.style.height = height + 'px';
+    }
+    const ctx = canvas.getContext('2d');
+    ctx.setTransform(dpr(), 0, 0, dpr(), 0, 0);
+    return {ctx, width};
+  }
+  const xOf = (t, width) => (t - view.t0) * width / (view.t1 - view.t0);
+
+  // First job of `row` that ends after `t` (a lane's jobs never overlap, so
+  // starts and ends both increase along it).
+  function firstEndingAfter(row, t) {
+    let lo = row.first, hi = row.first + row.count;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (end[mid] <= t) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+  }
+
+  function niceStep(span, pixels) {
+    const raw = span / Math.max(pixels / 110, 1);
+    const power = Math.pow(10, Math.floor(Math.log10(raw)));
+    for (const m of [1, 2, 5, 10]) if (m * power >= raw) return m * power;
+    return 10 * power;
+  }
+
+  function drawHead() {
+    const {ctx, width} = sizeCanvas(headCanvas, 2 * rowHeight);
+    ctx.clearRect(0, 0, width, 2 * rowHeight);
+    ctx.font = '11px system-ui, sans-serif';
+    ctx.textBaseline = 'middle';
+    const tick = niceStep(view.t1 - view.t0, width);
+    ctx.fillStyle = '#5d6675';
+    ctx.strokeStyle = '#c4c9d1';
+    for (let t = Math.ceil((view.t0 - minTime) / tick) * tick + minTime; t <= view.t1; t += tick) {
+      const x = xOf(t, width);
+      ctx.beginPath(); ctx.moveTo(x + 0.5, rowHeight - 5); ctx.lineTo(x + 0.5, rowHeight); ctx.stroke();
+      ctx.fillText(formatTick(t - minTime, tick), x + 3, rowHeight / 2 - 1);
+    }
+    const steps = data.steps;
+    for (let s = 0; s < steps.step.length; s++) {
+      if (steps.end[s] < view.t0 || steps.start[s] > view.t1) continue;
+      const x0 = xOf(steps.start[s], width), x1 = xOf(steps.end[s], width);
+      ctx.fillStyle = s % 2 ? '#8a94a6' : '#a6afbf';
+      ctx.fillRect(x0, rowHeight + 2, Math.max(x1 - x0, 1), rowHeight - 4);
+      if (x1 - x0 > 40) {
+        ctx.fillStyle = '#fff';
+        ctx.fillText('step' + steps.step[s], Math.max(x0, 0) + 4, rowHeight * 1.5);
+      }
+    }
+  }
+
+  function drawBody() {
+    const height = parseFloat(scroller.style.height);
+    const {ctx, width} = sizeCanvas(bodyCanvas, height);
+    ctx.clearRect(0, 0, width, height);
+    const top = scroller.scrollTop;
+    const firstRow = Math.floor(top / rowHeight), lastRow = Math.min(layout.length - 1, Math.floor((top + height) / rowHeight));
+    const scale = width / (view.t1 - view.t0);
+    ctx.font = '10px system-ui, sans-serif';
+    ctx.textBaseline = 'middle';
+    // Step boundaries, faint, behind the jobs.
+    ctx.fillStyle = '#eef1f5';
+    for (let s = 0; s < data.steps.step.length; s++) {
+      const x = xOf(data.steps.start[s], width);
+      if (x >= 0 && x <= width) ctx.fillRect(Math.floor(x), 0, 1, height);
+    }
+    let selectedBox = null;
+    for (let r = firstRow; r <= lastRow; r++) {
+      const y = r * rowHeight - top;
+      const entry = layout[r];
+      if (entry.machine !== undefined) {
+        ctx.fillStyle = '#e7ebf0';
+        ctx.fillRect(0, y, width, rowHeight);
+        continue;
+      }
+      const row = data.rows[entry.row];
+      const last = row.first + row.count;
+      // Jobs narrower than a pixel merge with their neighbour of the same
+      // type; a gap of a pixel or more (a bubble) always shows.
+      let runType = -1, runX0 = 0, runX1 = -1;
+      const flush = () => {
+        if (runType < 0) return;
+        ctx.fillStyle = colours[runType];
+        ctx.fillRect(runX0, y + 2, Math.max(runX1 - runX0, 1), rowHeight - 4);
+      };
+      for (let i = firstEndingAfter(row, view.t0); i < last && jobs.start[i] < view.t1; i++) {
+        const x0 = (jobs.start[i] - view.t0) * scale, x1 = (end[i] - view.t0) * scale;
+        if (jobs.type[i] === runType && x0 - runX1 < 1) { runX1 = Math.max(runX1, x1); continue; }
+        flush();
+        runType = jobs.type[i]; runX0 = x0; runX1 = x1;
+        if (x1 - x0 > 28) {
+          flush();
+          runType = -1;
+          ctx.fillStyle = '#fff';
+          const text = data.types[jobs.type[i]] + ' ' + jobs.mb[i];
+          ctx.save();
+          ctx.beginPath(); ctx.rect(x0, y, x1 - x0, rowHeight); ctx.clip();
+          ctx.fillText(text, Math.max(x0, 0) + 3, y + rowHeight / 2);
+          ctx.restore();
+        }
+        if (i === selected) selectedBox = [x0, y, x1 - x0];
+      }
+      flush();
+    }
+    if (selectedBox) {
+      ctx.strokeStyle = '#111';
+      ctx.lineWidth = 2;
+      ctx.strokeRect(selectedBox[0], selectedBox[1] + 1, Math.max(selectedBox[2], 2), rowHeight - 2);
+    }
+  }
+
+  let frame = 0;
+  const stats = {loadMs: 0, draws: 0, lastDrawMs: 0, maxDrawMs: 0};
+  function redraw() {
+    if (frame) return;
+    frame = requestAnimationFrame(() => {
+      frame = 0;
+      const t = performance.now();
+      drawHead();
+      drawBody();
+      stats.lastDrawMs = performance.now() - t;
+      stats.maxDrawMs = Math.max(stats.maxDrawMs, stats.lastDrawMs);
+      stats.draws++;
+    });
+  }
+
+  // ---- zoom and pan: wheel zooms at the pointer (shift+wheel or a sideways
+  // swipe pans), drag pans in both directions, W/S zoom, A/D or arrows pan,
+  // 0 shows everything.
+  function zoom(factor, atX, width) {
+    const span = view.t1 - view.t0;
+    const newSpan = Math.min(Math.max(span * factor, 20), (full.t1 - full.t0) * 4);
+    const anchor = view.t0 + span * (atX / width);
+    view.t0 = anchor - newSpan * (atX / width);
+    view.t1 = view.t0 + newSpan;
+    redraw();
+  }
+  function pan(pixels, width) {
+    const dt = pixels * (view.t1 - view.t0) / width;
+    view.t0 += dt; view.t1 += dt;
+    redraw();
+  }
+  bodyCanvas.addEventListener('wheel', (event) => {
+    event.preventDefault();
+    const width = bodyCanvas.clientWidth;
+    const rect = bodyCanvas.getBoundingClientRect();
+    if (event.shiftKey || Math.abs(event.deltaX) > Math.abs(event.deltaY)) {
+      pan(event.shiftKey ? event.deltaY || event.deltaX : event.deltaX, width);
+    } else {
+      zoom(Math.exp(event.deltaY * 0.002), event.clientX - rect.left, width);
+    }
+  }, {passive: false});
+
+  let drag = null;
+  bodyCanvas.addEventListener('mousedown', (event) => {
+    drag = {x: event.clientX, y: event.clientY, moved: false, top: scroller.scrollTop};
+    bodyCanvas.classList.add('dragging');
+  });
+  window.addEventListener('mousemove', (event) => {
+    if (drag) {
+      const dx = event.clientX - drag.x, dy = event.clientY - drag.y;
+      if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true;
+      if (drag.moved) {
+        pan(-dx, bodyCanvas.clientWidth);
+        drag.x = event.clientX;
+        scroller.scrollTop = drag.top - dy;
+      }
+      return;
+    }
+    hover(event);
+  });
+  window.addEventListener('mouseup', (event) => {
+    if (!drag) return;
+    const click = !drag.moved;
+    drag = null;
+    bodyCanvas.classList.remove('dragging');
+    if (click) select(jobAt(event));
+  });
+  window.addEventListener('keydown', (event) => {
+    if (event.target.closest && event.target.closest('input, textarea, select')) return;
+    const width = bodyCanvas.clientWidth;
+    const keys = {
+      w: () => zoom(0.8, width / 2, width), s: () => zoom(1.25, width / 2, width),
+      '+': () => zoom(0.8, width / 2, width), '-': () => zoom(1.25, width / 2, width),
+      a: () => pan(-width * 0.15, width), d: () => pan(width * 0.15, width),
+      ArrowLeft: () => pan(-width * 0.15, width), ArrowRight: () => pan(width * 0.15, width),
+      0: () => { view.t0 = full.t0; view.t1 = full.t1; redraw(); },
+      Escape: () => select(-1),
+    };
+    const action = keys[event.key.length === 1 ? event.key.toLowerCase() : event.key];
+    if (action && !event.ctrlKey && !event.metaKey && !event.altKey) { action(); event.preventDefault(); }
+  });
+  scroller.addEventListener('scroll', redraw);
+  window.addEventListener('resize', redraw);
+
+  // ---- hover and click detail
+  function jobAt(event) {
+    const rect = bodyCanvas.getBoundingClientRect();
+    const x = event.clientX - rect.left, y = event.clientY - rect.top;
+    if (x < 0 || y < 0 || x > rect.width || y > rect.height) return -1;
+    const entry = layout[Math.floor((y + scroller.scrollTop) / rowHeight)];
+    if (!entry || entry.row === undefined) return -1;
+    const row = data.rows[entry.row];
+    const t = view.t0 + x * (view.t1 - view.t0) / rect.width;
+    const slack = 2 * (view.t1 - view.t0) / rect.width;  // a thin job is still hit within 2 px
+    const i = firstEndingAfter(row, t - slack);
+    return i < row.first + row.count && jobs.start[i] <= t + slack ? i : -1;
+  }
+  function jobFacts(i) {
+    const row = data.rows[rowOfJob[i]];
+    return [
+      ['worker', row.label], ['type', data.types[jobs.type[i]]], ['job id', String(jobs.id[i])],
+      ['micro-batch', String(jobs.mb[i])], ['step', stepOf(i)],
+      ['start', formatOffset(jobs.start[i])], ['duration', formatDuration(jobs.dur[i])],
+      ['source', row.file + ':' + jobs.line[i]],
+    ];
+  }
+  function hover(event) {
+    const i = jobAt(event);
+    if (i < 0) { tip.style.display = 'none'; return; }
+    tip.textContent = jobFacts(i).map(([k, v]) => k + ': ' + v).join('\n');
+    tip.style.display = 'block';
+    tip.style.left = Math.min(event.clientX + 14, window.innerWidth - tip.offsetWidth - 8) + 'px';
+    tip.style.top = Math.min(event.clientY + 14, window.innerHeight - tip.offsetHeight - 8) + 'px';
+  }
+  bodyCanvas.addEventListener('mouseleave', () => { tip.style.display = 'none'; });
+  function select(i) {
+    selected = i;
+    detail.replaceChildren();
+    if (i >= 0) {
+      const table = document.createElement('table');
+      for (const [key, value] of jobFacts(i)) {
+        const tr = table.insertRow();
+        tr.insertCell().textContent = key;
+        tr.insertCell().textContent = value;
+      }
+      detail.appendChild(table);
+    } else {
+      detail.textContent = 'Click a job for its details.';
+    }
+    redraw();
+  }
+
+  // ---- "Open in Perfetto": Perfetto's documented window.open + postMessage
+  // protocol (PING until PONG, then {perfetto: {buffer, title}}), handing it
+  // the embedded trace (native protobuf, gzip'd; Perfetto reads both).
+  const status = document.getElementById('perfetto-status');
+  document.getElementById('open-perfetto').addEventListener('click', () => {
+    const text = document.getElementById('jobviz-trace').textContent.trim();
+    const binary = atob(text);
+    const bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    const win = window.open(PERFETTO_ORIGIN);
+    if (!win) { status.textContent = 'The browser blocked the new tab: allow pop-ups for this page.'; return; }
+    status.textContent = 'Waiting for ui.perfetto.dev…';
+    let tries = 0;
+    const timer = setInterval(() => {
+      if (++tries > 600) {  // 30 s
+        clearInterval(timer);
+        window.removeEventListener('message', onMessage);
+        status.textContent = 'ui.perfetto.dev did not answer (offline?). Open the trace file from the CI artifacts instead.';
+        return;
+      }
+      win.postMessage('PING', PERFETTO_ORIGIN);
+    }, 50);
+    function onMessage(event) {
+      if (event.source !== win || event.data !== 'PONG') return;
+      clearInterval(timer);
+      window.removeEventListener('message', onMessage);
+      win.postMessage({perfetto: {buffer: bytes.buffer, title: data.title, fileName: data.trace_name}}, PERFETTO_ORIGIN);
+      status.textContent = 'Sent the trace (' + bytes.length + ' bytes) to ui.perfetto.dev; it may ask you to trust this page.';
+    }
+    window.addEventListener('message', onMessage);
+  });
+
+  select(-1);
+  drawHead();
+  drawBody();
+  stats.loadMs = performance.now();
+  window.jobvizReport = {view, stats, jobCount, rows: data.rows.length};
+  document.body.dataset.ready = '1';
+})();

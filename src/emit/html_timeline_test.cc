@@ -1,0 +1,148 @@
+#include "emit/html_timeline.h"
+
+#include <zlib.h>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "emit/html_report.h"
+#include "emit/perfetto_proto.h"
+#include "model/step_window.h"
+
+using namespace jobviz;
+
+namespace {
+
+std::string Gunzip(const std::string& bytes) {
+  z_stream stream{};
+  REQUIRE(inflateInit2(&stream, 15 + 16) == Z_OK);
+  std::string out(1 << 16, '\0');
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  stream.avail_in = static_cast<uInt>(bytes.size());
+  stream.next_out = reinterpret_cast<Bytef*>(out.data());
+  stream.avail_out = static_cast<uInt>(out.size());
+  CHECK(inflate(&stream, Z_FINISH) == Z_STREAM_END);
+  out.resize(stream.total_out);
+  inflateEnd(&stream);
+  return out;
+}
+
+// Two workers; `steps` steps of `per_step` jobs each on worker 0; one job
+// on worker 1 that overlaps itself (two lanes).
+Timeline Run(int steps, int per_step, const std::string& file = "m/workerlog.0") {
+  Timeline t;
+  t.machines.emplace_back("machine0");
+  Worker w;
+  w.file = file;
+  for (int s = 0; s < steps; ++s) {
+    for (int j = 0; j < per_step; ++j) {
+      const Nanos start = 1'000'000'000'000 + s * 1000 + j * 100;
+      w.jobs.push_back({std::to_string(s * per_step + j), j % 2 ? "backward" : "forward", j, start, start + 50,
+                        static_cast<std::uint64_t>(10 + j), s});
+    }
+    t.steps.push_back({s, 1'000'000'000'000 + s * 1000, 1'000'000'000'000 + s * 1000 + per_step * 100});
+  }
+  t.machines[0].workers.push_back(w);
+  Worker other;
+  other.index = 1;
+  other.file = "m/workerlog.1";
+  other.jobs.push_back({"x", "forward", 0, 1'000'000'000'000, 1'000'000'000'500, 3, 0});
+  other.jobs.push_back({"y", "lr", 0, 1'000'000'000'100, 1'000'000'000'200, 4, 0});
+  t.machines[0].workers.push_back(other);
+  return t;
+}
+
+std::string FromBase64(const std::string& text) {
+  const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  unsigned bits = 0, value = 0;
+  for (char c : text) {
+    if (c == '=') break;
+    value = value << 6 | static_cast<unsigned>(alphabet.find(c));
+    if ((bits += 6) >= 8) out += static_cast<char>((value >> (bits -= 8)) & 0xff);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("Base64 is RFC 4648's") {
+  CHECK(Base64("") == "");
+  CHECK(Base64("f") == "Zg==");
+  CHECK(Base64("fo") == "Zm8=");
+  CHECK(Base64("foo") == "Zm9v");
+  CHECK(Base64("foob") == "Zm9vYg==");
+  CHECK(Base64("fooba") == "Zm9vYmE=");
+  CHECK(Base64("foobar") == "Zm9vYmFy");
+  CHECK(Base64(std::string("\xff\x00\xfe", 3)) == "/wD+");
+}
+
+TEST_CASE("GzipBytes writes gzip that zlib reads back") {
+  std::string text;
+  for (int i = 0; i < 5000; ++i) text += "job " + std::to_string(i) + '\n';
+  const std::string gz = GzipBytes(text);
+  REQUIRE(gz.size() > 2);
+  CHECK(static_cast<unsigned char>(gz[0]) == 0x1f);
+  CHECK(static_cast<unsigned char>(gz[1]) == 0x8b);
+  CHECK(gz.size() < text.size() / 3);
+  CHECK(Gunzip(gz) == text);
+}
+
+TEST_CASE("The timeline data: rows per worker lane, jobs grouped by row, times after the origin") {
+  const HtmlTimeline html = BuildHtmlTimeline(Run(2, 3), 1000, "t");
+  CHECK(html.total_jobs == 8);
+  CHECK(html.shown_jobs == 8);
+  CHECK(html.window_note.empty());
+  const auto data = nlohmann::json::parse(html.json);
+  REQUIRE(data["rows"].size() == 3);  // worker 0, worker 1 and its overlap lane
+  CHECK(data["rows"][0]["label"] == "machine0 worker 0");
+  CHECK(data["rows"][1]["count"] == 1);
+  CHECK(data["rows"][2]["lane"] == 1);
+  CHECK(data["rows"][2]["first"] == 7);
+  CHECK(data["types"] == nlohmann::json({"forward", "backward", "lr"}));
+  CHECK(data["jobs"]["start"][0] == 0);  // 1e12 ns is a whole second: the origin
+  CHECK(data["jobs"]["start"][4] == 1100);
+  CHECK(data["jobs"]["dur"][4] == 50);
+  CHECK(data["jobs"]["line"][4] == 11);
+  CHECK(data["jobs"]["id"][4] == 4);
+  CHECK(data["jobs"]["id"][6] == "x");  // not a number: kept as a string
+  CHECK(data["steps"]["step"] == nlohmann::json({0, 1}));
+  CHECK(data["origin_utc"] == "1970-01-01T00:16:40Z");
+}
+
+TEST_CASE("Names cannot end the page's <script>") {
+  const HtmlTimeline html = BuildHtmlTimeline(Run(1, 2, "logs/</script><script>alert(1)</script>"), 1000, "t");
+  CHECK(html.json.find('<') == std::string::npos);
+  CHECK(nlohmann::json::parse(html.json)["rows"][0]["file"] == "logs/</script><script>alert(1)</script>");
+  CHECK(HtmlText("a<b>&\"'") == "a&lt;b&gt;&amp;&quot;&#39;");
+}
+
+TEST_CASE("Above the cap the page holds the first whole steps that fit, and says so") {
+  // 3 steps of 4 jobs on worker 0, plus worker 1's 2 jobs in step 0.
+  const HtmlTimeline one_step = BuildHtmlTimeline(Run(3, 4), 7, "t");
+  CHECK(one_step.total_jobs == 14);
+  CHECK(one_step.shown_jobs == 6);
+  CHECK(one_step.window_note.find("step0 to step0 (6 jobs)") != std::string::npos);
+  CHECK(one_step.window_note.find("--html-max-jobs 7") != std::string::npos);
+  const HtmlTimeline two_steps = BuildHtmlTimeline(Run(3, 4), 10, "t");
+  CHECK(two_steps.shown_jobs == 10);
+  CHECK(nlohmann::json::parse(two_steps.json)["steps"]["step"] == nlohmann::json({0, 1}));
+  // A first step above the cap is still shown whole.
+  CHECK(BuildHtmlTimeline(Run(3, 4), 2, "t").shown_jobs == 6);
+}
+
+TEST_CASE("Without steps, above the cap the page holds the earliest jobs") {
+  Timeline t = Run(3, 4);
+  t.steps.clear();
+  const HtmlTimeline html = BuildHtmlTimeline(t, 5, "t");
+  CHECK(html.shown_jobs == 5);
+  CHECK(html.window_note.find("earliest 5 jobs") != std::string::npos);
+}
+
+TEST_CASE("The embedded trace is the .pftrace of the jobs shown") {
+  const HtmlTimeline html = BuildHtmlTimeline(Run(3, 4), 7, "t");
+  std::string expected;
+  WritePerfettoProto(CopyJobsWhere(Run(3, 4), [](const Job& job) { return job.step == 0; }),
+                     [&](std::string_view piece) { expected += piece; });
+  CHECK(Gunzip(FromBase64(html.trace_base64)) == expected);
+}

@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""The --html report in a real browser: Debian's chromium, headless, loads
+the page from file:// and this checks what it rendered.
+
+  check_report.py JOBVIZ SOURCE_ROOT OUT_DIR
+
+- every worker's row label, the legend, the bubble figure of --summary-json;
+- no console error, exception or CSP report, and no request but the file;
+- the canvas painted; hovering and clicking a job show its facts, and those
+  are the log line's own (file:line, type, id, start to the nanosecond);
+- wheel, keys and drag zoom and pan;
+- "Open in Perfetto" speaks Perfetto's postMessage protocol to a stand-in
+  for ui.perfetto.dev (served by the DevTools Fetch domain: no network) and
+  hands it the same bytes `jobviz -o run.pftrace` writes;
+- above --html-max-jobs the page shows a window of whole steps and says so.
+Keeps OUT_DIR/html_report.png. Exits 77 when chromium is missing.
+"""
+import base64
+import calendar
+import gzip
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cdp  # noqa: E402
+
+# What the stand-in for ui.perfetto.dev does: answer PING with PONG, keep
+# what it is sent.
+FAKE_PERFETTO = b"""<!doctype html><title>stand-in for ui.perfetto.dev</title><script>
+window.received = null;
+window.addEventListener('message', (e) => {
+  if (e.data === 'PING') { e.source.postMessage('PONG', '*'); return; }
+  if (e.data && e.data.perfetto) {
+    const b = new Uint8Array(e.data.perfetto.buffer); let s = '';
+    for (let i = 0; i < b.length; i++) s += String.fromCharCode(b[i]);
+    window.received = {title: e.data.perfetto.title, fileName: e.data.perfetto.fileName, bytes: btoa(s)};
+  }
+});
+</script>"""
+
+failures = []
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+        print("FAIL:", message)
+
+
+def run_jobviz(jobviz, root, out, *extra):
+    args = [jobviz, "--log_dir", os.path.join(root, "sample_logs/multi_machine_logs"), "--multi_machine",
+            "--no-chrome", "--no-summary", "-q", *extra]
+    result = subprocess.run(args, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"jobviz failed ({result.returncode}): {result.stderr}")
+
+
+def percent(ratio):
+    return f"{ratio * 100:.1f}%"
+
+
+def load(page, path):
+    page.navigate("file://" + path)
+    page.wait_until("document.body.dataset.ready === '1'")
+
+
+def view(page):
+    return page.evaluate("({t0: jobvizReport.view.t0, t1: jobvizReport.view.t1})")
+
+
+def check_labels_and_figures(page, summary):
+    labels = page.evaluate("""[...document.querySelectorAll('#timeline .rows div[data-worker]')].map(d => {
+        const r = d.getBoundingClientRect(); return {text: d.textContent, height: r.height}; })""")
+    shown = {label["text"] for label in labels if label["height"] > 0}
+    for worker in summary["workers"]:
+        check(worker["name"] in shown, f"no visible row label {worker['name']!r} (labels: {sorted(shown)})")
+    headline = page.evaluate("[...document.querySelectorAll('.headline')].map(p => p.textContent).join(' ')")
+    check(f"Pipeline bubble: {percent(summary['bubble_ratio'])}" in headline,
+          f"bubble {percent(summary['bubble_ratio'])} not in the headline {headline!r}")
+    worker_cells = page.evaluate("[...document.querySelectorAll('#summary td')].map(td => td.textContent)")
+    for worker in summary["workers"]:
+        check(percent(worker["bubble_ratio"]) in worker_cells, f"{worker['name']}'s bubble not in the summary tables")
+    legend = page.evaluate("[...document.querySelectorAll('#legend span')].map(s => s.textContent)")
+    check(sorted(legend) == sorted(summary["job_types"]), f"legend {legend} != job types {list(summary['job_types'])}")
+    painted = page.evaluate("""(() => { const c = document.querySelector('canvas.body');
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; let n = 0;
+        for (let i = 0; i < d.length; i += 4) if (d[i + 3] && (d[i] < 200 || d[i + 1] < 200)) n++; return n; })()""")
+    check(painted > 2000, f"the timeline canvas is nearly empty ({painted} coloured pixels)")
+
+
+def longest_job_of_first_row(page):
+    """The job to point at, and where it is on the screen."""
+    return page.evaluate("""(() => {
+        const data = JSON.parse(document.getElementById('jobviz-data').textContent), row = data.rows[0];
+        let best = row.first;
+        for (let i = row.first; i < row.first + row.count; i++) if (data.jobs.dur[i] > data.jobs.dur[best]) best = i;
+        const c = document.querySelector('canvas.body').getBoundingClientRect(), v = jobvizReport.view;
+        const label = document.querySelector('#timeline .rows div[data-worker]').getBoundingClientRect();
+        const mid = data.jobs.start[best] + data.jobs.dur[best] / 2;
+        return {x: c.left + (mid - v.t0) * c.width / (v.t1 - v.t0), y: label.top + label.height / 2,
+                type: data.types[data.jobs.type[best]], id: String(data.jobs.id[best]), file: row.file,
+                line: data.jobs.line[best], origin: data.origin_utc}; })()""")
+
+
+def facts(text):
+    return dict(line.split(": ", 1) for line in text.strip().split("\n"))
+
+
+def check_job_detail(page):
+    job = longest_job_of_first_row(page)
+    page.mouse("mouseMoved", job["x"], job["y"])
+    tip = page.evaluate("document.getElementById('tip').style.display === 'block' && document.getElementById('tip').textContent")
+    check(bool(tip), "hovering a job shows no detail")
+    if not tip:
+        return
+    shown = facts(tip)
+    check(shown.get("type") == job["type"] and shown.get("job id") == job["id"], f"tip {shown} is not job {job}")
+    check(shown.get("source") == f"{job['file']}:{job['line']}", f"tip source {shown.get('source')!r}")
+    with open(job["file"], encoding="utf-8") as log:
+        line = log.read().split("\n")[job["line"] - 1]
+    check(f"Job ({job['id']}), type = {job['type']}, micro_batch_id = {shown['micro-batch']}," in line,
+          f"{job['file']}:{job['line']} is not the job shown: {line!r}")
+    # The first row is the reference machine's: its start is the log's, to the nanosecond.
+    start_ms = re.search(r"job_start_time = (\d+)\.(\d{6})", line)
+    origin = calendar.timegm(time.strptime(job["origin"], "%Y-%m-%dT%H:%M:%SZ")) * 10**9
+    ms, frac = re.fullmatch(r"\+(\d+)\.(\d{6}) ms", shown["start"]).groups()
+    check(origin + int(ms) * 10**6 + int(frac) == int(start_ms.group(1)) * 10**6 + int(start_ms.group(2)),
+          f"shown start {shown['start']} after {job['origin']} is not the log's {start_ms.group(0)}")
+    page.click(job["x"], job["y"])
+    detail = page.evaluate("[...document.querySelectorAll('#detail td')].map(td => td.textContent)")
+    check(f"{job['file']}:{job['line']}" in detail and job["id"] in detail, f"clicking the job shows {detail}")
+
+
+def check_zoom_and_pan(page):
+    rect = page.evaluate("(() => { const r = document.querySelector('canvas.body').getBoundingClientRect(); "
+                         "return [r.left + r.width / 2, r.top + r.height / 2]; })()")
+    full = view(page)
+    page.mouse("mouseWheel", rect[0], rect[1], deltaX=0, deltaY=-600)
+    zoomed = view(page)
+    check(zoomed["t1"] - zoomed["t0"] < (full["t1"] - full["t0"]) * 0.5, f"wheel did not zoom in: {full} -> {zoomed}")
+    page.key("d", "KeyD")
+    panned = view(page)
+    check(panned["t0"] > zoomed["t0"], f"D did not pan right: {zoomed} -> {panned}")
+    page.mouse("mousePressed", rect[0], rect[1], button="left", clickCount=1)
+    page.mouse("mouseMoved", rect[0] + 200, rect[1], button="left")
+    page.mouse("mouseReleased", rect[0] + 200, rect[1], button="left", clickCount=1)
+    dragged = view(page)
+    check(dragged["t0"] < panned["t0"], f"dragging right did not pan left: {panned} -> {dragged}")
+    page.key("w", "KeyW")
+    check(view(page)["t1"] - view(page)["t0"] < dragged["t1"] - dragged["t0"], "W did not zoom in")
+    page.key("0", "Digit0")
+    check(view(page) == full, "0 did not show everything again")
+
+
+def check_open_in_perfetto(browser, page, pftrace):
+    button = page.evaluate("(() => { const r = document.getElementById('open-perfetto').getBoundingClientRect(); "
+                           "return [r.left + r.width / 2, r.top + r.height / 2]; })()")
+    seen = len(browser.events)
+    page.click(*button)
+    session, _, paused = browser.wait_for(lambda s, m, p: m == "Fetch.requestPaused", since=seen,
+                                          what="request for ui.perfetto.dev")
+    check(paused["request"]["url"].startswith("https://ui.perfetto.dev"), f"opened {paused['request']['url']}")
+    browser.call("Fetch.fulfillRequest", session=session, requestId=paused["requestId"], responseCode=200,
+                 responseHeaders=[{"name": "Content-Type", "value": "text/html"}],
+                 body=base64.b64encode(FAKE_PERFETTO).decode())
+    _, _, created = browser.wait_for(
+        lambda s, m, p: m in ("Target.targetCreated", "Target.targetInfoChanged")
+        and p["targetInfo"]["url"].startswith("https://ui.perfetto.dev"), since=seen, what="Perfetto tab")
+    tab = browser.attach(created["targetInfo"]["targetId"])
+    received = tab.wait_until("window.received")
+    trace = gzip.decompress(base64.b64decode(received["bytes"]))
+    with open(pftrace, "rb") as f:
+        check(trace == f.read(), "the trace handed to Perfetto differs from `jobviz -o run.pftrace`")
+    check(received["fileName"].endswith(".pftrace.gz"), f"file name {received['fileName']!r}")
+    status = page.evaluate("document.getElementById('perfetto-status').textContent")
+    check(status.startswith("Sent the trace"), f"status after the hand-over: {status!r}")
+
+
+def check_window(page, work, jobviz, root):
+    html = os.path.join(work, "window.html")
+    run_jobviz(jobviz, root, os.path.join(work, "w.json"), "-o", os.path.join(work, "w.json"), "--html", html,
+               "--html-max-jobs", "60")
+    load(page, html)
+    notice = page.evaluate("(document.getElementById('window') || {}).textContent || ''")
+    check("step1 to step1" in notice and "--html-max-jobs 60" in notice, f"window notice {notice!r}")
+    steps = page.evaluate("[...new Set(JSON.parse(document.getElementById('jobviz-data').textContent).jobs.step)]")
+    check(steps == [1], f"windowed page holds steps {steps}")
+
+
+def main():
+    jobviz, root, out_dir = (os.path.abspath(a) for a in sys.argv[1:4])
+    if not cdp.find_chromium():
+        print("chromium is not installed (tools/install-deps installs it): skipped")
+        return cdp.SKIP
+    with tempfile.TemporaryDirectory() as work:
+        html, summary_path, pftrace = (os.path.join(work, n) for n in ("report.html", "summary.json", "run.pftrace"))
+        run_jobviz(jobviz, root, work, "-o", pftrace, "--html", html, "--summary-json", summary_path,
+                   "--fail-on", "bubble_ratio > 0.9")
+        with open(summary_path) as f:
+            summary = json.load(f)
+        with cdp.Browser() as browser:
+            browser.call("Fetch.enable", patterns=[{"urlPattern": "https://ui.perfetto.dev/*"}])
+            browser.call("Target.setDiscoverTargets", discover=True)
+            page = browser.new_page()
+            load(page, html)
+            check_labels_and_figures(page, summary)
+            check_job_detail(page)
+            # With a job hovered and selected, as a user sees it.
+            os.makedirs(out_dir, exist_ok=True)
+            shot = os.path.join(out_dir, "html_report.png")
+            with open(shot, "wb") as f:
+                f.write(base64.b64decode(page.call("Page.captureScreenshot", format="png")["data"]))
+            print("screenshot:", shot)
+            check_zoom_and_pan(page)
+            check_open_in_perfetto(browser, page, pftrace)
+            check(page.problems() == [], f"console: {page.problems()}")
+            requests = [u for u in page.requested_urls() if not u.startswith(("file://", "data:"))]
+            check(requests == [], f"the page asked the network for {requests}")
+            check_window(page, work, jobviz, root)
+            check(page.problems() == [], f"console: {page.problems()}")
+    print("FAILED:" if failures else "ok:", len(failures), "failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
