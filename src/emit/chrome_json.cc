@@ -6,7 +6,8 @@ namespace jobviz {
 
 namespace {
 
-// Colour names of the original script; Chrome's viewer honours them.
+// Colour names of the original script (Chrome's viewer honours them; other
+// types get none, as there).
 const char* LegacyColour(std::string_view type) {
   if (type == "forward") return "thread_state_running";
   if (type == "backward") return "rail_idle";
@@ -14,21 +15,17 @@ const char* LegacyColour(std::string_view type) {
   if (type == "default") return "thread_state_unknown";
   return nullptr;
 }
+constexpr const char* kStepColour = "thread_state_unknown";
 
-void AppendWorkerJobs(EventStream& events, size_t machine, bool multi_machine, const Worker& worker,
-                      TraceStats* stats) {
-  int lane_count = 1;
-  const std::vector<int> lanes = AssignLanes(worker.jobs, &lane_count);
-  stats->overlap_lanes += lane_count - 1;
-  std::string thread = "GPU" + std::to_string(worker.index);
-  if (multi_machine) thread += "(machine:" + std::to_string(machine) + ")";
-  for (size_t j = 0; j < worker.jobs.size(); ++j) {
-    std::string tid;
-    AppendJsonString(tid, lanes[j] == 0 ? thread : thread + " overlap " + std::to_string(lanes[j]));
-    AppendJobEvent(events.Begin(), worker, worker.jobs[j], "0", tid, {0, LegacyColour(worker.jobs[j].type), {}});
-    events.End();
-    ++stats->jobs;
-  }
+// One "B" or "E" event, members in the original's order.
+void AppendEdge(EventStream& events, std::string_view name, std::string_view category, char phase, Nanos time,
+                std::string_view tid, const char* colour) {
+  JsonMembers event(events.Begin());
+  event.String("name", name).String("cat", category).Raw("ph", phase == 'B' ? "\"B\"" : "\"E\"");
+  event.Micros("ts", time).Raw("pid", "0").String("tid", tid);
+  if (colour) event.String("cname", colour);
+  event.Close();
+  events.End();
 }
 
 }  // namespace
@@ -36,14 +33,25 @@ void AppendWorkerJobs(EventStream& events, size_t machine, bool multi_machine, c
 TraceStats WriteChromeTrace(const Timeline& timeline, const Sink& sink) {
   TraceStats stats;
   EventStream events(sink, "{\"traceEvents\":[\n");
+  const bool multi_machine = timeline.machines.size() > 1;
+  for (size_t m = 0; m < timeline.machines.size(); ++m)
+    for (const Worker& worker : timeline.machines[m].workers) {
+      std::string tid = "GPU" + std::to_string(worker.index);
+      if (multi_machine) tid += "(machine:" + std::to_string(m) + ")";
+      for (const Job& job : worker.jobs) {
+        const std::string name = job.type + "_" + job.id;
+        const char* colour = LegacyColour(job.type);
+        AppendEdge(events, name, job.type, 'B', job.start, tid, colour);
+        AppendEdge(events, name, job.type, 'E', job.end, tid, colour);
+        ++stats.jobs;
+      }
+    }
   for (const StepSpan& step : timeline.steps) {
-    AppendStepEvent(events.Begin(), step, "0", "\"Step\"", false);
-    events.End();
+    const std::string name = "step" + std::to_string(step.step);
+    AppendEdge(events, name, "step", 'B', step.start, "Step", kStepColour);
+    AppendEdge(events, name, "step", 'E', step.end, "Step", kStepColour);
     ++stats.steps;
   }
-  for (size_t m = 0; m < timeline.machines.size(); ++m)
-    for (const Worker& worker : timeline.machines[m].workers)
-      AppendWorkerJobs(events, m, timeline.machines.size() > 1, worker, &stats);
   events.Finish("\n]}\n");
   return stats;
 }

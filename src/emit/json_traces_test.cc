@@ -164,18 +164,28 @@ TEST_CASE("Output is deterministic") {
   CHECK(TraceText(WriteChromeTrace, SampleTimeline()) == TraceText(WriteChromeTrace, SampleTimeline()));
 }
 
-TEST_CASE("Legacy Chrome trace: GPU thread ids with machine index and the original colour names") {
+TEST_CASE("Legacy Chrome trace: the original's B/E events, GPU thread ids, colour names and Step thread") {
   const json trace = json::parse(TraceText(WriteChromeTrace, SampleTimeline()));
   std::vector<std::string> tids;
   std::map<std::string, std::string> colours;
+  std::map<std::string, int> open;  // B minus E per name and thread
   for (const json& e : trace["traceEvents"]) {
     tids.push_back(e["tid"]);
+    CHECK(e["pid"] == 0);
+    CHECK((e["ph"] == "B" || e["ph"] == "E"));
+    CHECK_FALSE(e.contains("dur"));
+    CHECK_FALSE(e.contains("args"));
     if (e.contains("cname")) colours[e["cat"]] = e["cname"];
+    open[e["name"].get<std::string>() + "@" + e["tid"].get<std::string>()] += e["ph"] == "B" ? 1 : -1;
   }
-  CHECK(tids.front() == "Step");
-  CHECK(tids.back() == "GPU3(machine:1)");
+  for (const auto& [name, balance] : open) CHECK(balance == 0);
+  CHECK(tids.front() == "GPU2(machine:0)");  // worker indices as in the logs (workerlog.2)
+  CHECK(tids.back() == "Step");
   CHECK(colours["forward"] == "thread_state_running");
   CHECK(colours["backward"] == "rail_idle");
+  CHECK(colours["step"] == "thread_state_unknown");
+  const json& first = trace["traceEvents"][0];
+  CHECK(first["name"] == "forward_3");
 }
 
 TEST_CASE("Pieces reach the sink and add up to the document") {

@@ -89,7 +89,7 @@ void AppendWorker(EventStream& events, int pid, const Machine& machine, const Wo
   }
   const std::string pid_text = std::to_string(pid);
   for (size_t j = 0; j < worker.jobs.size(); ++j) {
-    const JobEventStyle style{origin, nullptr, flows.Of(worker, j)};
+    const JobEventStyle style{origin, flows.Of(worker, j)};
     AppendJobEvent(events.Begin(), worker, worker.jobs[j], pid_text, std::to_string(first_tid + lanes[j]), style);
     events.End();
     ++stats->jobs;

@@ -159,7 +159,6 @@ void AppendJobEvent(std::string& out, const Worker& worker, const Job& job, std:
   JsonMembers event(out);
   event.String("name", job.type + "_" + job.id).String("cat", job.type).Raw("ph", "\"X\"");
   event.Raw("pid", pid).Raw("tid", tid).Micros("ts", job.start - style.origin).Micros("dur", job.end - job.start);
-  if (style.cname) event.String("cname", style.cname);
   if (style.flow.id != 0) {
     event.Int("bind_id", style.flow.id);
     if (style.flow.in) event.Raw("flow_in", "true");

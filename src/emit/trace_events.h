@@ -1,6 +1,6 @@
-// What the two JSON trace emitters (Perfetto, legacy Chrome) share: event
-// text appended straight into a buffer that is handed to the sink in large
-// pieces, the job and step events, and the row layout of overlapping jobs.
+// What the trace emitters share: event text appended straight into a buffer
+// that is handed to the sink in large pieces (both JSON traces), the job and
+// step events and the row layout of overlapping jobs (the Perfetto traces).
 #pragma once
 
 #include <string>
@@ -82,11 +82,10 @@ struct CounterPoint {
 };
 std::vector<CounterPoint> BusyWorkers(const Timeline& timeline, bool* sampled);
 
-// What differs between the two JSON formats' job events.
+// How the Perfetto JSON writes a job event.
 struct JobEventStyle {
-  Nanos origin = 0;             // subtracted from every time
-  const char* cname = nullptr;  // the legacy colour name
-  FlowMark flow;                // flow v2: bind_id with flow_in / flow_out
+  Nanos origin = 0;  // subtracted from every time
+  FlowMark flow;     // flow v2: bind_id with flow_in / flow_out
 };
 
 // A job as a complete ("X") event on the row `pid`/`tid` (JSON values),
