@@ -28,8 +28,11 @@ Nanos UnionLength(std::vector<std::pair<Nanos, Nanos>> intervals) {
 
 namespace {
 
-// Step windows from the jobs themselves; one window over everything when
-// no job has a step.
+// One window per step that has jobs: the step finder's span, the one the
+// traces draw (NVTX: push to pop or last job; job order: clipped so steps do
+// not overlap), so the summary and the viewer agree. A step without a span
+// (none here, but the model allows it) spans its jobs. One window over
+// everything when no job has a step.
 std::vector<StepWindow> StepWindows(const Timeline& timeline) {
   std::map<std::int64_t, StepWindow> windows;
   bool any_step = false;
@@ -45,6 +48,9 @@ std::vector<StepWindow> StepWindows(const Timeline& timeline) {
         it->second.start = std::min(it->second.start, job.start);
         it->second.end = std::max(it->second.end, job.end);
       }
+  if (any_step)
+    for (const StepSpan& span : timeline.steps)
+      if (auto it = windows.find(span.step); it != windows.end()) it->second = {span.step, span.start, span.end};
   std::vector<StepWindow> out;
   for (const auto& [step, window] : windows) out.push_back(window);
   return out;
@@ -62,7 +68,10 @@ WorkerAnalysis AnalyzeWorker(const Machine& machine, const Worker& worker, const
   for (const Job& job : worker.jobs) by_step_intervals[by_step ? job.step : kNoStep].emplace_back(job.start, job.end);
   for (const StepWindow& window : steps) {
     auto it = by_step_intervals.find(window.step);
-    WorkerStep ws{window.step, it == by_step_intervals.end() ? 0 : UnionLength(std::move(it->second)), 0};
+    std::vector<std::pair<Nanos, Nanos>> inside;  // a job reaching before a clipped step counts from its start
+    if (it != by_step_intervals.end())
+      for (const auto& [start, end] : it->second) inside.emplace_back(std::max(start, window.start), std::min(end, window.end));
+    WorkerStep ws{window.step, UnionLength(std::move(inside)), 0};
     ws.idle = SaturatingSub(window.duration(), ws.busy);
     w.busy = SaturatingAdd(w.busy, ws.busy);
     w.idle = SaturatingAdd(w.idle, ws.idle);

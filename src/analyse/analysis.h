@@ -16,7 +16,7 @@ namespace jobviz {
 
 struct StepWindow {
   std::int64_t step = kNoStep;  // kNoStep: the whole run, when no steps were found
-  Nanos start = 0, end = 0;     // earliest start to latest end of its jobs on any worker
+  Nanos start = 0, end = 0;     // the step as the traces draw it (Timeline::steps)
   Nanos duration() const { return SaturatingSub(end, start); }
 };
 

@@ -67,6 +67,24 @@ TEST_CASE("Step windows, busy and idle time with gaps, overlaps and a worker wit
   CHECK(a.bubble_ratio == Approx(30.0 / 80.0));
 }
 
+TEST_CASE("Step windows are the steps the traces draw, and a job is busy only inside its step's window") {
+  Timeline t = Fixture();
+  // NVTX: step 1 pushed 2 us before its first job and popped at 35; step 2
+  // (job order, clipped) starts at 45, after a job of it began at 40.
+  t.steps = {{1, -2 * kUs, 35 * kUs}, {2, 45 * kUs, 50 * kUs}};
+  const Analysis a = Analyze(t);
+  REQUIRE(a.steps.size() == 2);
+  CHECK(a.steps[0].start == -2 * kUs);
+  CHECK(a.steps[0].end == 35 * kUs);
+  CHECK(a.steps[1].start == 45 * kUs);
+  const WorkerAnalysis& w0 = a.workers[0];
+  CHECK(w0.steps[0].busy == 20 * kUs);
+  CHECK(w0.steps[0].idle == 17 * kUs);
+  CHECK(w0.steps[1].busy == 5 * kUs);  // [40,50) inside [45,50)
+  CHECK(w0.steps[1].idle == 0);
+  for (const WorkerAnalysis& w : a.workers) CHECK(w.busy + w.idle == 37 * kUs + 5 * kUs);
+}
+
 TEST_CASE("Job types, ideal bubble and stragglers") {
   const Analysis a = Analyze(Fixture());
   const TypeAnalysis& f = a.job_types.at("forward");
@@ -135,7 +153,7 @@ TEST_CASE("--fail-on metric names are checked against the summary's schema, befo
     CHECK(CheckMetricPath(schema, good, &error));
   }
   CHECK_FALSE(CheckMetricPath(schema, "steps.length.p95", &error));
-  CHECK(error == "'steps.length.p95': the summary's array has no number 'length' (there: duration_us, end_us, start_us, step)");
+  CHECK(error == "'steps.length.p95': the summary's array has no number 'length' (there: duration_us, end_ns, end_us, start_ns, start_us, step)");
   CHECK_FALSE(CheckMetricPath(schema, "bubble_rati", &error));
   CHECK(error.find("no 'bubble_rati' in the summary (there: bubble_ratio,") != std::string::npos);
   CHECK_FALSE(CheckMetricPath(schema, "workers.name.max", &error));  // names are not numbers

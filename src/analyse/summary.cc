@@ -16,7 +16,7 @@ nlohmann::json SummaryJson(const Analysis& a, const Timeline& timeline, const Ru
   doc["steps"] = json::array();
   for (const StepWindow& s : a.steps)
     doc["steps"].push_back({{"step", s.step}, {"start_us", Micros(s.start)}, {"end_us", Micros(s.end)},
-                            {"duration_us", Micros(s.duration())}});
+                            {"start_ns", s.start}, {"end_ns", s.end}, {"duration_us", Micros(s.duration())}});
   doc["workers"] = json::array();
   for (const WorkerAnalysis& w : a.workers) {
     json steps = json::array();
