@@ -8,20 +8,30 @@ namespace {
 
 double Micros(Nanos ns) { return static_cast<double>(ns) / 1000.0; }
 
+// "run": N beside "step" for a step of one of several runs (--run all).
+void AddRun(nlohmann::json& entry, std::int64_t step_key) {
+  if (StepRun(step_key) > 0) entry["run"] = StepRun(step_key);
+}
+
 }  // namespace
 
 nlohmann::json SummaryJson(const Analysis& a, const Timeline& timeline, const RunCounts& counts) {
   using nlohmann::json;
   json doc;
   doc["steps"] = json::array();
-  for (const StepWindow& s : a.steps)
-    doc["steps"].push_back({{"step", s.step}, {"start_us", Micros(s.start)}, {"end_us", Micros(s.end)},
+  for (const StepWindow& s : a.steps) {
+    doc["steps"].push_back({{"step", StepNumber(s.step)}, {"start_us", Micros(s.start)}, {"end_us", Micros(s.end)},
                             {"start_ns", s.start}, {"end_ns", s.end}, {"duration_us", Micros(s.duration())}});
+    AddRun(doc["steps"].back(), s.step);
+  }
   doc["workers"] = json::array();
   for (const WorkerAnalysis& w : a.workers) {
     json steps = json::array();
     for (const WorkerStep& ws : w.steps)
-      steps.push_back({{"step", ws.step}, {"busy_us", Micros(ws.busy)}, {"idle_us", Micros(ws.idle)}});
+    {
+      steps.push_back({{"step", StepNumber(ws.step)}, {"busy_us", Micros(ws.busy)}, {"idle_us", Micros(ws.idle)}});
+      AddRun(steps.back(), ws.step);
+    }
     doc["workers"].push_back({{"machine", w.machine}, {"worker", w.worker}, {"name", w.name},
                               {"busy_us", Micros(w.busy)}, {"idle_us", Micros(w.idle)},
                               {"bubble_ratio", w.bubble_ratio}, {"steps", steps}});
@@ -35,9 +45,11 @@ nlohmann::json SummaryJson(const Analysis& a, const Timeline& timeline, const Ru
     doc["job_types"][type] = {{"count", t.count}, {"total_us", Micros(t.total)}, {"mean_us", Micros(t.mean)},
                               {"p50_us", Micros(t.p50)}, {"p95_us", Micros(t.p95)}};
   doc["stragglers"] = json::array();
-  for (const Straggler& s : a.stragglers)
-    doc["stragglers"].push_back({{"step", s.step}, {"machine", s.machine}, {"worker", s.worker},
+  for (const Straggler& s : a.stragglers) {
+    doc["stragglers"].push_back({{"step", StepNumber(s.step)}, {"machine", s.machine}, {"worker", s.worker},
                                  {"name", s.name}, {"late_by_us", Micros(s.late_by)}});
+    AddRun(doc["stragglers"].back(), s.step);
+  }
   doc["clock"] = json::array();
   for (size_t m = 0; m < timeline.machines.size(); ++m) {
     const Machine& machine = timeline.machines[m];

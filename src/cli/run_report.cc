@@ -90,13 +90,13 @@ std::string JobsLine(const Timeline& timeline, bool verbose) {
 std::string StepsLine(const Timeline& timeline, const std::optional<StepRange>& window) {
   if (timeline.steps.empty()) return "jobviz: steps: none found\n";
   if (window) {
-    std::string kept = "step" + std::to_string(timeline.steps.front().step);
-    if (timeline.steps.size() > 1) kept += " to step" + std::to_string(timeline.steps.back().step);
+    std::string kept = StepName(timeline.steps.front().step);
+    if (timeline.steps.size() > 1) kept += " to " + StepName(timeline.steps.back().step);
     return "jobviz: steps: " + Plural(timeline.steps.size(), "step", "steps") + " kept (" + kept + ") by --steps\n";
   }
-  std::string line = "jobviz: steps: " + Plural(timeline.steps.size(), "step", "steps") + " (step" +
-                     std::to_string(timeline.steps.front().step);
-  if (timeline.steps.size() > 1) line += " to step" + std::to_string(timeline.steps.back().step);
+  std::string line = "jobviz: steps: " + Plural(timeline.steps.size(), "step", "steps") + " (" +
+                     StepName(timeline.steps.front().step);
+  if (timeline.steps.size() > 1) line += " to " + StepName(timeline.steps.back().step);
   line += ") from ";
   line += timeline.step_source == StepSource::kNvtx ? "NVTX step lines" : "job order";
   return line + "\n";

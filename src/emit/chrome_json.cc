@@ -47,7 +47,7 @@ TraceStats WriteChromeTrace(const Timeline& timeline, const Sink& sink) {
       }
     }
   for (const StepSpan& step : timeline.steps) {
-    const std::string name = "step" + std::to_string(step.step);
+    const std::string name = StepName(step.step);
     AppendEdge(events, name, "step", 'B', step.start, "Step", kStepColour);
     AppendEdge(events, name, "step", 'E', step.end, "Step", kStepColour);
     ++stats.steps;

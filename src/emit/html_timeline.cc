@@ -57,8 +57,8 @@ Window ChooseWindow(const Timeline& timeline, size_t max_jobs, size_t total) {
       range.last = step;
       shown += count;
     }
-    return {[range](const Job& job) { return range.Contains(job.step); },
-            "The timeline shows step" + std::to_string(range.first) + " to step" + std::to_string(range.last) + " (" +
+    return {[range](const Job& job) { return job.step >= range.first && job.step <= range.last; },
+            "The timeline shows " + StepName(range.first) + " to " + StepName(range.last) + " (" +
                 Count(shown) + " jobs): " + cap + " Show other steps with --steps A:B."};
   }
   std::vector<Nanos> starts;
@@ -156,14 +156,16 @@ std::string TimelineJson(const Timeline& timeline, const std::string& title) {
   out += "],\"jobs\":{\"type\":[" + columns.type + "],\"id\":[" + columns.id + "],\"mb\":[" + columns.micro_batch +
          "],\"step\":[" + columns.step + "],\"start\":[" + columns.start + "],\"dur\":[" + columns.duration +
          "],\"line\":[" + columns.line + "]},\"steps\":{";
-  std::string step, start, end;
+  std::string step, name, start, end;
   for (const StepSpan& span : timeline.steps) {
     const char* comma = step.empty() ? "" : ",";
     step += comma + std::to_string(span.step);
+    name += comma;
+    AppendScriptSafeString(name, StepName(span.step));
     start += comma + std::to_string(SaturatingSub(span.start, origin));
     end += comma + std::to_string(SaturatingSub(span.end, origin));
   }
-  out += "\"step\":[" + step + "],\"start\":[" + start + "],\"end\":[" + end + "]}}";
+  out += "\"step\":[" + step + "],\"name\":[" + name + "],\"start\":[" + start + "],\"end\":[" + end + "]}}";
   return out;
 }
 

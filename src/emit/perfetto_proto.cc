@@ -40,8 +40,8 @@ constexpr std::uint64_t kStepsUuid = 1, kStepThreadUuid = 2, kBusyUuid = 3, kFir
 constexpr size_t kFlushBytes = 1 << 20;
 
 // The debug annotations of a job, by interned name id (1-based, in order).
-enum Annotation : std::uint64_t { kMachine = 1, kWorker, kTypeArg, kJobId, kMicroBatch, kStep, kSource };
-const char* const kAnnotationNames[] = {"machine", "worker", "type", "job_id", "micro_batch", "step", "source"};
+enum Annotation : std::uint64_t { kMachine = 1, kWorker, kTypeArg, kJobId, kMicroBatch, kStep, kSource, kRun };
+const char* const kAnnotationNames[] = {"machine", "worker", "type", "job_id", "micro_batch", "step", "source", "run"};
 
 class ProtoTrace {
  public:
@@ -207,7 +207,8 @@ void JobSlice(ProtoTrace& trace, std::uint64_t track, const Worker& worker, cons
     StringAnnotation(wire, kTypeArg, job.type);
     StringAnnotation(wire, kJobId, job.id);
     IntAnnotation(wire, kMicroBatch, job.micro_batch);
-    IntAnnotation(wire, kStep, job.step);
+    IntAnnotation(wire, kStep, StepNumber(job.step));
+    if (StepRun(job.step) > 0) IntAnnotation(wire, kRun, StepRun(job.step));
     StringAnnotation(wire, kSource, worker.file + ":" + std::to_string(job.line));
     // A flow starts or passes on at a job it leaves; it ends at one it only arrives at.
     if (flow.id != 0) wire.Fixed64(flow.out ? pb::kFlowIds : pb::kTerminatingFlowIds, flow.id);
@@ -221,10 +222,11 @@ void StepsProcess(ProtoTrace& trace, const Timeline& timeline, TraceStats* stats
   CounterTrack(trace, kBusyUuid, kStepsUuid, "busy workers", 1);
   const std::uint64_t category = trace.Category("step");
   for (const StepSpan& step : timeline.steps) {
-    const std::uint64_t name = trace.Name("step" + std::to_string(step.step));
+    const std::uint64_t name = trace.Name(StepName(step.step));
     trace.Event(step.start, [&] {
       SliceBeginFields(trace.wire(), kStepThreadUuid, name, category);
-      IntAnnotation(trace.wire(), kStep, step.step);
+      IntAnnotation(trace.wire(), kStep, StepNumber(step.step));
+      if (StepRun(step.step) > 0) IntAnnotation(trace.wire(), kRun, StepRun(step.step));
     });
     SliceEnd(trace, step.end, kStepThreadUuid);
     ++stats->steps;

@@ -61,12 +61,19 @@ std::string MarkdownTable(const std::vector<std::vector<std::string>>& rows) {
   return out;
 }
 
+namespace {
+
+// "3", or "run2 step3" under --run all with several runs.
+std::string StepColumn(std::int64_t key) { return StepRun(key) > 0 ? StepName(key) : std::to_string(key); }
+
+}  // namespace
+
 std::vector<SummarySection> SummarySections(const Analysis& a, const Timeline& timeline) {
   std::vector<SummarySection> sections;
   if (!a.steps.empty() && a.steps.front().step != kNoStep) {
     SummarySection steps{"Steps", "", {{"step", "duration", "start (us since epoch)"}}};
     for (const StepWindow& s : a.steps)
-      steps.rows.push_back({std::to_string(s.step), FormatDuration(s.duration()), FormatMicros(s.start)});
+      steps.rows.push_back({StepColumn(s.step), FormatDuration(s.duration()), FormatMicros(s.start)});
     sections.push_back(std::move(steps));
   }
   SummarySection workers{"Workers", "", {{"worker", "busy", "idle", "bubble"}}};
@@ -86,7 +93,7 @@ std::vector<SummarySection> SummarySections(const Analysis& a, const Timeline& t
   if (!a.stragglers.empty()) {
     SummarySection stragglers{"Stragglers", "", {{"step", "last to finish", "after the median worker"}}};
     for (const Straggler& s : a.stragglers)
-      stragglers.rows.push_back({std::to_string(s.step), s.name, FormatDuration(s.late_by)});
+      stragglers.rows.push_back({StepColumn(s.step), s.name, FormatDuration(s.late_by)});
     sections.push_back(std::move(stragglers));
   }
   if (timeline.machines.size() > 1) {

@@ -166,7 +166,8 @@ void AppendJobEvent(std::string& out, const Worker& worker, const Job& job, std:
   }
   JsonMembers args(event.Object("args"));
   args.Int("machine", worker.machine).Int("worker", worker.index).String("type", job.type);
-  args.String("job_id", job.id).Int("micro_batch", job.micro_batch).Int("step", job.step);
+  args.String("job_id", job.id).Int("micro_batch", job.micro_batch).Int("step", StepNumber(job.step));
+  if (StepRun(job.step) > 0) args.Int("run", StepRun(job.step));
   args.String("source", worker.file + ":" + std::to_string(job.line));
   args.Close();
   event.Close();
@@ -175,9 +176,14 @@ void AppendJobEvent(std::string& out, const Worker& worker, const Job& job, std:
 void AppendStepEvent(std::string& out, const StepSpan& step, std::string_view pid, std::string_view tid,
                      bool step_arg, Nanos origin) {
   JsonMembers event(out);
-  event.String("name", "step" + std::to_string(step.step)).Raw("cat", "\"step\"").Raw("ph", "\"X\"");
+  event.String("name", StepName(step.step)).Raw("cat", "\"step\"").Raw("ph", "\"X\"");
   event.Raw("pid", pid).Raw("tid", tid).Micros("ts", step.start - origin).Micros("dur", step.end - step.start);
-  if (step_arg) JsonMembers(event.Object("args")).Int("step", step.step).Close();
+  if (step_arg) {
+    JsonMembers args(event.Object("args"));
+    args.Int("step", StepNumber(step.step));
+    if (StepRun(step.step) > 0) args.Int("run", StepRun(step.step));
+    args.Close();
+  }
   event.Close();
 }
 

@@ -2,6 +2,11 @@
 
 namespace jobviz {
 
+std::string StepName(std::int64_t key) {
+  const std::string step = "step" + std::to_string(StepNumber(key));
+  return StepRun(key) > 0 ? "run" + std::to_string(StepRun(key)) + " " + step : step;
+}
+
 const char* SkipReasonText(SkipReason reason) {
   switch (reason) {
     case SkipReason::kMalformedJob: return "malformed job line";

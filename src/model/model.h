@@ -13,6 +13,17 @@ namespace jobviz {
 
 inline constexpr std::int64_t kNoStep = -1;
 
+// A step's key in the model (Job::step, StepSpan::step): the training
+// program's step number; under --run all with several runs drawn, run x
+// kRunStride + number (run from 1), so that two runs that both start at step
+// 2 stay apart and sort in run order. Step numbers in logs stay below it.
+inline constexpr std::int64_t kRunStride = 1'000'000'000'000;
+inline std::int64_t StepKey(int run, std::int64_t number) { return run > 0 ? run * kRunStride + number : number; }
+inline std::int64_t StepNumber(std::int64_t key) { return key >= kRunStride ? key % kRunStride : key; }
+inline int StepRun(std::int64_t key) { return key >= kRunStride ? static_cast<int>(key / kRunStride) : 0; }
+// "step2", or "run2 step2" for a step of the second of several runs.
+std::string StepName(std::int64_t key);
+
 // No pipeline job lasts a day; one that seems to is a broken timer or clock.
 inline constexpr std::int64_t kLongestJob = 86'400'000'000'000;
 
@@ -96,6 +107,9 @@ struct Worker {
   std::vector<Job> jobs;      // sorted by start, then line
   std::vector<LogRecord> markers;  // step pushes/pops, profiler windows, clock syncs
   std::vector<StepSpan> steps;     // this worker's own step spans
+  // --run all with several runs in the file: the first line of each run
+  // (the first is 0), to tell which run a job or marker belongs to.
+  std::vector<std::uint64_t> run_starts;
 };
 
 struct Machine {

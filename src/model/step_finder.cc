@@ -152,9 +152,8 @@ bool HasNvtx(const Worker& worker) {
                      [](const LogRecord& r) { return r.kind == RecordKind::kStepPush; });
 }
 
-}  // namespace
-
-StepFinding FindSteps(Timeline& timeline) {
+// Steps of a timeline that holds one run.
+StepFinding FindStepsOfOneRun(Timeline& timeline) {
   StepFinding finding;
   size_t nvtx_workers = 0, heuristic_workers = 0;
   std::map<std::string, std::vector<std::string>> failures;  // reason -> workers
@@ -219,6 +218,74 @@ StepFinding FindSteps(Timeline& timeline) {
       step.start = std::min(std::max(step.start, timeline.steps[i - 1].end), step.end);
     }
   }
+  return finding;
+}
+
+size_t RunOfLine(const Worker& worker, std::uint64_t line) {
+  return static_cast<size_t>(std::upper_bound(worker.run_starts.begin(), worker.run_starts.end(), line) -
+                             worker.run_starts.begin()) - 1;
+}
+
+// Run `run` of every worker (none where a file has fewer runs), jobs and markers moved out.
+Timeline TakeRun(Timeline& timeline, size_t run) {
+  Timeline part;
+  for (Machine& machine : timeline.machines) {
+    Machine& to = part.machines.emplace_back(machine.name);
+    for (Worker& worker : machine.workers) {
+      Worker& w = to.workers.emplace_back();
+      w.machine = worker.machine;
+      w.index = worker.index;
+      w.file = worker.file;
+      if (worker.run_starts.empty() && run > 0) continue;  // a file of one run: it is run 1
+      for (Job& job : worker.jobs)
+        if (job.line != 0 && (worker.run_starts.empty() || RunOfLine(worker, job.line) == run)) {
+          w.jobs.push_back(std::move(job));
+          job.line = 0;  // taken
+        }
+      for (const LogRecord& marker : worker.markers)
+        if (worker.run_starts.empty() || RunOfLine(worker, marker.line) == run) w.markers.push_back(marker);
+    }
+  }
+  return part;
+}
+
+}  // namespace
+
+// Several runs drawn (--run all): each run's steps are found on their own,
+// named from that run's window line, and keyed apart (StepKey).
+StepFinding FindSteps(Timeline& timeline) {
+  size_t runs = 1;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers) runs = std::max(runs, worker.run_starts.size());
+  if (runs == 1) return FindStepsOfOneRun(timeline);
+
+  StepFinding finding;
+  std::vector<Timeline> parts;
+  for (size_t r = 0; r < runs; ++r) parts.push_back(TakeRun(timeline, r));
+  for (size_t r = 0; r < runs; ++r) {
+    Timeline& part = parts[r];
+    StepFinding found = FindStepsOfOneRun(part);
+    finding.skipped.Merge(found.skipped);
+    for (const std::string& warning : found.warnings) finding.warnings.push_back("run " + std::to_string(r + 1) + ": " + warning);
+    const auto key = [r](std::int64_t step) { return step == kNoStep ? step : StepKey(static_cast<int>(r) + 1, step); };
+    for (StepSpan& span : part.steps) timeline.steps.push_back({key(span.step), span.start, span.end});
+    if (part.step_source == StepSource::kNvtx || timeline.step_source == StepSource::kNone)
+      timeline.step_source = part.step_source;
+    for (size_t m = 0; m < part.machines.size(); ++m)
+      for (size_t w = 0; w < part.machines[m].workers.size(); ++w) {
+        Worker& from = part.machines[m].workers[w];
+        Worker& to = timeline.machines[m].workers[w];
+        if (r == 0) to.jobs.clear();
+        for (Job& job : from.jobs) {
+          job.step = key(job.step);
+          to.jobs.push_back(std::move(job));
+        }
+        for (const StepSpan& span : from.steps) to.steps.push_back({key(span.step), span.start, span.end});
+      }
+  }
+  auto by_start = [](const Job& a, const Job& b) { return a.start != b.start ? a.start < b.start : a.line < b.line; };
+  for (Machine& machine : timeline.machines)
+    for (Worker& worker : machine.workers) std::sort(worker.jobs.begin(), worker.jobs.end(), by_start);
   return finding;
 }
 

@@ -141,3 +141,38 @@ TEST_CASE("Heuristic refuses when every micro-batch id is 0") {
   REQUIRE(f.warnings.size() == 1);
   CHECK(f.warnings[0].find("every micro_batch_id is 0") != std::string::npos);
 }
+
+TEST_CASE("--run all: each run's steps are found alone, named from its own window line, and kept apart") {
+  Worker w;
+  // Run 1 (lines 1-9): window "start at step 2", two steps by job order.
+  // Run 2 (lines 10-): window "start at step 2" again, NVTX steps 2 and 3.
+  LogRecord window1 = Marker(RecordKind::kProfilerWindow, 1, 0, 2), window2 = Marker(RecordKind::kProfilerWindow, 10, 0, 2);
+  w.markers = {window1, window2, Marker(RecordKind::kStepPush, 11, 1000, 2), Marker(RecordKind::kStepPop, 13, 1100),
+               Marker(RecordKind::kStepPush, 14, 1200, 3), Marker(RecordKind::kStepPop, 16, 1300)};
+  w.jobs = {MakeJob("forward", 0, 0, 10, 2),        MakeJob("forward", 1, 10, 20, 3),
+            MakeJob("forward", 0, 100, 110, 4),     MakeJob("forward", 1, 110, 120, 5),
+            MakeJob("forward", 0, 1010, 1020, 12),  MakeJob("forward", 0, 1210, 1220, 15)};
+  w.run_starts = {0, 10};
+  Timeline t = OneWorker(w);
+  const StepFinding finding = FindSteps(t);
+  CHECK(finding.warnings.empty());
+  std::vector<std::string> names;
+  for (const StepSpan& step : t.steps) names.push_back(StepName(step.step));
+  CHECK(names == std::vector<std::string>{"run1 step2", "run1 step3", "run2 step2", "run2 step3"});
+  const Worker& out = t.machines[0].workers[0];
+  REQUIRE(out.jobs.size() == 6);
+  CHECK(StepName(out.jobs[1].step) == "run1 step2");
+  CHECK(StepName(out.jobs[4].step) == "run2 step2");
+  CHECK(StepNumber(out.jobs[5].step) == 3);
+  CHECK(StepRun(out.jobs[5].step) == 2);
+  CHECK(t.step_source == StepSource::kNvtx);
+}
+
+TEST_CASE("Step keys: the number alone for one run, run x stride + number for several") {
+  CHECK(StepKey(0, 7) == 7);
+  CHECK(StepName(7) == "step7");
+  CHECK(StepName(StepKey(3, 7)) == "run3 step7");
+  CHECK(StepNumber(StepKey(3, 7)) == 7);
+  CHECK(StepRun(7) == 0);
+  CHECK(StepKey(1, 9) < StepKey(2, 0));
+}

@@ -34,18 +34,18 @@ bool KeepSteps(const StepRange& range, Timeline& timeline, std::string* error) {
     return false;
   }
   const std::int64_t had_first = timeline.steps.front().step, had_last = timeline.steps.back().step;
-  auto outside = [&](const StepSpan& s) { return !range.Contains(s.step); };
+  // Under --run all, steps A to B of every run.
+  auto outside = [&](const StepSpan& s) { return !range.Contains(StepNumber(s.step)); };
   timeline.steps.erase(std::remove_if(timeline.steps.begin(), timeline.steps.end(), outside), timeline.steps.end());
   size_t kept = 0;
   for (Machine& machine : timeline.machines)
     for (Worker& worker : machine.workers) {
-      std::erase_if(worker.jobs, [&](const Job& job) { return !range.Contains(job.step); });
+      std::erase_if(worker.jobs, [&](const Job& job) { return !range.Contains(StepNumber(job.step)); });
       std::erase_if(worker.steps, outside);
       kept += worker.jobs.size();
     }
   if (kept == 0) {
-    *error = "no job in the steps asked for: the logs have step" + std::to_string(had_first) + " to step" +
-             std::to_string(had_last);
+    *error = "no job in the steps asked for: the logs have " + StepName(had_first) + " to " + StepName(had_last);
     return false;
   }
   return true;

@@ -62,8 +62,12 @@ BuildResult BuildTimeline(const LogSet& logs, const std::vector<WorkerLogScan>& 
           break;
       }
     }
-    result.timeline.machines[logs.files[f].machine].workers.push_back(
+    Worker& worker = result.timeline.machines[logs.files[f].machine].workers.emplace_back(
         MakeWorker(logs.files[f], scan, begin, end));
+    if (choice.kind == RunChoice::Kind::kAll && runs.size() > 1) {
+      worker.run_starts.push_back(0);
+      for (size_t r = 1; r < runs.size(); ++r) worker.run_starts.push_back(scan.records[runs[r].begin].line);
+    }
     result.runs.push_back({scan.file, std::move(runs)});
   }
   if (!logs.files.empty() && most_runs != fewest_runs)

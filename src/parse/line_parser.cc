@@ -1,5 +1,7 @@
 #include "parse/line_parser.h"
 
+#include "model/model.h"
+
 #include <algorithm>
 #include <re2/re2.h>
 
@@ -152,6 +154,12 @@ ParsedLine LineParser::ParseClean(std::string_view text, size_t keyword_pos, int
     numbers_ok &= ToInt(group(i), &value);
     return value;
   };
+  bool steps_ok = true;
+  auto step = [&](int i) {  // step numbers leave room for the run in a step key (model.h)
+    const std::int64_t value = integer(i);
+    steps_ok &= value < kRunStride;
+    return value;
+  };
 
   switch (parsed.format) {
     case LineKind::kJob:
@@ -164,12 +172,12 @@ ParsedLine LineParser::ParseClean(std::string_view text, size_t keyword_pos, int
       break;
     case LineKind::kProfilerWindow:
       parsed.kind = ParsedLine::Kind::kProfilerWindow;
-      parsed.start_step = integer(1);
-      if (!group(2).empty()) parsed.end_step = integer(2);
+      parsed.start_step = step(1);
+      if (!group(2).empty()) parsed.end_step = step(2);
       break;
     case LineKind::kNvtx:
       parsed.kind = NvtxKind(group(1), !group(2).empty());
-      if (parsed.kind == ParsedLine::Kind::kStepPush) parsed.step = integer(1);
+      if (parsed.kind == ParsedLine::Kind::kStepPush) parsed.step = step(1);
       if (parsed.kind == ParsedLine::Kind::kRangePush) parsed.type = group(1);  // the range's name
       parsed.time = millis(3);
       break;
@@ -180,11 +188,11 @@ ParsedLine LineParser::ParseClean(std::string_view text, size_t keyword_pos, int
       parsed.time = millis(3);
       break;
   }
-  if (!numbers_ok) {
+  if (!numbers_ok || !steps_ok) {
     ParsedLine bad;
     bad.format = parsed.format;
     bad.error_column = keyword_pos;
-    bad.expected = "numbers that fit in 64 bits";
+    bad.expected = numbers_ok ? "a step number below 1000000000000" : "numbers that fit in 64 bits";
     return bad;
   }
   return parsed;

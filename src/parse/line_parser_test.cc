@@ -165,3 +165,11 @@ TEST_CASE("StripAnsiEscapes maps the keyword position") {
   CHECK(out == "K");
   CHECK(position == 0);
 }
+
+TEST_CASE("Step numbers leave room for the run in a step key") {
+  CHECK(Parse("NVTX range push: 999999999999, time: 1.0").kind == Kind::kStepPush);
+  const ParsedLine push = Parse("NVTX range push: 1000000000000, time: 1.0");
+  CHECK(push.kind == Kind::kMalformed);
+  CHECK(push.expected == "a step number below 1000000000000");
+  CHECK(Parse("Schedule Profiler start at step 1000000000000 and end at step 4").kind == Kind::kMalformed);
+}

@@ -111,7 +111,8 @@
     const decimals = Math.max(0, -Math.floor(Math.log10(tick / unit[0]) + 1e-9));
     return (ns / unit[0]).toFixed(decimals) + ' ' + unit[1];
   }
-  function stepOf(i) { return jobs.step[i] < 0 ? 'none' : 'step' + jobs.step[i]; }
+  const stepNames = new Map(data.steps.step.map((key, s) => [key, data.steps.name[s]]));
+  function stepOf(i) { return jobs.step[i] < 0 ? 'none' : stepNames.get(jobs.step[i]) || String(jobs.step[i]); }
 
   // ---- drawing
   const dpr = () => window.devicePixelRatio || 1;
@@ -167,7 +168,7 @@
       ctx.fillRect(x0, rowHeight + 2, Math.max(x1 - x0, 1), rowHeight - 4);
       if (x1 - x0 > 40) {
         ctx.fillStyle = '#fff';
-        ctx.fillText('step' + steps.step[s], Math.max(x0, 0) + 4, rowHeight * 1.5);
+        ctx.fillText(steps.name[s], Math.max(x0, 0) + 4, rowHeight * 1.5);
       }
     }
   }
