@@ -35,18 +35,9 @@ struct Stage {
 };
 
 std::vector<Stage> StagesInOrder(const Timeline& timeline) {
-  std::vector<std::pair<int, const Worker*>> order;
-  if (timeline.stage_order.empty()) {
-    for (size_t m = 0; m < timeline.machines.size(); ++m)
-      for (const Worker& worker : timeline.machines[m].workers) order.emplace_back(static_cast<int>(m), &worker);
-  } else {
-    for (const auto& [m, index] : timeline.stage_order)
-      for (const Worker& worker : timeline.machines[m].workers)
-        if (worker.index == index) order.emplace_back(m, &worker);
-  }
   std::vector<Stage> stages;
   std::map<std::string, int> type_ids;  // a handful of types
-  for (const auto& [m, worker_ptr] : order) {
+  for (const auto& [m, worker_ptr] : WorkersInStageOrder(timeline)) {
     const Worker& worker = *worker_ptr;
     Stage stage{m, &worker, {}};
     stage.jobs.reserve(worker.jobs.size());
@@ -63,6 +54,19 @@ std::vector<Stage> StagesInOrder(const Timeline& timeline) {
 }
 
 }  // namespace
+
+std::vector<std::pair<int, const Worker*>> WorkersInStageOrder(const Timeline& timeline) {
+  std::vector<std::pair<int, const Worker*>> order;
+  if (timeline.stage_order.empty()) {
+    for (size_t m = 0; m < timeline.machines.size(); ++m)
+      for (const Worker& worker : timeline.machines[m].workers) order.emplace_back(static_cast<int>(m), &worker);
+  } else {
+    for (const auto& [m, index] : timeline.stage_order)
+      for (const Worker& worker : timeline.machines[m].workers)
+        if (worker.index == index) order.emplace_back(m, &worker);
+  }
+  return order;
+}
 
 bool ResolveStageOrder(const std::vector<StageRef>& stages, const Timeline& timeline,
                        std::vector<std::pair<int, int>>* order, std::string* error) {

@@ -30,6 +30,10 @@ struct HandOff {
   int stage;  // the pair is stages (stage, stage + 1) in pipeline order
 };
 
+// The workers, with their machine's index, in pipeline stage order:
+// Timeline::stage_order, or global rank order (machine, then worker).
+std::vector<std::pair<int, const Worker*>> WorkersInStageOrder(const Timeline& timeline);
+
 // Jobs pair by type, micro-batch and how many of that pair came before on
 // the worker (so the same micro-batch of different steps pairs up right).
 void ForEachHandOff(const Timeline& timeline, const std::function<void(const HandOff&)>& visit);

@@ -113,8 +113,6 @@ void CountStagesAndMicroBatches(const Timeline& timeline, Analysis* a) {
         if (job.type.rfind("forward", 0) == 0) per_step[job.step].insert(job.micro_batch);
       for (const auto& [step, ids] : per_step) a->micro_batches = std::max(a->micro_batches, static_cast<int>(ids.size()));
     }
-  if (a->stages > 0 && a->micro_batches > 0)
-    a->ideal_bubble_ratio = static_cast<double>(a->stages - 1) / static_cast<double>(a->micro_batches + a->stages - 1);
 }
 
 // Per step, the worker whose last job ended latest, and how far behind the
@@ -164,6 +162,7 @@ Analysis Analyze(const Timeline& timeline) {
   a.bubble_ratio = all_windows > 0 ? static_cast<double>(all_idle) / static_cast<double>(all_windows) : 0;
   a.job_types = JobTypes(timeline);
   CountStagesAndMicroBatches(timeline, &a);
+  a.schedule = RecogniseSchedule(timeline, a.stages, a.micro_batches, a.job_types);
   if (by_step) a.stragglers = Stragglers(timeline, a.steps);
   return a;
 }

@@ -1,6 +1,6 @@
 // The numbers a timeline implies: step durations, per-worker busy and idle
-// time and bubble ratio, job-type statistics, stragglers and the ideal 1F1B
-// bubble (definitions in docs/analysis.md).
+// time and bubble ratio, job-type statistics, stragglers and the schedule
+// with its ideal bubble (definitions in docs/analysis.md).
 #pragma once
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analyse/schedule.h"
 #include "model/model.h"
 #include "model/time_value.h"
 
@@ -50,7 +51,7 @@ struct Analysis {
   std::vector<WorkerAnalysis> workers;
   double bubble_ratio = 0;  // whole pipeline: sum of idle / sum of windows
   int stages = 0, micro_batches = 0;
-  double ideal_bubble_ratio = 0;  // (p-1)/(m+p-1) for 1F1B
+  ScheduleFit schedule;     // recognised from job types and order, with its ideal bubble
   std::map<std::string, TypeAnalysis> job_types;
   std::vector<Straggler> stragglers;
 };

@@ -94,7 +94,9 @@ TEST_CASE("Job types, ideal bubble and stragglers") {
   CHECK(f.p95 == 15 * kUs);
   CHECK(a.stages == 2);
   CHECK(a.micro_batches == 2);
-  CHECK(a.ideal_bubble_ratio == Approx(1.0 / 3.0));
+  CHECK(a.schedule.name == "FThenB");  // one step with both passes, its forward first
+  REQUIRE(a.schedule.ideal_bubble);
+  CHECK(*a.schedule.ideal_bubble == Approx(1.0 / 3.0));
   REQUIRE(a.stragglers.size() == 1);  // step 2 has one worker only
   CHECK(a.stragglers[0].step == 1);
   CHECK(a.stragglers[0].worker == 0);

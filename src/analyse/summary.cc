@@ -37,7 +37,10 @@ nlohmann::json SummaryJson(const Analysis& a, const Timeline& timeline, const Ru
                               {"bubble_ratio", w.bubble_ratio}, {"steps", steps}});
   }
   doc["bubble_ratio"] = a.bubble_ratio;
-  doc["ideal_bubble_ratio"] = a.ideal_bubble_ratio;
+  doc["ideal_bubble_ratio"] = a.schedule.ideal_bubble ? json(*a.schedule.ideal_bubble) : json(nullptr);
+  doc["schedule"] = a.schedule.name;
+  doc["model_chunks"] = a.schedule.chunks;
+  if (!a.schedule.note.empty()) doc["schedule_note"] = a.schedule.note;
   doc["stages"] = a.stages;
   doc["micro_batches"] = a.micro_batches;
   doc["job_types"] = json::object();
@@ -73,6 +76,7 @@ const nlohmann::json& SummarySchema() {
     one.workers.back().steps.push_back({});
     one.job_types[kAnyKey] = {};
     one.stragglers.push_back({});
+    one.schedule.ideal_bubble = 0.0;
     Timeline timeline;
     timeline.machines.emplace_back();
     return SummaryJson(one, timeline, {});

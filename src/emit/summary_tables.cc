@@ -66,6 +66,17 @@ namespace {
 // "3", or "run2 step3" under --run all with several runs.
 std::string StepColumn(std::int64_t key) { return StepRun(key) > 0 ? StepName(key) : std::to_string(key); }
 
+// "ideal for 1F1B with 4 stages and 6 micro-batches: 33.3%", or why there is none.
+std::string IdealText(const Analysis& a) {
+  const ScheduleFit& s = a.schedule;
+  if (s.kind == ScheduleKind::kUnknown) return "schedule not recognised, no ideal known: " + s.note;
+  std::string shape = std::to_string(a.stages) + " stages";
+  if (s.chunks > 1) shape += ", " + std::to_string(s.chunks) + " chunks each";
+  shape += " and " + std::to_string(a.micro_batches) + " micro-batches";
+  if (!s.ideal_bubble) return s.name + " with " + shape + ", no ideal known: " + s.note;
+  return "ideal for " + s.name + " with " + shape + ": " + Percent(*s.ideal_bubble);
+}
+
 }  // namespace
 
 std::vector<SummarySection> SummarySections(const Analysis& a, const Timeline& timeline) {
@@ -80,10 +91,7 @@ std::vector<SummarySection> SummarySections(const Analysis& a, const Timeline& t
   for (const WorkerAnalysis& w : a.workers)
     workers.rows.push_back({w.name, FormatDuration(w.busy), FormatDuration(w.idle), Percent(w.bubble_ratio)});
   sections.push_back(std::move(workers));
-  std::string bubble = "Pipeline bubble: " + Percent(a.bubble_ratio);
-  if (a.stages > 0 && a.micro_batches > 0)
-    bubble += " (ideal 1F1B for " + std::to_string(a.stages) + " stages and " + std::to_string(a.micro_batches) +
-              " micro-batches: " + Percent(a.ideal_bubble_ratio) + ")";
+  std::string bubble = "Pipeline bubble: " + Percent(a.bubble_ratio) + " (" + IdealText(a) + ")";
   sections.push_back({"", bubble, {}});
   SummarySection types{"Job types", "", {{"job type", "count", "total", "mean", "p50", "p95"}}};
   for (const auto& [type, t] : a.job_types)
