@@ -29,11 +29,14 @@ inline constexpr std::int64_t kLongestJob = 86'400'000'000'000;
 
 // kRangePush: an NVTX range the model named (not a step); it shares the
 // push/pop stack with the step ranges.
-enum class RecordKind : std::uint8_t { kJob, kProfilerWindow, kStepPush, kStepPop, kClockSync, kRangePush };
+// kStartBanner: a line a training process prints once, when it starts (a
+// second one in a file means the job was restarted: model/run_splitter.h).
+enum class RecordKind : std::uint8_t { kJob, kProfilerWindow, kStepPush, kStepPop, kClockSync, kRangePush, kStartBanner };
 
 // One recognised line of a worker log. Fields that a kind does not use stay 0.
 struct LogRecord {
   RecordKind kind = RecordKind::kJob;
+  std::uint32_t thread = 0;  // the glog prefix's thread id; 0 when the line has none
   std::uint64_t line = 0;  // 1-based line number in its file
   Nanos start = 0;         // job start; time of a step marker or clock-sync point
   Nanos end = 0;           // job end

@@ -1,13 +1,28 @@
 #include "model/run_splitter.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <optional>
 
 namespace jobviz {
+
+namespace {
+
+// "12.5 min"
+std::string Minutes(Nanos gap) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f min", static_cast<double>(gap) / 60e9);
+  return text;
+}
+
+}  // namespace
 
 std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records) {
   std::vector<RunRange> runs;
   bool has_activity = false;  // the current run holds a job, step or sync line
   std::optional<std::int64_t> highest_step, highest_round;
+  std::optional<Nanos> latest_job_end;  // of the current run, in file order
+  std::uint32_t job_thread = 0;         // glog thread of the run's last job line
 
   auto start_run = [&](size_t index, std::string why) {
     if (!runs.empty()) runs.back().end = index;
@@ -15,6 +30,8 @@ std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records) {
     has_activity = false;
     highest_step.reset();
     highest_round.reset();
+    latest_job_end.reset();
+    job_thread = 0;
   };
 
   for (size_t i = 0; i < records.size(); ++i) {
@@ -23,6 +40,9 @@ std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records) {
     switch (r.kind) {
       case RecordKind::kProfilerWindow:
         if (has_activity) start_run(i, "profiler start line after jobs");
+        break;
+      case RecordKind::kStartBanner:
+        if (has_activity) start_run(i, "start-up banner ('GPU Compute Capability') printed again after jobs");
         break;
       case RecordKind::kStepPush:
         if (highest_step && r.step <= *highest_step)
@@ -38,6 +58,17 @@ std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records) {
         highest_round = r.round;
         break;
       case RecordKind::kJob:
+        // Neither alone is a restart (a checkpoint or an evaluation pauses
+        // for minutes; a framework may print from another thread), both at
+        // once are: a new process, minutes later.
+        if (latest_job_end && r.start - *latest_job_end > kRestartGap && job_thread != 0 && r.thread != 0 &&
+            r.thread != job_thread)
+          start_run(i, "job times jump " + Minutes(r.start - *latest_job_end) + " forward and the glog thread id changes (" +
+                           std::to_string(job_thread) + " -> " + std::to_string(r.thread) + ")");
+        latest_job_end = std::max(latest_job_end.value_or(r.end), r.end);
+        if (r.thread != 0) job_thread = r.thread;
+        has_activity = true;
+        break;
       case RecordKind::kStepPop:
       case RecordKind::kRangePush:
         has_activity = true;

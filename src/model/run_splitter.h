@@ -21,10 +21,18 @@ struct RunRange {
 // came before it in the same file:
 //  - a "Schedule Profiler start" line after any job or step line (the
 //    Python side prints it when the job starts);
+//  - the start-up banner (Paddle's "GPU Compute Capability" line, printed
+//    once per process) after any job or step line;
 //  - an NVTX push of a step number not above one already pushed (the step
 //    counter went back);
-//  - a clock-sync round not above one already taken (rounds only go up).
+//  - a clock-sync round not above one already taken (rounds only go up);
+//  - a job line that starts more than kRestartGap after every earlier job of
+//    the run ended AND comes from another glog thread than the job line
+//    before it. Neither is trusted alone: checkpoints and evaluations pause
+//    for minutes, and a thread change alone proves nothing.
 // A file without records has no runs.
+inline constexpr Nanos kRestartGap = 5 * 60 * 1'000'000'000LL;
+
 std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records);
 
 }  // namespace jobviz

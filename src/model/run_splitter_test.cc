@@ -67,3 +67,46 @@ TEST_CASE("Clock sync rounds before the profiler start line belong to its run") 
 }
 
 TEST_CASE("No records, no runs") { CHECK(SplitRuns({}).empty()); }
+
+namespace {
+
+LogRecord JobAt(std::uint64_t line, Nanos start_s, std::uint32_t thread) {
+  LogRecord r = Rec(RecordKind::kJob, line);
+  r.start = start_s * 1'000'000'000;
+  r.end = r.start + 1'000'000'000;
+  r.thread = thread;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("The start-up banner printed again after jobs starts a new run; before any job it does not") {
+  const std::vector<LogRecord> records = {Rec(RecordKind::kStartBanner, 1), JobAt(2, 0, 7), JobAt(3, 2, 7),
+                                          Rec(RecordKind::kStartBanner, 9), JobAt(10, 4, 7)};
+  const auto runs = SplitRuns(records);
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[1].first_line == 9);
+  CHECK(runs[1].started_by.find("start-up banner") == 0);
+}
+
+TEST_CASE("A jump of minutes with another glog thread starts a new run; either alone does not") {
+  const Nanos minutes = kRestartGap / 1'000'000'000 + 60;
+  SECTION("both") {
+    const auto runs = SplitRuns({JobAt(1, 0, 7), JobAt(2, 2, 7), JobAt(8, 3 + minutes, 9), JobAt(9, 5 + minutes, 9)});
+    REQUIRE(runs.size() == 2);
+    CHECK(runs[1].first_line == 8);
+    CHECK(runs[1].started_by == "job times jump 6.0 min forward and the glog thread id changes (7 -> 9)");
+  }
+  SECTION("a long pause on the same thread (a checkpoint) is one run") {
+    CHECK(SplitRuns({JobAt(1, 0, 7), JobAt(2, 2 + minutes, 7)}).size() == 1);
+  }
+  SECTION("another thread without a pause is one run") {
+    CHECK(SplitRuns({JobAt(1, 0, 7), JobAt(2, 2, 9), JobAt(3, 4, 7)}).size() == 1);
+  }
+  SECTION("lines without a glog thread never count as a change") {
+    CHECK(SplitRuns({JobAt(1, 0, 0), JobAt(2, 2 + minutes, 9)}).size() == 1);
+  }
+  SECTION("the gap is from the latest end, not the last line: jobs print out of time order") {
+    CHECK(SplitRuns({JobAt(1, 100, 7), JobAt(2, 0, 7), JobAt(3, 102, 9)}).size() == 1);
+  }
+}

@@ -27,6 +27,7 @@ const char* KindName(RecordKind kind) {
     case RecordKind::kStepPop: return "pop";
     case RecordKind::kRangePush: return "range";
     case RecordKind::kClockSync: return "sync";
+    case RecordKind::kStartBanner: return "start";
   }
   return "?";
 }
@@ -42,7 +43,9 @@ json RecordJson(int worker, const LogRecord& r) {
     case RecordKind::kStepPop: j["s"] = r.start; break;
     case RecordKind::kRangePush: j.update({{"s", r.start}, {"name", ValidUtf8(r.type)}}); break;
     case RecordKind::kClockSync: j.update({{"s", r.start}, {"rank", r.rank}, {"round", r.round}}); break;
+    case RecordKind::kStartBanner: break;
   }
+  if (r.thread != 0) j["th"] = r.thread;  // for restart detection in merge
   return j;
 }
 
@@ -108,8 +111,15 @@ LogRecord RecordFrom(const json& j) {
     r.start = Int64At(j, "s");
     r.rank = Int64At(j, "rank");
     r.round = Int64At(j, "round");
+  } else if (kind == "start") {
+    r.kind = RecordKind::kStartBanner;
   } else {
     throw std::runtime_error("unknown record kind '" + kind + "'");
+  }
+  if (j.contains("th")) {
+    const std::int64_t thread = Int64At(j, "th");
+    if (thread < 0 || thread > static_cast<std::int64_t>(UINT32_MAX)) throw BadRecord(SkipReason::kMalformedJob, "'th' is not a thread id");
+    r.thread = static_cast<std::uint32_t>(thread);
   }
   return r;
 }

@@ -36,7 +36,7 @@ inline bool AnySet(Mask16 mask) {
 
 KeywordScanner::KeywordScanner(std::initializer_list<std::string_view> keywords) {
   if (keywords.size() == 0 || keywords.size() > kMaxKeywords)
-    throw std::invalid_argument("KeywordScanner: 1 to 4 keywords");
+    throw std::invalid_argument("KeywordScanner: 1 to 5 keywords");
   for (std::string_view k : keywords) {
     if (k.size() < 2) throw std::invalid_argument("KeywordScanner: keyword shorter than 2 bytes");
     keywords_[count_++] = k;

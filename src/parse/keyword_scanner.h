@@ -13,7 +13,7 @@ namespace jobviz {
 
 class KeywordScanner {
  public:
-  static constexpr size_t kMaxKeywords = 4;
+  static constexpr size_t kMaxKeywords = 5;
   struct Hit {
     size_t position;  // npos when there is none
     int keyword;      // index into the keywords given to the constructor

@@ -63,6 +63,18 @@ const std::vector<LineFormat>& LineFormats() {
        {
            "Clock Sync: rank = 5, round = 0, time = 1697793307213.760986",
        }},
+      // Paddle prints this once per process when it first sets up its GPU;
+      // a second one in a workerlog means the job was started again.
+      {LineKind::kStartBanner,
+       "start-up banner",
+       "GPU Compute Capability",
+       {
+           {"GPU Compute Capability", R"(GPU Compute Capability)"},
+       },
+       {
+           "W1020 09:15:01.101362 22317 gpu_resources.cc:119] Please NOTE: device: 0, GPU Compute Capability: 8.0, "
+           "Driver API Version: 12.0, Runtime API Version: 11.8",
+       }},
   };
   return formats;
 }

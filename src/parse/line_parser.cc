@@ -42,7 +42,7 @@ struct LineParser::Compiled {
 
 LineParser::LineParser()
     : scanner_({LineFormats()[0].keyword, LineFormats()[1].keyword, LineFormats()[2].keyword,
-                LineFormats()[3].keyword}),
+                LineFormats()[3].keyword, LineFormats()[4].keyword}),
       compiled_(std::make_unique<Compiled>()) {
   for (const LineFormat& format : LineFormats()) {
     FormatPatterns patterns;
@@ -180,6 +180,9 @@ ParsedLine LineParser::ParseClean(std::string_view text, size_t keyword_pos, int
       if (parsed.kind == ParsedLine::Kind::kStepPush) parsed.step = step(1);
       if (parsed.kind == ParsedLine::Kind::kRangePush) parsed.type = group(1);  // the range's name
       parsed.time = millis(3);
+      break;
+    case LineKind::kStartBanner:
+      parsed.kind = ParsedLine::Kind::kStartBanner;
       break;
     case LineKind::kClockSync:
       parsed.kind = ParsedLine::Kind::kClockSync;

@@ -15,7 +15,7 @@
 namespace jobviz {
 
 struct ParsedLine {
-  enum class Kind { kJob, kProfilerWindow, kStepPush, kRangePush, kStepPop, kClockSync, kMalformed };
+  enum class Kind { kJob, kProfilerWindow, kStepPush, kRangePush, kStepPop, kClockSync, kStartBanner, kMalformed };
   Kind kind = Kind::kMalformed;
   LineKind format = LineKind::kJob;
 

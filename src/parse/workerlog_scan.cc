@@ -20,8 +20,24 @@ SkipReason MalformedReason(LineKind format) {
     case LineKind::kProfilerWindow: return SkipReason::kMalformedWindow;
     case LineKind::kNvtx: return SkipReason::kMalformedStepLine;
     case LineKind::kClockSync: return SkipReason::kMalformedClockSync;
+    case LineKind::kStartBanner: break;  // any line with the keyword is one
   }
   return SkipReason::kMalformedJob;
+}
+
+// The thread id of a glog prefix ("I1020 09:15:07.265326 22317 file:1] ..."),
+// 0 for lines without one (Python logging, bare records).
+std::uint32_t GlogThread(std::string_view line) {
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (line.size() < 24 || std::string_view("IWEF").find(line[0]) == std::string_view::npos ||
+      !std::all_of(line.begin() + 1, line.begin() + 5, digit) || line[5] != ' ' || line[8] != ':')
+    return 0;
+  size_t i = line.find(' ', 6);
+  while (i < line.size() && line[i] == ' ') ++i;
+  std::uint64_t thread = 0;
+  size_t digits = 0;
+  for (; i < line.size() && digit(line[i]) && digits < 10; ++i, ++digits) thread = thread * 10 + static_cast<unsigned>(line[i] - '0');
+  return digits > 0 && i < line.size() && line[i] == ' ' && thread <= UINT32_MAX ? static_cast<std::uint32_t>(thread) : 0;
 }
 
 class Scanner {
@@ -175,9 +191,13 @@ void Scanner::HandleRecord(std::string_view line, const ParsedLine& parsed, bool
       record.round = parsed.round;
       record.start = parsed.time.ns;
       break;
+    case ParsedLine::Kind::kStartBanner:
+      record.kind = RecordKind::kStartBanner;
+      break;
     case ParsedLine::Kind::kMalformed:
       return;
   }
+  record.thread = GlogThread(line);
   scan_.records.push_back(std::move(record));
 }
 

@@ -162,3 +162,20 @@ TEST_CASE("A colour escape inside a field name of a long, bad job line is report
       for (const SkippedLine& s : each.skipped.examples()) CHECK(s.column <= s.text.size());
     }
 }
+
+TEST_CASE("Records carry the glog thread id of their line, 0 without a glog prefix; the start-up banner is a record") {
+  std::string log;
+  log += "W1020 09:15:01.101362 30112 gpu_resources.cc:119] Please NOTE: device: 0, GPU Compute Capability: 8.0, "
+         "Driver API Version: 12.0\n";
+  log += JobLine(0, "forward", 0, "1697793307213.760986", "1697793307254.006104") + "\n";
+  log += "[2023-10-20 09:15:07,265] [    INFO] - Schedule Profiler start at step 2\n";
+  log += "E1020 09:15:07.265326   513 x.cc:1] NVTX range pop, time: 1697793307290.113281\n";
+  const WorkerLogScan scan = ScanWorkerLogText("w.log", log, Parser(), 4096);
+  REQUIRE(scan.records.size() == 4);
+  CHECK(scan.records[0].kind == RecordKind::kStartBanner);
+  CHECK(scan.records[0].thread == 30112);
+  CHECK(scan.records[1].thread == 22317);
+  CHECK(scan.records[2].thread == 0);
+  CHECK(scan.records[3].thread == 513);
+  CHECK(scan.skipped.total() == 0);
+}
