@@ -18,14 +18,14 @@ constexpr const char* kPolicy =
 
 std::string Table(const std::vector<std::vector<std::string>>& rows, bool gates) {
   std::string out = "<table class=\"summary\">\n<tr>";
-  for (const std::string& cell : rows.front()) out += "<th>" + HtmlText(cell) + "</th>";
+  for (const std::string& cell : rows.front()) out += "<th>" + MarkupText(cell) + "</th>";
   out += "</tr>\n";
   for (size_t r = 1; r < rows.size(); ++r) {
     out += "<tr>";
     for (size_t c = 0; c < rows[r].size(); ++c) {
       const bool result = gates && c + 1 == rows[r].size();
       out += result ? "<td class=\"" + std::string(rows[r][c] == "passed" ? "passed" : "failed") + "\">" : "<td>";
-      out += HtmlText(rows[r][c]) + "</td>";
+      out += MarkupText(rows[r][c]) + "</td>";
     }
     out += "</tr>\n";
   }
@@ -41,8 +41,8 @@ std::string Header(const FinishedRun& run, const HtmlTimeline& timeline) {
                     std::to_string(run.skipped.total()) + " skipped · times after " +
                     FormatUtc(TraceOrigin(run.timeline)) + "</p>\n";
   for (const SummarySection& section : SummarySections(run.analysis, run.timeline))
-    if (!section.text.empty()) out += "<p class=\"headline\">" + HtmlText(section.text) + "</p>\n";
-  if (!timeline.window_note.empty()) out += "<p class=\"notice\" id=\"window\">" + HtmlText(timeline.window_note) + "</p>\n";
+    if (!section.text.empty()) out += "<p class=\"headline\">" + MarkupText(section.text) + "</p>\n";
+  if (!timeline.window_note.empty()) out += "<p class=\"notice\" id=\"window\">" + MarkupText(timeline.window_note) + "</p>\n";
   return out + "</header>\n";
 }
 
@@ -64,11 +64,11 @@ constexpr const char* kTimeline = R"(<section>
 std::string Summary(const FinishedRun& run) {
   std::string out = "<section id=\"summary\">\n<h2>Summary</h2>\n";
   for (const SummarySection& section : SummarySections(run.analysis, run.timeline))
-    if (!section.rows.empty()) out += "<h3>" + HtmlText(section.title) + "</h3>\n" + Table(section.rows, false);
+    if (!section.rows.empty()) out += "<h3>" + MarkupText(section.title) + "</h3>\n" + Table(section.rows, false);
   if (!run.gates.empty()) out += "<h3>Gates (--fail-on)</h3>\n" + Table(GateRows(run.gates), true);
   if (!run.warnings.empty()) {
     out += "<h3>Warnings</h3>\n<ul>\n";
-    for (const std::string& warning : run.warnings) out += "<li>" + HtmlText(warning) + "</li>\n";
+    for (const std::string& warning : run.warnings) out += "<li>" + MarkupText(warning) + "</li>\n";
     out += "</ul>\n";
   }
   if (run.skipped.total() > 0) {
@@ -82,21 +82,6 @@ std::string Summary(const FinishedRun& run) {
 }
 
 }  // namespace
-
-std::string HtmlText(const std::string& text) {
-  std::string out;
-  for (char c : ValidUtf8(text)) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 std::string EmitHtmlReport(const FinishedRun& run, const Sink& sink) {
   const HtmlTimeline timeline = BuildHtmlTimeline(run.timeline, run.html_max_jobs, "jobviz pipeline trace");

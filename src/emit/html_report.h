@@ -13,7 +13,4 @@ namespace jobviz {
 // The emitter: " (HTML report[, steps A to B of the run])".
 std::string EmitHtmlReport(const FinishedRun& run, const Sink& sink);
 
-// Text for HTML element content and attribute values (invalid UTF-8 read as Latin-1).
-std::string HtmlText(const std::string& text);
-
 }  // namespace jobviz

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "emit/html_report.h"
+#include "emit/json_text.h"
 #include "emit/perfetto_proto.h"
 #include "model/step_window.h"
 
@@ -114,7 +115,7 @@ TEST_CASE("Names cannot end the page's <script>") {
   const HtmlTimeline html = BuildHtmlTimeline(Run(1, 2, "logs/</script><script>alert(1)</script>"), 1000, "t");
   CHECK(html.json.find('<') == std::string::npos);
   CHECK(nlohmann::json::parse(html.json)["rows"][0]["file"] == "logs/</script><script>alert(1)</script>");
-  CHECK(HtmlText("a<b>&\"'") == "a&lt;b&gt;&amp;&quot;&#39;");
+  CHECK(MarkupText("a<b>&\"'\x01") == "a&lt;b&gt;&amp;&quot;&#39;?");
 }
 
 TEST_CASE("Above the cap the page holds the first whole steps that fit, and says so") {

@@ -116,4 +116,19 @@ JsonMembers& JsonMembers::Raw(std::string_view key, std::string_view json) {
 
 std::string& JsonMembers::Object(std::string_view key) { return Key(key); }
 
+std::string MarkupText(const std::string& text) {
+  std::string out;
+  for (char c : ValidUtf8(text)) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') ? '?' : c;
+    }
+  }
+  return out;
+}
+
 }  // namespace jobviz

@@ -19,6 +19,11 @@ void AppendInt(std::string& out, std::int64_t value);
 // refuse invalid UTF-8 (nlohmann::json's dump throws).
 std::string ValidUtf8(std::string_view text);
 
+// Text for XML and HTML element content and attribute values (JUnit, the
+// HTML report): the five special characters escaped, bytes that are not
+// valid UTF-8 read as Latin-1, and control characters XML 1.0 forbids as '?'.
+std::string MarkupText(const std::string& text);
+
 // Appends one JSON object member by member, straight into `out`:
 //   JsonMembers(out).Int("pid", 1).String("name", "x").Close();  ->  {"pid":1,"name":"x"}
 // Keys are escaped when they need it (machine names), values as their type says.
