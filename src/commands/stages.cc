@@ -99,15 +99,15 @@ bool ReadAndParse(const LogSet& logs, const InputPlan& inputs, int verbosity, st
 
 bool BuildRun(const LogSet& logs, std::vector<WorkerLogScan> scans, const RunChoice& choice, FinishedRun* run,
               int* status) {
+  const double seconds = run->read.seconds;
+  run->read = TotalScans(scans);  // before the build takes the records
+  run->read.seconds = seconds;
   BuildResult built = BuildTimeline(logs, scans, choice);
   if (!built.error.empty()) {
     PrintError(built.error, "--run takes last, all or a run number that every file has");
     *status = kExitBadInput;
     return false;
   }
-  const double seconds = run->read.seconds;
-  run->read = TotalScans(scans);
-  run->read.seconds = seconds;
   run->skipped = run->read.skipped;
   run->runs = std::move(built.runs);
   run->run_choice = choice;

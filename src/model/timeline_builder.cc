@@ -6,18 +6,21 @@ namespace jobviz {
 
 namespace {
 
-Worker MakeWorker(const WorkerLogFile& file, const WorkerLogScan& scan, size_t begin, size_t end) {
+Worker MakeWorker(const WorkerLogFile& file, WorkerLogScan& scan, size_t begin, size_t end) {
   Worker worker;
   worker.machine = file.machine;
   worker.index = file.worker;
   worker.file = scan.file;
+  size_t jobs = 0;
+  for (size_t i = begin; i < end; ++i) jobs += scan.records[i].kind == RecordKind::kJob;
+  worker.jobs.reserve(jobs);
   for (size_t i = begin; i < end; ++i) {
-    const LogRecord& r = scan.records[i];
+    LogRecord& r = scan.records[i];
     if (r.kind != RecordKind::kJob) {
-      worker.markers.push_back(r);
+      worker.markers.push_back(std::move(r));
       continue;
     }
-    worker.jobs.push_back({r.job_id, r.type, r.micro_batch, r.start, r.end, r.line, kNoStep});
+    worker.jobs.push_back({std::move(r.job_id), std::move(r.type), r.micro_batch, r.start, r.end, r.line, kNoStep});
   }
   std::sort(worker.jobs.begin(), worker.jobs.end(), [](const Job& a, const Job& b) {
     return a.start != b.start ? a.start < b.start : a.line < b.line;
@@ -27,14 +30,13 @@ Worker MakeWorker(const WorkerLogFile& file, const WorkerLogScan& scan, size_t b
 
 }  // namespace
 
-BuildResult BuildTimeline(const LogSet& logs, const std::vector<WorkerLogScan>& scans,
-                          const RunChoice& choice) {
+BuildResult BuildTimeline(const LogSet& logs, std::vector<WorkerLogScan>& scans, const RunChoice& choice) {
   BuildResult result;
   for (const std::string& name : logs.machine_names) result.timeline.machines.emplace_back(name);
 
   size_t most_runs = 0, fewest_runs = SIZE_MAX;
   for (size_t f = 0; f < logs.files.size(); ++f) {
-    const WorkerLogScan& scan = scans[f];
+    WorkerLogScan& scan = scans[f];
     std::vector<RunRange> runs = SplitRuns(scan.records);
     most_runs = std::max(most_runs, runs.size());
     fewest_runs = std::min(fewest_runs, runs.size());
@@ -66,8 +68,9 @@ BuildResult BuildTimeline(const LogSet& logs, const std::vector<WorkerLogScan>& 
         MakeWorker(logs.files[f], scan, begin, end));
     if (choice.kind == RunChoice::Kind::kAll && runs.size() > 1) {
       worker.run_starts.push_back(0);
-      for (size_t r = 1; r < runs.size(); ++r) worker.run_starts.push_back(scan.records[runs[r].begin].line);
+      for (size_t r = 1; r < runs.size(); ++r) worker.run_starts.push_back(runs[r].first_line);
     }
+    std::vector<LogRecord>().swap(scan.records);  // taken: its jobs are the worker's now
     result.runs.push_back({scan.file, std::move(runs)});
   }
   if (!logs.files.empty() && most_runs != fewest_runs)

@@ -30,7 +30,9 @@ struct BuildResult {
   std::string error;  // set when the chosen run does not exist
 };
 
-BuildResult BuildTimeline(const LogSet& logs, const std::vector<WorkerLogScan>& scans,
-                          const RunChoice& choice);
+// Takes each file's records as its worker is built (their strings move into
+// the jobs, the rest is freed), so the records and the jobs of a whole run
+// are never in memory together.
+BuildResult BuildTimeline(const LogSet& logs, std::vector<WorkerLogScan>& scans, const RunChoice& choice);
 
 }  // namespace jobviz

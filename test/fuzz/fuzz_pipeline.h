@@ -29,7 +29,7 @@ inline void Require(bool condition, const char* what) {
 }
 
 // Runs everything after parsing; `choices` picks run, clock mode and window.
-inline void RunPipeline(const LogSet& logs, const std::vector<WorkerLogScan>& scans, std::uint8_t choices) {
+inline void RunPipeline(const LogSet& logs, std::vector<WorkerLogScan> scans, std::uint8_t choices) {
   const RunChoice run{static_cast<RunChoice::Kind>(choices % 3), 1 + (choices >> 6)};
   BuildResult built = BuildTimeline(logs, scans, run);
   if (!built.error.empty()) return;
@@ -55,7 +55,8 @@ inline void RunPipeline(const LogSet& logs, const std::vector<WorkerLogScan>& sc
   std::string error_text;
   (void)ResolveMetric(finished.summary, "steps.duration_us.p95", &error_text);
   for (OutputFormat format : {OutputFormat::kPerfettoJson, OutputFormat::kPerfettoProto, OutputFormat::kChromeJson,
-                              OutputFormat::kSummaryTables, OutputFormat::kSummaryJson}) {
+                              OutputFormat::kSummaryTables, OutputFormat::kSummaryJson, OutputFormat::kSummaryMarkdown,
+                              OutputFormat::kHtml}) {
     std::string out;
     EmitterFor(format).emit(finished, [&](std::string_view piece) { out.append(piece); });
     if (format == OutputFormat::kPerfettoJson || format == OutputFormat::kChromeJson ||
