@@ -34,23 +34,19 @@ struct Stage {
   std::unordered_map<PairKey, const Job*, PairKeyHash> jobs;
 };
 
-std::vector<Stage> StagesInOrder(const Timeline& timeline) {
-  std::vector<Stage> stages;
-  std::map<std::string, int> type_ids;  // a handful of types
-  for (const auto& [m, worker_ptr] : WorkersInStageOrder(timeline)) {
-    const Worker& worker = *worker_ptr;
-    Stage stage{m, &worker, {}};
-    stage.jobs.reserve(worker.jobs.size());
-    std::unordered_map<PairKey, int, PairKeyHash> seen;  // occurrence 0 -> count so far
-    for (const Job& job : worker.jobs) {  // sorted by start
-      if (DirectionOf(job.type) == Direction::kOther) continue;
-      const int type = type_ids.try_emplace(job.type, static_cast<int>(type_ids.size())).first->second;
-      const int occurrence = seen[{type, job.micro_batch, 0}]++;
-      stage.jobs[{type, job.micro_batch, occurrence}] = &job;
-    }
-    stages.push_back(std::move(stage));
+// One stage's hand-off jobs by (type, micro-batch, occurrence); `type_ids`
+// interns the types across stages.
+Stage BuildStage(int machine, const Worker& worker, std::map<std::string, int>& type_ids) {
+  Stage stage{machine, &worker, {}};
+  stage.jobs.reserve(worker.jobs.size());
+  std::unordered_map<PairKey, int, PairKeyHash> seen;  // occurrence 0 -> count so far
+  for (const Job& job : worker.jobs) {  // sorted by start
+    if (DirectionOf(job.type) == Direction::kOther) continue;
+    const int type = type_ids.try_emplace(job.type, static_cast<int>(type_ids.size())).first->second;
+    const int occurrence = seen[{type, job.micro_batch, 0}]++;
+    stage.jobs[{type, job.micro_batch, occurrence}] = &job;
   }
-  return stages;
+  return stage;
 }
 
 }  // namespace
@@ -94,10 +90,14 @@ bool ResolveStageOrder(const std::vector<StageRef>& stages, const Timeline& time
 }
 
 void ForEachHandOff(const Timeline& timeline, const std::function<void(const HandOff&)>& visit) {
-  const std::vector<Stage> stages = StagesInOrder(timeline);
-  for (size_t s = 0; s + 1 < stages.size(); ++s) {
-    const Stage& here = stages[s];
-    const Stage& next = stages[s + 1];
+  const auto order = WorkersInStageOrder(timeline);
+  if (order.size() < 2) return;
+  // Two neighbouring stages at a time: the hash maps of a run's jobs are
+  // never all in memory together.
+  std::map<std::string, int> type_ids;  // a handful of types
+  Stage here = BuildStage(order[0].first, *order[0].second, type_ids);
+  for (size_t s = 0; s + 1 < order.size(); ++s) {
+    Stage next = BuildStage(order[s + 1].first, *order[s + 1].second, type_ids);
     // Visit in a fixed order (the sender stage's jobs by start), so the
     // trace's flow ids do not depend on hash order.
     std::vector<std::pair<const Job*, const Job*>> pairs;
@@ -115,6 +115,7 @@ void ForEachHandOff(const Timeline& timeline, const std::function<void(const Han
       else
         visit({other, job, next.machine, here.machine, next.worker, here.worker, stage});
     }
+    here = std::move(next);
   }
 }
 
