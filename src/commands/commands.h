@@ -15,7 +15,8 @@ int RunDiff(const DiffPlan& plan);        // jobviz diff BASE NEW               
 
 // Everything after read+parse; merge enters here with the events files'
 // records (draw.cc).
+// `built`: the files' workers, built while reading (draw); merge builds them here.
 int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLogScan> scans,
-                  StageClock::time_point started);
+                  StageClock::time_point started, BuiltFiles* built = nullptr);
 
 }  // namespace jobviz

@@ -24,12 +24,12 @@ int NoJobsError(const FinishedRun& run) {
 }  // namespace
 
 int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLogScan> scans,
-                  StageClock::time_point started) {
+                  StageClock::time_point started, BuiltFiles* built) {
   int status = kExitOk;
   FinishedRun run;
   run.read.seconds = SecondsSince(started);
   run.html_max_jobs = plan.html_max_jobs;
-  if (!BuildRun(logs, std::move(scans), plan.run, &run, &status)) return status;
+  if (!BuildRun(logs, std::move(scans), plan.run, &run, &status, built)) return status;
 
   AlignOptions align;
   if (!ResolveNames(plan, &run.timeline, &align, &status)) return status;
@@ -57,8 +57,9 @@ int RunDraw(const DrawPlan& plan) {
   LogSet logs;
   std::vector<WorkerLogScan> scans;
   if (!DiscoverInputs(plan.inputs, plan.outputs, &logs, &status)) return status;
-  if (!ReadAndParse(logs, plan.inputs, plan.verbosity, &scans, &status)) return status;
-  return DrawFromScans(plan, logs, std::move(scans), started);
+  BuiltFiles built;
+  if (!ReadAndParse(logs, plan.inputs, plan.verbosity, &scans, &status, &plan.run, &built)) return status;
+  return DrawFromScans(plan, logs, std::move(scans), started, &built);
 }
 
 }  // namespace jobviz

@@ -83,10 +83,19 @@ bool DiscoverInputs(const InputPlan& inputs, const std::vector<OutputRequest>& o
 }
 
 bool ReadAndParse(const LogSet& logs, const InputPlan& inputs, int verbosity, std::vector<WorkerLogScan>* scans,
-                  int* status) {
+                  int* status, const RunChoice* build_run, BuiltFiles* built) {
+  ScannedHook build_each;
+  if (build_run) {
+    built->builds.resize(logs.files.size());
+    built->totals.resize(logs.files.size());
+    build_each = [&](size_t i, WorkerLogScan& scan) {
+      built->totals[i] = TotalsOf(scan);
+      built->builds[i] = BuildFile(logs.files[i], scan, *build_run);
+    };
+  }
   {
     Progress progress(logs, verbosity >= 1 && isatty(STDERR_FILENO));
-    *scans = ScanLogs(logs, inputs.threads, progress.hooks());
+    *scans = ScanLogs(logs, inputs.threads, progress.hooks(), build_each);
   }
   for (const WorkerLogScan& scan : *scans)
     if (!scan.read_error.empty()) {
@@ -98,11 +107,11 @@ bool ReadAndParse(const LogSet& logs, const InputPlan& inputs, int verbosity, st
 }
 
 bool BuildRun(const LogSet& logs, std::vector<WorkerLogScan> scans, const RunChoice& choice, FinishedRun* run,
-              int* status) {
+              int* status, BuiltFiles* files) {
   const double seconds = run->read.seconds;
-  run->read = TotalScans(scans);  // before the build takes the records
+  run->read = TotalScans(scans, files ? &files->totals : nullptr);  // before the build takes the records
   run->read.seconds = seconds;
-  BuildResult built = BuildTimeline(logs, scans, choice);
+  BuildResult built = files ? AssembleTimeline(logs, std::move(files->builds)) : BuildTimeline(logs, scans, choice);
   if (!built.error.empty()) {
     PrintError(built.error, "--run takes last, all or a run number that every file has");
     *status = kExitBadInput;

@@ -22,14 +22,24 @@ bool RefuseOutputsOverInputs(const std::vector<OutputRequest>& outputs, const st
 // discover: the log files a plan names; refuses outputs that are inputs.
 bool DiscoverInputs(const InputPlan& inputs, const std::vector<OutputRequest>& outputs, LogSet* logs, int* status);
 
+// Files whose workers were built as soon as they were scanned, and their
+// totals, counted before their records were taken.
+struct BuiltFiles {
+  std::vector<FileBuild> builds;
+  std::vector<FileTotals> totals;
+};
+
 // read + parse: every file, several at once, with a progress line on a
 // terminal. Fails on the first file that could not be read to its end.
+// With `build_run`, each file's worker is built right after its scan, on
+// the same thread, into `built`: the records of all files never pile up.
 bool ReadAndParse(const LogSet& logs, const InputPlan& inputs, int verbosity, std::vector<WorkerLogScan>* scans,
-                  int* status);
+                  int* status, const RunChoice* build_run = nullptr, BuiltFiles* built = nullptr);
 
-// build timeline: picks the run to show in each file; consumes the scans.
+// build timeline: picks the run to show in each file (or takes the files
+// built while reading); consumes the scans.
 bool BuildRun(const LogSet& logs, std::vector<WorkerLogScan> scans, const RunChoice& choice, FinishedRun* run,
-              int* status);
+              int* status, BuiltFiles* built = nullptr);
 
 // find steps: fills the timeline's steps, counting what the step finder skips
 // and what it warns about into the run.

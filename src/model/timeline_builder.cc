@@ -30,54 +30,67 @@ Worker MakeWorker(const WorkerLogFile& file, WorkerLogScan& scan, size_t begin, 
 
 }  // namespace
 
-BuildResult BuildTimeline(const LogSet& logs, std::vector<WorkerLogScan>& scans, const RunChoice& choice) {
+FileBuild BuildFile(const WorkerLogFile& file, WorkerLogScan& scan, const RunChoice& choice) {
+  FileBuild build;
+  build.runs = SplitRuns(scan.records);
+  const std::vector<RunRange>& runs = build.runs;
+  size_t begin = 0, end = 0;
+  if (!runs.empty()) {
+    switch (choice.kind) {
+      case RunChoice::Kind::kLast:
+        begin = runs.back().begin;
+        end = runs.back().end;
+        break;
+      case RunChoice::Kind::kAll:
+        begin = 0;
+        end = scan.records.size();
+        break;
+      case RunChoice::Kind::kNumber:
+        if (choice.number < 1 || static_cast<size_t>(choice.number) > runs.size()) {
+          build.error = scan.file + ": has " + std::to_string(runs.size()) + (runs.size() == 1 ? " run" : " runs") +
+                        ", no run " + std::to_string(choice.number);
+          return build;
+        }
+        begin = runs[choice.number - 1].begin;
+        end = runs[choice.number - 1].end;
+        break;
+    }
+  }
+  build.worker = MakeWorker(file, scan, begin, end);
+  if (choice.kind == RunChoice::Kind::kAll && runs.size() > 1) {
+    build.worker.run_starts.push_back(0);
+    for (size_t r = 1; r < runs.size(); ++r) build.worker.run_starts.push_back(runs[r].first_line);
+  }
+  std::vector<LogRecord>().swap(scan.records);  // taken: its jobs are the worker's now
+  return build;
+}
+
+BuildResult AssembleTimeline(const LogSet& logs, std::vector<FileBuild> files) {
   BuildResult result;
   for (const std::string& name : logs.machine_names) result.timeline.machines.emplace_back(name);
-
   size_t most_runs = 0, fewest_runs = SIZE_MAX;
   for (size_t f = 0; f < logs.files.size(); ++f) {
-    WorkerLogScan& scan = scans[f];
-    std::vector<RunRange> runs = SplitRuns(scan.records);
-    most_runs = std::max(most_runs, runs.size());
-    fewest_runs = std::min(fewest_runs, runs.size());
-
-    size_t begin = 0, end = 0;
-    if (!runs.empty()) {
-      switch (choice.kind) {
-        case RunChoice::Kind::kLast:
-          begin = runs.back().begin;
-          end = runs.back().end;
-          break;
-        case RunChoice::Kind::kAll:
-          begin = 0;
-          end = scan.records.size();
-          break;
-        case RunChoice::Kind::kNumber:
-          if (choice.number < 1 || static_cast<size_t>(choice.number) > runs.size()) {
-            result.error = scan.file + ": has " + std::to_string(runs.size()) +
-                           (runs.size() == 1 ? " run" : " runs") + ", no run " +
-                           std::to_string(choice.number);
-            return result;
-          }
-          begin = runs[choice.number - 1].begin;
-          end = runs[choice.number - 1].end;
-          break;
-      }
+    FileBuild& file = files[f];
+    if (!file.error.empty()) {
+      result.error = file.error;
+      return result;
     }
-    Worker& worker = result.timeline.machines[logs.files[f].machine].workers.emplace_back(
-        MakeWorker(logs.files[f], scan, begin, end));
-    if (choice.kind == RunChoice::Kind::kAll && runs.size() > 1) {
-      worker.run_starts.push_back(0);
-      for (size_t r = 1; r < runs.size(); ++r) worker.run_starts.push_back(runs[r].first_line);
-    }
-    std::vector<LogRecord>().swap(scan.records);  // taken: its jobs are the worker's now
-    result.runs.push_back({scan.file, std::move(runs)});
+    most_runs = std::max(most_runs, file.runs.size());
+    fewest_runs = std::min(fewest_runs, file.runs.size());
+    result.runs.push_back({file.worker.file, std::move(file.runs)});
+    result.timeline.machines[logs.files[f].machine].workers.push_back(std::move(file.worker));
   }
   if (!logs.files.empty() && most_runs != fewest_runs)
     result.warnings.push_back("files hold different numbers of runs (" +
                               std::to_string(fewest_runs) + " to " + std::to_string(most_runs) +
                               "); runs are chosen per file");
   return result;
+}
+
+BuildResult BuildTimeline(const LogSet& logs, std::vector<WorkerLogScan>& scans, const RunChoice& choice) {
+  std::vector<FileBuild> files;
+  for (size_t f = 0; f < logs.files.size(); ++f) files.push_back(BuildFile(logs.files[f], scans[f], choice));
+  return AssembleTimeline(logs, std::move(files));
 }
 
 }  // namespace jobviz

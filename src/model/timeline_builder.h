@@ -30,9 +30,21 @@ struct BuildResult {
   std::string error;  // set when the chosen run does not exist
 };
 
-// Takes each file's records as its worker is built (their strings move into
-// the jobs, the rest is freed), so the records and the jobs of a whole run
-// are never in memory together.
+// One file's part: its runs, and the worker of the chosen run. Takes the
+// file's records (their strings move into the jobs, the rest is freed), so
+// it can run as soon as the file is scanned and the records of all files
+// never pile up.
+struct FileBuild {
+  Worker worker;
+  std::vector<RunRange> runs;
+  std::string error;  // set when the chosen run does not exist in this file
+};
+FileBuild BuildFile(const WorkerLogFile& file, WorkerLogScan& scan, const RunChoice& choice);
+
+// The timeline from every file's part, in the order of `logs.files`.
+BuildResult AssembleTimeline(const LogSet& logs, std::vector<FileBuild> files);
+
+// Both steps at once.
 BuildResult BuildTimeline(const LogSet& logs, std::vector<WorkerLogScan>& scans, const RunChoice& choice);
 
 }  // namespace jobviz

@@ -7,7 +7,8 @@
 
 namespace jobviz {
 
-std::vector<WorkerLogScan> ScanLogs(const LogSet& logs, int threads, const ScanProgress& progress) {
+std::vector<WorkerLogScan> ScanLogs(const LogSet& logs, int threads, const ScanProgress& progress,
+                                    const ScannedHook& scanned) {
   const LineParser parser;
   std::vector<WorkerLogScan> scans(logs.files.size());
   ParallelFor(scans.size(), threads, [&](size_t i) {
@@ -21,17 +22,23 @@ std::vector<WorkerLogScan> ScanLogs(const LogSet& logs, int threads, const ScanP
     }
     scans[i] = ScanWorkerLog(path == "-" ? "<stdin>" : path, *source, parser, LineReader::kDefaultBlock,
                              progress.bytes);
+    if (scanned) scanned(i, scans[i]);
     if (progress.file_done) progress.file_done();
   });
   return scans;
 }
 
-ReadTotals TotalScans(const std::vector<WorkerLogScan>& scans) {
+FileTotals TotalsOf(const WorkerLogScan& scan) {
+  const auto named = std::count_if(scan.records.begin(), scan.records.end(),
+                                   [](const LogRecord& r) { return r.kind == RecordKind::kRangePush; });
+  return {scan.file, scan.bytes, scan.lines, scan.records.size(), static_cast<std::uint64_t>(named)};
+}
+
+ReadTotals TotalScans(const std::vector<WorkerLogScan>& scans, const std::vector<FileTotals>* taken) {
   ReadTotals totals;
-  for (const WorkerLogScan& scan : scans) {
-    const auto named = std::count_if(scan.records.begin(), scan.records.end(),
-                                     [](const LogRecord& r) { return r.kind == RecordKind::kRangePush; });
-    totals.files.push_back({scan.file, scan.bytes, scan.lines, scan.records.size(), static_cast<std::uint64_t>(named)});
+  for (size_t i = 0; i < scans.size(); ++i) {
+    const WorkerLogScan& scan = scans[i];
+    totals.files.push_back(taken ? (*taken)[i] : TotalsOf(scan));
     totals.bytes += scan.bytes;
     totals.lines += scan.lines;
     totals.skipped.Merge(scan.skipped);

@@ -19,9 +19,15 @@ struct ScanProgress {
   std::function<void()> file_done;              // called after each file (from any thread)
 };
 
+// Called with each file's index and scan as soon as it is scanned, on the
+// thread that scanned it (draw builds the file's worker there, so the records
+// of all files never pile up).
+using ScannedHook = std::function<void(size_t, WorkerLogScan&)>;
+
 // One scan per file of `logs`, in the same order. A file that cannot be
 // opened or read to its end has `read_error` set.
-std::vector<WorkerLogScan> ScanLogs(const LogSet& logs, int threads, const ScanProgress& progress = {});
+std::vector<WorkerLogScan> ScanLogs(const LogSet& logs, int threads, const ScanProgress& progress = {},
+                                    const ScannedHook& scanned = {});
 
 // Per-file figures kept for the report once the records have moved on into
 // the timeline.
@@ -38,6 +44,11 @@ struct ReadTotals {
   double seconds = 0;  // wall time of reading and parsing
 };
 
-ReadTotals TotalScans(const std::vector<WorkerLogScan>& scans);
+// One file's figures; count them before its records are taken.
+FileTotals TotalsOf(const WorkerLogScan& scan);
+
+// Totals of all files; `taken`, when given, holds each file's TotalsOf
+// counted before its records were taken.
+ReadTotals TotalScans(const std::vector<WorkerLogScan>& scans, const std::vector<FileTotals>* taken = nullptr);
 
 }  // namespace jobviz
