@@ -37,6 +37,11 @@ FlowChains::FlowChains(const Timeline& timeline) {
   // first and are linked as they come; backward ones are walked from the
   // last stage down once all are known.
   std::vector<Link> backward;
+  size_t backward_jobs = 0;  // at most one hand-off leaves each: room for all, no doubling
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers)
+      for (const Job& job : worker.jobs) backward_jobs += DirectionOf(job.type) == Direction::kBackward;
+  backward.reserve(backward_jobs);
   ForEachHandOff(timeline, [&](const HandOff& h) {
     const size_t sender = static_cast<size_t>(h.sender - h.sender_worker->jobs.data());
     const size_t receiver = static_cast<size_t>(h.receiver - h.receiver_worker->jobs.data());
