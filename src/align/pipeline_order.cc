@@ -105,9 +105,7 @@ void ForEachHandOff(const Timeline& timeline, const std::function<void(const Han
       const auto it = next.jobs.find(key);
       if (it != next.jobs.end()) pairs.emplace_back(job, it->second);
     }
-    std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) {
-      return a.first->start != b.first->start ? a.first->start < b.first->start : a.first->line < b.first->line;
-    });
+    std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return StartsBefore(*a.first, *b.first); });
     for (const auto& [job, other] : pairs) {
       const int stage = static_cast<int>(s);
       if (DirectionOf(job->type) == Direction::kForward)

@@ -97,6 +97,10 @@ struct Job {
   std::int64_t step = kNoStep;
 };
 
+// The order of Worker::jobs: by start, then by line (jobs that start
+// together keep their file order).
+inline bool StartsBefore(const Job& a, const Job& b) { return a.start != b.start ? a.start < b.start : a.line < b.line; }
+
 struct StepSpan {
   std::int64_t step = 0;  // the step's number as the training program counts it
   Nanos start = 0, end = 0;

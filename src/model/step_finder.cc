@@ -226,7 +226,8 @@ size_t RunOfLine(const Worker& worker, std::uint64_t line) {
                              worker.run_starts.begin()) - 1;
 }
 
-// Run `run` of every worker (none where a file has fewer runs), jobs and markers moved out.
+// Run `run` of every worker (none where a file has fewer runs): its jobs
+// moved out, its markers copied. A file of one run is run 1 (index 0).
 Timeline TakeRun(Timeline& timeline, size_t run) {
   Timeline part;
   for (Machine& machine : timeline.machines) {
@@ -236,12 +237,9 @@ Timeline TakeRun(Timeline& timeline, size_t run) {
       w.machine = worker.machine;
       w.index = worker.index;
       w.file = worker.file;
-      if (worker.run_starts.empty() && run > 0) continue;  // a file of one run: it is run 1
+      if (worker.run_starts.empty() && run > 0) continue;
       for (Job& job : worker.jobs)
-        if (job.line != 0 && (worker.run_starts.empty() || RunOfLine(worker, job.line) == run)) {
-          w.jobs.push_back(std::move(job));
-          job.line = 0;  // taken
-        }
+        if (worker.run_starts.empty() || RunOfLine(worker, job.line) == run) w.jobs.push_back(std::move(job));
       for (const LogRecord& marker : worker.markers)
         if (worker.run_starts.empty() || RunOfLine(worker, marker.line) == run) w.markers.push_back(marker);
     }
@@ -262,6 +260,8 @@ StepFinding FindSteps(Timeline& timeline) {
   StepFinding finding;
   std::vector<Timeline> parts;
   for (size_t r = 0; r < runs; ++r) parts.push_back(TakeRun(timeline, r));
+  for (Machine& machine : timeline.machines)
+    for (Worker& worker : machine.workers) worker.jobs.clear();  // all moved into the parts
   for (size_t r = 0; r < runs; ++r) {
     Timeline& part = parts[r];
     StepFinding found = FindStepsOfOneRun(part);
@@ -275,7 +275,6 @@ StepFinding FindSteps(Timeline& timeline) {
       for (size_t w = 0; w < part.machines[m].workers.size(); ++w) {
         Worker& from = part.machines[m].workers[w];
         Worker& to = timeline.machines[m].workers[w];
-        if (r == 0) to.jobs.clear();
         for (Job& job : from.jobs) {
           job.step = key(job.step);
           to.jobs.push_back(std::move(job));
@@ -283,9 +282,8 @@ StepFinding FindSteps(Timeline& timeline) {
         for (const StepSpan& span : from.steps) to.steps.push_back({key(span.step), span.start, span.end});
       }
   }
-  auto by_start = [](const Job& a, const Job& b) { return a.start != b.start ? a.start < b.start : a.line < b.line; };
   for (Machine& machine : timeline.machines)
-    for (Worker& worker : machine.workers) std::sort(worker.jobs.begin(), worker.jobs.end(), by_start);
+    for (Worker& worker : machine.workers) std::sort(worker.jobs.begin(), worker.jobs.end(), StartsBefore);
   return finding;
 }
 

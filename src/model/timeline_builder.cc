@@ -22,9 +22,7 @@ Worker MakeWorker(const WorkerLogFile& file, WorkerLogScan& scan, size_t begin, 
     }
     worker.jobs.push_back({std::move(r.job_id), std::move(r.type), r.micro_batch, r.start, r.end, r.line, kNoStep});
   }
-  std::sort(worker.jobs.begin(), worker.jobs.end(), [](const Job& a, const Job& b) {
-    return a.start != b.start ? a.start < b.start : a.line < b.line;
-  });
+  std::sort(worker.jobs.begin(), worker.jobs.end(), StartsBefore);
   return worker;
 }
 
