@@ -42,16 +42,15 @@ OrderVotes VoteOnOrder(const Timeline& timeline, int stages, int micro_batches) 
     const int remaining = stages - stage++;
     const auto expect_1f1b = std::min(micro_batches, remaining);
     const auto expect_eager = std::min(micro_batches, 2 * remaining - 1);
-    std::map<std::int64_t, std::vector<const Job*>> by_step;  // jobs are sorted by start
+    std::map<std::int64_t, std::vector<bool>> by_step;  // per step, in start order: forward or backward
     for (const Job& job : worker->jobs) {
       const Pass pass = ClassifyJobType(job.type).pass;
-      if (pass == Pass::kForward || pass == Pass::kBackward) by_step[job.step].push_back(&job);
+      if (pass == Pass::kForward || pass == Pass::kBackward) by_step[job.step].push_back(pass == Pass::kForward);
     }
-    for (const auto& [step, jobs] : by_step) {
+    for (const auto& [step, passes] : by_step) {
       int before = 0, forwards = 0;
       bool seen_backward = false, forward_after_backward = false;
-      for (const Job* job : jobs) {
-        const bool forward = ClassifyJobType(job->type).pass == Pass::kForward;
+      for (const bool forward : passes) {
         forwards += forward;
         if (forward && !seen_backward) ++before;
         if (forward && seen_backward) forward_after_backward = true;

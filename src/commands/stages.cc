@@ -123,8 +123,7 @@ bool BuildRun(const LogSet& logs, std::vector<WorkerLogScan> scans, const RunCho
   run->timeline = std::move(built.timeline);
   run->warnings = logs.warnings;
   run->warnings.insert(run->warnings.end(), built.warnings.begin(), built.warnings.end());
-  for (const Machine& machine : run->timeline.machines)
-    for (const Worker& worker : machine.workers) run->jobs += worker.jobs.size();
+  run->jobs = CountJobs(run->timeline);
   return true;
 }
 
@@ -147,9 +146,7 @@ bool CutSteps(const StepRange& range, FinishedRun* run, int* status) {
     return false;
   }
   run->window = range;
-  run->jobs = 0;
-  for (const Machine& machine : run->timeline.machines)
-    for (const Worker& worker : machine.workers) run->jobs += worker.jobs.size();
+  run->jobs = CountJobs(run->timeline);
   return true;
 }
 

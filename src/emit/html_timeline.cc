@@ -17,13 +17,6 @@ namespace jobviz {
 
 namespace {
 
-size_t CountJobs(const Timeline& timeline) {
-  size_t jobs = 0;
-  for (const Machine& machine : timeline.machines)
-    for (const Worker& worker : machine.workers) jobs += worker.jobs.size();
-  return jobs;
-}
-
 std::string Count(size_t n) {
   std::string digits = std::to_string(n), out;
   for (size_t i = 0; i < digits.size(); ++i) {

@@ -79,11 +79,8 @@ namespace {
 // One vector, sized up front and collapsed in place: at a million jobs it is
 // the largest thing the trace writers hold besides the jobs.
 std::vector<std::pair<Nanos, int>> BusyChanges(const Timeline& timeline) {
-  size_t jobs = 0;
-  for (const Machine& machine : timeline.machines)
-    for (const Worker& worker : machine.workers) jobs += worker.jobs.size();
   std::vector<std::pair<Nanos, int>> changes;
-  changes.reserve(2 * jobs);  // at most a start and an end per job
+  changes.reserve(2 * CountJobs(timeline));  // at most a start and an end per job
   for (const Machine& machine : timeline.machines)
     for (const Worker& worker : machine.workers) {
       std::vector<std::pair<Nanos, Nanos>> intervals;

@@ -47,4 +47,11 @@ std::uint64_t SkipTally::total() const {
   return sum;
 }
 
+size_t CountJobs(const Timeline& timeline) {
+  size_t jobs = 0;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers) jobs += worker.jobs.size();
+  return jobs;
+}
+
 }  // namespace jobviz

@@ -142,4 +142,7 @@ struct Timeline {
   std::vector<std::string> step_warnings;
 };
 
+// All jobs of all workers.
+size_t CountJobs(const Timeline& timeline);
+
 }  // namespace jobviz
