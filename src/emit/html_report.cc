@@ -32,7 +32,7 @@ std::string Table(const std::vector<std::vector<std::string>>& rows, bool gates)
   return out + "</table>\n";
 }
 
-std::string Header(const FinishedRun& run, const HtmlTimeline& timeline) {
+std::string Header(const FinishedRun& run, const std::vector<SummarySection>& sections, const HtmlTimeline& timeline) {
   std::string out = "<header>\n<h1>jobviz: pipeline report</h1>\n<p class=\"facts\">" +
                     std::to_string(run.jobs) + " jobs on " + std::to_string(run.analysis.workers.size()) +
                     " workers of " + std::to_string(run.timeline.machines.size()) + " machine" +
@@ -40,7 +40,7 @@ std::string Header(const FinishedRun& run, const HtmlTimeline& timeline) {
                     " files, " + std::to_string(run.read.lines) + " lines read, " +
                     std::to_string(run.skipped.total()) + " skipped · times after " +
                     FormatUtc(TraceOrigin(run.timeline)) + "</p>\n";
-  for (const SummarySection& section : SummarySections(run.analysis, run.timeline))
+  for (const SummarySection& section : sections)
     if (!section.text.empty()) out += "<p class=\"headline\">" + MarkupText(section.text) + "</p>\n";
   if (!timeline.window_note.empty()) out += "<p class=\"notice\" id=\"window\">" + MarkupText(timeline.window_note) + "</p>\n";
   return out + "</header>\n";
@@ -61,9 +61,9 @@ constexpr const char* kTimeline = R"(<section>
 </section>
 )";
 
-std::string Summary(const FinishedRun& run) {
+std::string Summary(const FinishedRun& run, const std::vector<SummarySection>& sections) {
   std::string out = "<section id=\"summary\">\n<h2>Summary</h2>\n";
-  for (const SummarySection& section : SummarySections(run.analysis, run.timeline))
+  for (const SummarySection& section : sections)
     if (!section.rows.empty()) out += "<h3>" + MarkupText(section.title) + "</h3>\n" + Table(section.rows, false);
   if (!run.gates.empty()) out += "<h3>Gates (--fail-on)</h3>\n" + Table(GateRows(run.gates), true);
   if (!run.warnings.empty()) {
@@ -85,6 +85,7 @@ std::string Summary(const FinishedRun& run) {
 
 std::string EmitHtmlReport(const FinishedRun& run, const Sink& sink) {
   const HtmlTimeline timeline = BuildHtmlTimeline(run.timeline, run.html_max_jobs, "jobviz pipeline trace");
+  const std::vector<SummarySection> sections = SummarySections(run.analysis, run.timeline);
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                     "<meta http-equiv=\"Content-Security-Policy\" content=\"" + std::string(kPolicy) + "\">\n"
                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -92,7 +93,7 @@ std::string EmitHtmlReport(const FinishedRun& run, const Sink& sink) {
                     "<link rel=\"icon\" href=\"data:,\">\n"
                     "<title>jobviz: pipeline report</title>\n<style>\n";
   out += kAsset_report_css;
-  out += "</style>\n</head>\n<body>\n" + Header(run, timeline) + kTimeline + Summary(run);
+  out += "</style>\n</head>\n<body>\n" + Header(run, sections, timeline) + kTimeline + Summary(run, sections);
   out += "<footer>Written by jobviz " JOBVIZ_VERSION ". Times are exact to the nanosecond of the logs; "
          "the summary is of the whole run.</footer>\n<div id=\"tip\"></div>\n";
   sink(out);
