@@ -37,12 +37,13 @@ Window ChooseWindow(const Timeline& timeline, size_t max_jobs, size_t total) {
   if (total <= max_jobs) return {};
   const std::string cap = "the run has " + Count(total) + " jobs, more than the page holds (--html-max-jobs " +
                           Count(max_jobs) + "); the summary covers the whole run.";
-  if (!timeline.steps.empty()) {
-    std::map<std::int64_t, size_t> per_step;
+  std::map<std::int64_t, size_t> per_step;  // empty also when no job has a step (NVTX steps after all jobs)
+  if (!timeline.steps.empty())
     for (const Machine& machine : timeline.machines)
       for (const Worker& worker : machine.workers)
         for (const Job& job : worker.jobs)
           if (job.step != kNoStep) ++per_step[job.step];
+  if (!per_step.empty()) {
     StepRange range{per_step.begin()->first, per_step.begin()->first};
     size_t shown = 0;
     for (const auto& [step, count] : per_step) {

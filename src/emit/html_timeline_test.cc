@@ -140,6 +140,16 @@ TEST_CASE("Without steps, above the cap the page holds the earliest jobs") {
   CHECK(html.window_note.find("earliest 5 jobs") != std::string::npos);
 }
 
+TEST_CASE("Steps with no job in them (NVTX pushed after every job) fall back to the earliest jobs") {
+  Timeline t = Run(3, 4);
+  for (Machine& machine : t.machines)
+    for (Worker& worker : machine.workers)
+      for (Job& job : worker.jobs) job.step = kNoStep;
+  const HtmlTimeline html = BuildHtmlTimeline(t, 5, "t");
+  CHECK(html.shown_jobs == 5);
+  CHECK(html.window_note.find("earliest 5 jobs") != std::string::npos);
+}
+
 TEST_CASE("The embedded trace is the .pftrace of the jobs shown") {
   const HtmlTimeline html = BuildHtmlTimeline(Run(3, 4), 7, "t");
   std::string expected;
