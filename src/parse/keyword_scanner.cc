@@ -2,13 +2,39 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstdint>
 #include <cstring>
 #include <stdexcept>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define JOBVIZ_HAVE_AVX2_PATH 1
+#endif
 
 namespace jobviz {
 
 namespace {
+
+using Probe = KeywordScanner::Probe;
+
+// Bytes of log text from most to least frequent (English prose, code, glog
+// prefixes, numbers); a byte not listed counts as rarer than all of them.
+// Only speed depends on this order, never a result.
+constexpr std::string_view kByFrequency =
+    " etaoinsr0123ldchum_.p456789:f=g,bywv-/k\n[]()ISETAx\"'CRPNODLMFBUGjqzHWVKYJXQZ";
+
+int Rank(char c) {  // higher = rarer
+  const size_t at = kByFrequency.find(c);
+  return at == std::string_view::npos ? static_cast<int>(kByFrequency.size()) : static_cast<int>(at);
+}
+
+int MatchProbes(const Probe* probes, size_t count, const char* data, size_t n, size_t position) {
+  for (size_t k = 0; k < count; ++k) {
+    const std::string_view kw = probes[k].keyword;
+    if (n - position >= kw.size() && std::memcmp(data + position, kw.data(), kw.size()) == 0)
+      return static_cast<int>(k);
+  }
+  return -1;
+}
 
 typedef std::uint8_t Bytes16 __attribute__((vector_size(16)));
 typedef std::int8_t Mask16 __attribute__((vector_size(16)));  // comparison results: 0 or -1
@@ -32,55 +58,125 @@ inline bool AnySet(Mask16 mask) {
   return (lo | hi) != 0;
 }
 
+#ifdef JOBVIZ_HAVE_AVX2_PATH
+
+// 64 candidate starts per round: for each keyword, two compares of each
+// 32-byte half at the keyword's two rare-byte offsets. Returns the first
+// verified hit, or npos with *stopped set where the caller must go on.
+__attribute__((target("avx2"))) KeywordScanner::Hit FindAvx2(const Probe* probes, size_t count, size_t reach,
+                                                             const char* data, size_t n, size_t i,
+                                                             size_t* stopped) {
+  __m256i byte1[KeywordScanner::kMaxKeywords], byte2[KeywordScanner::kMaxKeywords];
+  for (size_t k = 0; k < count; ++k) {
+    byte1[k] = _mm256_set1_epi8(probes[k].keyword[probes[k].offset1]);
+    byte2[k] = _mm256_set1_epi8(probes[k].keyword[probes[k].offset2]);
+  }
+  for (; i + 64 + reach <= n; i += 64) {
+    std::uint64_t candidates = 0;
+    for (size_t k = 0; k < count; ++k) {
+      const char* p1 = data + i + probes[k].offset1;
+      const char* p2 = data + i + probes[k].offset2;
+      const __m256i lo = _mm256_and_si256(
+          _mm256_cmpeq_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p1)), byte1[k]),
+          _mm256_cmpeq_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p2)), byte2[k]));
+      const __m256i hi = _mm256_and_si256(
+          _mm256_cmpeq_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p1 + 32)), byte1[k]),
+          _mm256_cmpeq_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p2 + 32)), byte2[k]));
+      candidates |= static_cast<std::uint32_t>(_mm256_movemask_epi8(lo)) |
+                    static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm256_movemask_epi8(hi))) << 32;
+    }
+    while (candidates != 0) {
+      const size_t position = i + static_cast<size_t>(std::countr_zero(candidates));
+      const int k = MatchProbes(probes, count, data, n, position);
+      if (k >= 0) return {position, k};
+      candidates &= candidates - 1;
+    }
+  }
+  *stopped = i;
+  return {KeywordScanner::npos, -1};
+}
+
+__attribute__((target("avx2,popcnt"))) size_t CountNewlinesAvx2(const char* data, size_t n, size_t* stopped) {
+  const __m256i newline = _mm256_set1_epi8('\n');
+  size_t count = 0;
+  size_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    const auto lo = static_cast<std::uint32_t>(_mm256_movemask_epi8(
+        _mm256_cmpeq_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i)), newline)));
+    const auto hi = static_cast<std::uint32_t>(_mm256_movemask_epi8(
+        _mm256_cmpeq_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i + 32)), newline)));
+    count += static_cast<size_t>(std::popcount(lo) + std::popcount(hi));
+  }
+  *stopped = i;
+  return count;
+}
+
+bool CpuHasAvx2() {
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+  return has;
+}
+
+#endif  // JOBVIZ_HAVE_AVX2_PATH
+
 }  // namespace
 
-KeywordScanner::KeywordScanner(std::initializer_list<std::string_view> keywords) {
+std::array<size_t, 2> KeywordScanner::RarestPair(std::string_view keyword) {
+  size_t rarest = 0;
+  for (size_t i = 1; i < keyword.size(); ++i)
+    if (Rank(keyword[i]) > Rank(keyword[rarest])) rarest = i;
+  size_t second = rarest == 0 ? 1 : 0;
+  for (size_t i = 0; i < keyword.size(); ++i)
+    if (i != rarest && keyword[i] != keyword[rarest] && Rank(keyword[i]) > Rank(keyword[second])) second = i;
+  return {std::min(rarest, second), std::max(rarest, second)};
+}
+
+KeywordScanner::KeywordScanner(std::initializer_list<std::string_view> keywords, Simd simd) {
   if (keywords.size() == 0 || keywords.size() > kMaxKeywords)
     throw std::invalid_argument("KeywordScanner: 1 to 5 keywords");
   for (std::string_view k : keywords) {
     if (k.size() < 2) throw std::invalid_argument("KeywordScanner: keyword shorter than 2 bytes");
-    keywords_[count_++] = k;
-    if (k.size() > longest_) longest_ = k.size();
+    const auto [offset1, offset2] = RarestPair(k);
+    probes_[count_++] = {k, static_cast<std::uint32_t>(offset1), static_cast<std::uint32_t>(offset2)};
+    reach_ = std::max(reach_, offset2);
   }
+#ifdef JOBVIZ_HAVE_AVX2_PATH
+  avx2_ = simd == Simd::kBest && CpuHasAvx2();
+#else
+  (void)simd;
+#endif
 }
 
 int KeywordScanner::MatchAt(std::string_view text, size_t position) const {
-  for (size_t k = 0; k < count_; ++k) {
-    const std::string_view kw = keywords_[k];
-    if (text.size() - position >= kw.size() &&
-        std::memcmp(text.data() + position, kw.data(), kw.size()) == 0)
-      return static_cast<int>(k);
-  }
-  return -1;
+  return MatchProbes(probes_.data(), count_, text.data(), text.size(), position);
 }
 
 KeywordScanner::Hit KeywordScanner::FindNext(std::string_view text, size_t from) const {
   const char* data = text.data();
   const size_t n = text.size();
   size_t i = from;
-
-  std::array<Bytes16, kMaxKeywords> first{}, last{};
-  std::array<size_t, kMaxKeywords> last_offset{};
-  for (size_t k = 0; k < count_; ++k) {
-    first[k] = Splat(keywords_[k].front());
-    last[k] = Splat(keywords_[k].back());
-    last_offset[k] = keywords_[k].size() - 1;
+#ifdef JOBVIZ_HAVE_AVX2_PATH
+  if (avx2_) {
+    const Hit hit = FindAvx2(probes_.data(), count_, reach_, data, n, i, &i);
+    if (hit.position != npos) return hit;
   }
-
-  // Vector loop: while 16 candidate starts plus the longest keyword fit.
-  while (i + 16 + longest_ <= n) {
-    Bytes16 block = Load(data + i);
-    Mask16 hits = (block == first[0]) & (Load(data + i + last_offset[0]) == last[0]);
+#endif
+  std::array<Bytes16, kMaxKeywords> byte1{}, byte2{};
+  for (size_t k = 0; k < count_; ++k) {
+    byte1[k] = Splat(probes_[k].keyword[probes_[k].offset1]);
+    byte2[k] = Splat(probes_[k].keyword[probes_[k].offset2]);
+  }
+  // Vector loop: while 16 candidate starts plus the farthest probe fit.
+  for (; i + 16 + reach_ <= n; i += 16) {
+    Mask16 hits = (Load(data + i + probes_[0].offset1) == byte1[0]) &
+                  (Load(data + i + probes_[0].offset2) == byte2[0]);
     for (size_t k = 1; k < count_; ++k)
-      hits |= (block == first[k]) & (Load(data + i + last_offset[k]) == last[k]);
-    if (AnySet(hits)) {
-      for (size_t lane = 0; lane < 16; ++lane) {
-        if (!hits[lane]) continue;
-        const int k = MatchAt(text, i + lane);
-        if (k >= 0) return {i + lane, k};
-      }
+      hits |= (Load(data + i + probes_[k].offset1) == byte1[k]) & (Load(data + i + probes_[k].offset2) == byte2[k]);
+    if (!AnySet(hits)) continue;
+    for (size_t lane = 0; lane < 16; ++lane) {
+      if (!hits[lane]) continue;
+      const int k = MatchAt(text, i + lane);
+      if (k >= 0) return {i + lane, k};
     }
-    i += 16;
   }
   for (; i < n; ++i) {
     const int k = MatchAt(text, i);
@@ -92,9 +188,12 @@ KeywordScanner::Hit KeywordScanner::FindNext(std::string_view text, size_t from)
 size_t CountNewlines(std::string_view text) {
   const char* data = text.data();
   const size_t n = text.size();
-  const Bytes16 newline = Splat('\n');
   size_t count = 0;
   size_t i = 0;
+#ifdef JOBVIZ_HAVE_AVX2_PATH
+  if (CpuHasAvx2()) count = CountNewlinesAvx2(data, n, &i);
+#endif
+  const Bytes16 newline = Splat('\n');
   while (i + 16 <= n) {
     // Byte lanes count up to 255 before they are summed and reset.
     Bytes16 lanes = Splat('\0');

@@ -24,10 +24,11 @@ KeywordScanner::Hit NaiveFind(std::string_view text, size_t from,
 }  // namespace
 
 TEST_CASE("Scanner finds each keyword at every offset and near the end") {
-  const KeywordScanner scanner({"Profiler Info: Job", "NVTX range", "Clock Sync:"});
+  const auto simd = GENERATE(KeywordScanner::Simd::kBest, KeywordScanner::Simd::kPortable);
+  const KeywordScanner scanner({"Profiler Info: Job", "NVTX range", "Clock Sync:"}, simd);
   const std::string keywords[] = {"Profiler Info: Job", "NVTX range", "Clock Sync:"};
   for (int k = 0; k < 3; ++k) {
-    for (size_t offset = 0; offset < 70; ++offset) {
+    for (size_t offset = 0; offset < 200; ++offset) {
       const std::string text = std::string(offset, 'x') + keywords[k] + std::string(offset % 5, 'y');
       const auto hit = scanner.FindNext(text, 0);
       INFO("keyword " << k << " offset " << offset);
@@ -37,19 +38,36 @@ TEST_CASE("Scanner finds each keyword at every offset and near the end") {
   }
 }
 
-TEST_CASE("Scanner ignores near misses whose first and last bytes match") {
-  const KeywordScanner scanner({"Profiler Info: Job"});
-  const std::string text = std::string(40, ' ') + "Profiler Info: Jxb" + "Pxxxxxxxxxxxxxxxxb" +
-                           std::string(40, ' ');
+TEST_CASE("Scanner ignores near misses whose rare bytes match") {
+  const auto simd = GENERATE(KeywordScanner::Simd::kBest, KeywordScanner::Simd::kPortable);
+  const KeywordScanner scanner({"Profiler Info: Job"}, simd);
+  const auto [first, second] = KeywordScanner::RarestPair("Profiler Info: Job");
+  std::string decoy(18, 'x');
+  decoy[first] = "Profiler Info: Job"[first];
+  decoy[second] = "Profiler Info: Job"[second];
+  std::string text = std::string(40, ' ');
+  for (int i = 0; i < 10; ++i) text += decoy + "Profiler Info: Jxb";
+  text += std::string(100, ' ');
   CHECK(scanner.FindNext(text, 0).position == KeywordScanner::npos);
+  text.replace(text.size() - 50, 18, "Profiler Info: Job");
+  CHECK(scanner.FindNext(text, 0).position == text.size() - 50);
+}
+
+TEST_CASE("The probe bytes are the keyword's rarest, at two different offsets") {
+  // 'J' and 'P' are the rarest bytes of the job keyword in log text.
+  CHECK(KeywordScanner::RarestPair("Profiler Info: Job") == std::array<size_t, 2>{0, 15});
+  CHECK(KeywordScanner::RarestPair("aa") == std::array<size_t, 2>{0, 1});
+  const auto pair = KeywordScanner::RarestPair("Clock Sync:");
+  CHECK(pair[0] < pair[1]);
 }
 
 TEST_CASE("Scanner agrees with a naive search on random text") {
-  const KeywordScanner scanner({"ab", "Clock Sync:", "NVTX range"});
+  const auto simd = GENERATE(KeywordScanner::Simd::kBest, KeywordScanner::Simd::kPortable);
+  const KeywordScanner scanner({"ab", "Clock Sync:", "NVTX range"}, simd);
   std::mt19937 rng(42);
   const std::string alphabet = "abNVTX rangeClock Sync:\n";
-  for (int round = 0; round < 200; ++round) {
-    std::string text(rng() % 400, ' ');
+  for (int round = 0; round < 400; ++round) {
+    std::string text(rng() % 600, ' ');
     for (char& c : text) c = alphabet[rng() % alphabet.size()];
     size_t from = 0;
     for (;;) {

@@ -21,7 +21,7 @@ struct LineBlock {
 
 class LineReader {
  public:
-  static constexpr size_t kDefaultBlock = 4 << 20;
+  static constexpr size_t kDefaultBlock = 1 << 20;
   static constexpr size_t kMaxLine = 64 << 20;
 
   explicit LineReader(ByteSource& source, size_t block_size = kDefaultBlock,
