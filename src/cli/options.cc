@@ -138,8 +138,11 @@ std::vector<OutputRequest> PlanOutputs(const DrawFlags& f) {
   const std::filesystem::path dir(f.inputs.log_dir.empty() ? "." : f.inputs.log_dir);  // explicit files: here
   std::vector<OutputRequest> outputs;
   const std::string trace = f.output.empty() ? (dir / "pipeline_profile_perfetto.json").string() : f.output;
-  outputs.push_back({IsProtobufTracePath(trace) ? OutputFormat::kPerfettoProto : OutputFormat::kPerfettoJson, trace,
-                     false, "-o"});
+  // Packets are compressed one by one unless the whole file is gzip'd anyway.
+  const OutputFormat trace_format = !IsProtobufTracePath(trace) ? OutputFormat::kPerfettoJson
+                                    : trace.ends_with(".gz")    ? OutputFormat::kPerfettoProtoPlain
+                                                                : OutputFormat::kPerfettoProto;
+  outputs.push_back({trace_format, trace, false, "-o"});
   if (!f.no_chrome)
     outputs.push_back({OutputFormat::kChromeJson,
                        f.chrome_output.empty() ? (dir / "pipeline_profile.json").string() : f.chrome_output, false,

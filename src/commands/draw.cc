@@ -29,6 +29,7 @@ int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLo
   FinishedRun run;
   run.read.seconds = SecondsSince(started);
   run.html_max_jobs = plan.html_max_jobs;
+  run.threads = plan.inputs.threads;
   if (!BuildRun(logs, std::move(scans), plan.run, &run, &status, built)) return status;
 
   AlignOptions align;

@@ -23,6 +23,7 @@ constexpr const char* kTraceHint = "choose another path with -o/--output or --ch
 const EmitterInfo kEmitters[] = {
     {OutputFormat::kPerfettoJson, "the trace", true, kTraceHint, EmitPerfettoJson},
     {OutputFormat::kPerfettoProto, "the trace", true, kTraceHint, EmitPerfettoProto},
+    {OutputFormat::kPerfettoProtoPlain, "the trace", true, kTraceHint, EmitPerfettoProtoPlain},
     {OutputFormat::kChromeJson, "the legacy Chrome trace", true, kTraceHint, EmitChromeJson},
     {OutputFormat::kSummaryTables, "the summary tables", false, "", EmitSummaryTables},
     {OutputFormat::kSummaryJson, "the summary", false, "", EmitSummaryJson},

@@ -40,13 +40,14 @@ struct FinishedRun {
   size_t jobs = 0;               // drawn (within --steps, when given)
   std::optional<StepRange> window;  // --steps
   size_t html_max_jobs = kDefaultHtmlMaxJobs;  // --html-max-jobs
+  int threads = 0;               // -j: for emitters that work in parallel; 0 = one per core
 };
 
 // Receives the document in pieces (about 1 MiB for the traces), so a whole
 // output never has to sit in memory.
 using Sink = std::function<void(std::string_view)>;
 
-enum class OutputFormat { kPerfettoJson, kPerfettoProto, kChromeJson, kSummaryTables, kSummaryJson, kSummaryMarkdown, kJUnit, kHtml };
+enum class OutputFormat { kPerfettoJson, kPerfettoProto, kPerfettoProtoPlain, kChromeJson, kSummaryTables, kSummaryJson, kSummaryMarkdown, kJUnit, kHtml };
 
 // Writes one format; returns what the "wrote" line adds after the path
 // (e.g. " (legacy Chrome trace)").

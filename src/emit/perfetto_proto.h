@@ -4,9 +4,16 @@
 //    "busy workers" counter track; one process per machine (name with the
 //    clock alignment, which also goes to process_labels); one thread track
 //    per worker and overlap lane, ordered explicitly as in the JSON.
-//  - One packet sequence. Its first packet clears incremental state; event
+//  - Packet sequences that stand alone: sequence 1 holds the Steps process,
+//    its step slices and the counter; each further one a machine. A sequence's first packet clears incremental state; event
 //    packets say they need it, and carry the interned data (event names,
 //    categories, debug-annotation names) in the packet that first uses it.
+//    The sequences are written on several threads and put in order.
+//  - Compressed (the default for a .pftrace path): each 256 KiB of a
+//    sequence's packets deflated into one TracePacket.compressed_packets, as
+//    Perfetto's tracing service writes them with compression on; the trace
+//    processor (and so the UI) inflates them and reads the packets inside.
+//    A .pftrace.gz path writes the packets plain and gzips the whole file.
 //  - Every job as a TrackEvent slice (begin and end packet) with integer
 //    nanosecond timestamps and the JSON args as debug annotations; flows as
 //    flow_ids / terminating_flow_ids on the jobs (emit/flow_chains.h).
@@ -18,10 +25,16 @@
 
 namespace jobviz {
 
-TraceStats WritePerfettoProto(const Timeline& timeline, const Sink& sink);
+struct ProtoOptions {
+  bool compress = false;  // packets inside compressed_packets
+  int threads = 0;        // 0: one per core
+};
+TraceStats WritePerfettoProto(const Timeline& timeline, const Sink& sink, const ProtoOptions& options = {});
 
-// The emitter: " (native Perfetto protobuf[, N extra rows for overlapping jobs])".
+// The emitters: " (native Perfetto protobuf[, compressed packets][, N extra
+// rows for overlapping jobs])". Plain: for .pftrace.gz paths.
 std::string EmitPerfettoProto(const FinishedRun& run, const Sink& sink);
+std::string EmitPerfettoProtoPlain(const FinishedRun& run, const Sink& sink);
 
 // Whether `path` asks for the protobuf trace: .pftrace or .perfetto-trace,
 // optionally followed by .gz.

@@ -11,7 +11,7 @@ the page from file:// and this checks what it rendered.
 - wheel, keys and drag zoom and pan;
 - "Open in Perfetto" speaks Perfetto's postMessage protocol to a stand-in
   for ui.perfetto.dev (served by the DevTools Fetch domain: no network) and
-  hands it the same bytes `jobviz -o run.pftrace` writes;
+  hands it the same packets `jobviz -o run.pftrace.gz` writes;
 - above --html-max-jobs the page shows a window of whole steps and says so.
 Keeps OUT_DIR/html_report.png. Exits 77 when chromium is missing.
 """
@@ -174,8 +174,8 @@ def check_open_in_perfetto(browser, page, pftrace):
     tab = browser.attach(created["targetInfo"]["targetId"])
     received = tab.wait_until("window.received")
     trace = gzip.decompress(base64.b64decode(received["bytes"]))
-    with open(pftrace, "rb") as f:
-        check(trace == f.read(), "the trace handed to Perfetto differs from `jobviz -o run.pftrace`")
+    with gzip.open(pftrace, "rb") as f:
+        check(trace == f.read(), "the trace handed to Perfetto differs from `jobviz -o run.pftrace.gz`")
     check(received["fileName"].endswith(".pftrace.gz"), f"file name {received['fileName']!r}")
     status = page.evaluate("document.getElementById('perfetto-status').textContent")
     check(status.startswith("Sent the trace"), f"status after the hand-over: {status!r}")
@@ -198,7 +198,7 @@ def main():
         print("chromium is not installed (tools/install-deps installs it): skipped")
         return cdp.SKIP
     with tempfile.TemporaryDirectory() as work:
-        html, summary_path, pftrace = (os.path.join(work, n) for n in ("report.html", "summary.json", "run.pftrace"))
+        html, summary_path, pftrace = (os.path.join(work, n) for n in ("report.html", "summary.json", "run.pftrace.gz"))
         run_jobviz(jobviz, root, work, "-o", pftrace, "--html", html, "--summary-json", summary_path,
                    "--fail-on", "bubble_ratio > 0.9")
         with open(summary_path) as f:

@@ -4,7 +4,9 @@ reader) against test/proto/perfetto_subset.proto, checked against the JSON
 trace of the same run (whose times src/emit/perfetto_import_test.cc proves
 exact): every job and step to the nanosecond, every name, arg, track, order,
 flow and counter value; Perfetto's sequence rules (incremental state cleared
-first, interned data before use, descriptors before their events); gzip.
+first, interned data before use, descriptors before their events), kept per
+packet sequence; compressed_packets inflated with Python's zlib as Perfetto's
+trace processor inflates them (each one a whole run of packets); gzip.
 
 usage: check_pftrace.py JOBVIZ REPO_ROOT    (exits 77 without protoc)
 """
@@ -18,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zlib
 
 PROTO_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -55,6 +58,62 @@ def one(node, key, default=None):
     return values[0] if values else default
 
 
+def read_varint(data, at):
+    value, shift = 0, 0
+    while True:
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, at
+
+
+def packets_of(data):
+    """The TracePacket payloads of a Trace (field 1, length-delimited, nothing else)."""
+    at, packets = 0, []
+    while at < len(data):
+        tag, at = read_varint(data, at)
+        assert tag == (1 << 3) | 2, "a Trace holds only packets (tag %d)" % tag
+        size, at = read_varint(data, at)
+        assert at + size <= len(data), "a packet runs past the end"
+        packets.append(data[at:at + size])
+        at += size
+    return packets
+
+
+def compressed_payload(packet):
+    """The bytes of field 50 (compressed_packets) if that is all the packet holds."""
+    tag, at = read_varint(packet, 0)
+    if tag != (50 << 3) | 2:
+        return None
+    size, at = read_varint(packet, at)
+    assert at + size == len(packet), "compressed_packets must be the packet's only field"
+    return packet[at:]
+
+
+def expand(raw):
+    """The plain packet stream: every compressed_packets replaced by the packets it holds."""
+    out, pieces = bytearray(), 0
+    for packet in packets_of(raw):
+        payload = compressed_payload(packet)
+        inner = [packet] if payload is None else packets_of(zlib.decompress(payload))
+        pieces += payload is not None
+        for p in inner:
+            assert compressed_payload(p) is None, "compressed packets inside compressed packets"
+            out += b"\x0a" + encode_varint(len(p)) + p
+    return bytes(out), pieces
+
+
+def encode_varint(value):
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
 def decode(path):
     with open(path, "rb") as f:
         raw = f.read()
@@ -65,12 +124,17 @@ def decode(path):
 
 
 def import_like_perfetto(packets):
-    """Tracks, slices, flows and counters, checking the sequence rules as Perfetto applies them."""
-    assert one(packets[0], "sequence_flags") == 1, "the first packet must clear incremental state"
-    interned = {"event_names": {}, "event_categories": {}, "debug_annotation_names": {}}
+    """Tracks, slices, flows and counters, checking the sequence rules as Perfetto applies them:
+    interned data belongs to its packet sequence, which must clear its incremental state first."""
+    sequences = {}
     tracks, open_slices, slices, counters = {}, {}, [], []
     for packet in packets:
-        assert one(packet, "trusted_packet_sequence_id") == 1
+        sequence = one(packet, "trusted_packet_sequence_id")
+        assert sequence is not None and sequence > 0
+        if sequence not in sequences:
+            assert one(packet, "sequence_flags") == 1, "a sequence's first packet must clear incremental state"
+            sequences[sequence] = {"event_names": {}, "event_categories": {}, "debug_annotation_names": {}}
+        interned = sequences[sequence]
         if "track_descriptor" in packet:
             d = packet["track_descriptor"][0]
             assert one(packet, "timestamp") is None
@@ -101,7 +165,7 @@ def import_like_perfetto(packets):
             s["end"] = ts
             slices.append(s)
     assert all(not stack for stack in open_slices.values()), "slices left open"
-    return tracks, slices, counters
+    return tracks, slices, counters, len(sequences)
 
 
 def json_nanos(origin, text):
@@ -176,8 +240,18 @@ def compare(json_events, tracks, slices, counters):
     return failures
 
 
-def run(jobviz, logs, out):
-    subprocess.run([jobviz, "--log_dir", logs, "--multi_machine", "--no-chrome", "-q", "-o", out], check=True)
+def run(jobviz, logs, out, threads):
+    subprocess.run([jobviz, "--log_dir", logs, "--multi_machine", "--no-chrome", "-q", "-j", str(threads), "-o", out],
+                   check=True)
+
+
+def generated_logs(jobviz, scratch):
+    """A run big enough for several sequences of several compressed pieces each."""
+    gen = os.path.join(os.path.dirname(jobviz), "tools", "jobviz-gen-logs")
+    logs = os.path.join(scratch, "generated")
+    subprocess.run([gen, "--out", logs, "--machines", "2", "--workers", "8", "--microbatches", "16", "--steps", "6",
+                    "--nvtx", "--seed", "3"], check=True, stdout=subprocess.DEVNULL)
+    return logs
 
 
 def main():
@@ -187,22 +261,33 @@ def main():
         sys.exit(77)
     failures = []
     with tempfile.TemporaryDirectory(prefix="jobviz_pftrace_") as scratch:
-        for name in ("multi_machine_logs", "stage_order"):
-            logs = os.path.join(scratch, name)
-            source = os.path.join(root, "sample_logs", name) if name == "multi_machine_logs" else \
-                os.path.join(root, "test/fixtures/skewed")
+        cases = [("multi_machine_logs", os.path.join(root, "sample_logs", "multi_machine_logs"), 2),
+                 ("stage_order", os.path.join(root, "test/fixtures/skewed"), 1),
+                 ("generated", generated_logs(jobviz, scratch), 1)]
+        for name, source, threads in cases:
+            logs = os.path.join(scratch, name + "_logs")
             shutil.copytree(source, logs, ignore=shutil.ignore_patterns("pipeline_profile*"))
             for out in ("t.json", "t.pftrace", "t.pftrace.gz"):
-                run(jobviz, logs, os.path.join(scratch, name + out))
-            with gzip.open(os.path.join(scratch, name + "t.pftrace.gz")) as f, \
-                    open(os.path.join(scratch, name + "t.pftrace"), "rb") as g:
-                if f.read() != g.read():
-                    failures.append(name + ": the .gz is not the gzip of the .pftrace")
-            tracks, slices, counters = import_like_perfetto(decode(os.path.join(scratch, name + "t.pftrace")))
+                run(jobviz, logs, os.path.join(scratch, name + out), threads)
+            with open(os.path.join(scratch, name + "t.pftrace"), "rb") as f:
+                packed = f.read()
+            plain, pieces = expand(packed)
+            with gzip.open(os.path.join(scratch, name + "t.pftrace.gz")) as f:
+                if f.read() != plain:
+                    failures.append(name + ": the .gz does not hold the packets the .pftrace compresses")
+            if pieces == 0 or any(compressed_payload(p) is None for p in packets_of(packed)):
+                failures.append(name + ": the .pftrace is not all compressed_packets")
+            plain_path = os.path.join(scratch, name + "plain.pftrace")
+            with open(plain_path, "wb") as f:
+                f.write(plain)
+            tracks, slices, counters, sequences = import_like_perfetto(decode(plain_path))
             problems = compare(load_json_trace(os.path.join(scratch, name + "t.json")), tracks, slices, counters)
             failures += [name + ": " + p for p in problems[:20]]
-            print("%s: %d slices, %d tracks, %d counter values checked" % (name, len(slices), len(tracks),
-                                                                          len(counters)))
+            print("%s: %d slices, %d tracks, %d counter values checked; %d sequences, %d compressed pieces "
+                  "(%d bytes, %d plain)" % (name, len(slices), len(tracks), len(counters), sequences, pieces,
+                                            len(packed), len(plain)))
+            if name == "generated" and (sequences < 3 or pieces <= sequences):
+                failures.append("generated: wanted several sequences, one with several pieces")
     for failure in failures:
         print("FAIL:", failure)
     sys.exit(1 if failures else 0)
