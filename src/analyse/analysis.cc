@@ -110,7 +110,7 @@ void CountStagesAndMicroBatches(const Timeline& timeline, Analysis* a) {
       ++a->stages;
       std::map<std::int64_t, std::set<std::int64_t>> per_step;
       for (const Job& job : worker.jobs)
-        if (job.type.rfind("forward", 0) == 0) per_step[job.step].insert(job.micro_batch);
+        if (job.type.str().starts_with("forward")) per_step[job.step].insert(job.micro_batch);
       for (const auto& [step, ids] : per_step) a->micro_batches = std::max(a->micro_batches, static_cast<int>(ids.size()));
     }
 }

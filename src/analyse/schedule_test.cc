@@ -193,7 +193,7 @@ TEST_CASE("ZB-H1: the bubble of Qi et al. from the measured pass times") {
 TEST_CASE("ZB-V names its schedule and says that no ideal is known") {
   Timeline t = Simulate(Interleaved(2, 4, 2), 2, kF, kB, 0);
   for (Job& job : t.machines[0].workers[0].jobs)
-    if (job.type.rfind("backward", 0) == 0) job.type = "backward_b" + job.type.substr(8);
+    if (job.type.str().starts_with("backward")) job.type = "backward_b" + job.type.str().substr(8);
   const Analysis a = Analyze(t);
   CHECK(a.schedule.name == "ZB-V");
   CHECK_FALSE(a.schedule.ideal_bubble);

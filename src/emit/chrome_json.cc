@@ -39,7 +39,7 @@ TraceStats WriteChromeTrace(const Timeline& timeline, const Sink& sink) {
       std::string tid = "GPU" + std::to_string(worker.index);
       if (multi_machine) tid += "(machine:" + std::to_string(m) + ")";
       for (const Job& job : worker.jobs) {
-        const std::string name = job.type + "_" + job.id;
+        const std::string name = JobName(job);
         const char* colour = LegacyColour(job.type);
         AppendEdge(events, name, job.type, 'B', job.start, tid, colour);
         AppendEdge(events, name, job.type, 'E', job.end, tid, colour);

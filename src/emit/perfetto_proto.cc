@@ -208,7 +208,7 @@ void SliceEnd(ProtoTrace& trace, Nanos time, std::uint64_t track) {
 }
 
 void JobSlice(ProtoTrace& trace, std::uint64_t track, const Worker& worker, const Job& job, FlowMark flow) {
-  const std::uint64_t name = trace.Name(job.type + "_" + job.id), category = trace.Category(job.type);
+  const std::uint64_t name = trace.Name(JobName(job)), category = trace.Category(job.type);
   trace.Event(job.start, [&] {
     ProtoWire& wire = trace.wire();
     SliceBeginFields(wire, track, name, category);

@@ -161,7 +161,7 @@ std::string ProcessTitle(const Machine& machine) {
 void AppendJobEvent(std::string& out, const Worker& worker, const Job& job, std::string_view pid,
                     std::string_view tid, const JobEventStyle& style) {
   JsonMembers event(out);
-  event.String("name", job.type + "_" + job.id).String("cat", job.type).Raw("ph", "\"X\"");
+  event.String("name", JobName(job)).String("cat", job.type).Raw("ph", "\"X\"");
   event.Raw("pid", pid).Raw("tid", tid).Micros("ts", job.start - style.origin).Micros("dur", job.end - job.start);
   if (style.flow.id != 0) {
     event.Int("bind_id", style.flow.id);

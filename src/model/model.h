@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "model/name.h"
 #include "model/time_value.h"
 
 namespace jobviz {
@@ -90,12 +91,15 @@ class SkipTally {
 
 // A job as drawn: a record of one worker, with the step it belongs to.
 struct Job {
-  std::string id, type;
+  Name id, type;  // interned: a job is 48 bytes
   std::int64_t micro_batch = 0;
   Nanos start = 0, end = 0;
   std::uint64_t line = 0;
   std::int64_t step = kNoStep;
 };
+
+// "forward_3": a job's name in the traces.
+inline std::string JobName(const Job& job) { return job.type.str() + "_" + job.id.str(); }
 
 // The order of Worker::jobs: by start, then by line (jobs that start
 // together keep their file order).

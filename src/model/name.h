@@ -1,0 +1,39 @@
+// Job types and ids repeat across millions of jobs ("forward", "3"), so each
+// distinct text is stored once, in a table for the whole process, and a job
+// holds a 4-byte Name: 48 bytes a job instead of 104 with two std::strings.
+// Names are made on the scan threads at once; a small per-thread cache keeps
+// them off the table's lock. Two Names are equal exactly when their texts are.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace jobviz {
+
+class Name {
+ public:
+  Name() = default;  // ""
+  Name(std::string_view text);  // NOLINT: a Name stands in for its text
+  Name(const char* text) : Name(std::string_view(text)) {}
+  Name(const std::string& text) : Name(std::string_view(text)) {}
+
+  const std::string& str() const;
+  operator const std::string&() const { return str(); }
+  operator std::string_view() const { return str(); }
+  bool empty() const { return index_ == 0; }
+  size_t size() const { return str().size(); }
+
+  friend bool operator==(Name a, Name b) { return a.index_ == b.index_; }
+  friend bool operator==(Name a, std::string_view b) { return a.str() == b; }
+  friend bool operator==(Name a, const char* b) { return a.str() == b; }
+  friend bool operator==(Name a, const std::string& b) { return a.str() == b; }
+
+  // How many distinct texts the table holds (tests, reports).
+  static size_t TableSize();
+
+ private:
+  std::uint32_t index_ = 0;  // 0 is ""
+};
+
+}  // namespace jobviz
