@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <ctime>
 #include <limits>
+#include <optional>
+#include <queue>
 
 #include "analyse/analysis.h"
 #include "emit/json_text.h"
@@ -75,64 +77,126 @@ Nanos TraceOrigin(const Timeline& timeline) {
 
 namespace {
 
-// Every change of the busy count, in time order: (time, busy from then on).
-// One vector, sized up front and collapsed in place: at a million jobs it is
-// the largest thing the trace writers hold besides the jobs.
-std::vector<std::pair<Nanos, int>> BusyChanges(const Timeline& timeline) {
-  std::vector<std::pair<Nanos, int>> changes;
-  changes.reserve(2 * CountJobs(timeline));  // at most a start and an end per job
-  for (const Machine& machine : timeline.machines)
-    for (const Worker& worker : machine.workers) {
-      std::vector<std::pair<Nanos, Nanos>> intervals;
-      intervals.reserve(worker.jobs.size());
-      for (const Job& job : worker.jobs) intervals.emplace_back(job.start, job.end);
-      for (const auto& [from, to] : MergeIntervals(std::move(intervals)))  // overlapping jobs count once
-        changes.insert(changes.end(), {{from, +1}, {to, -1}});
-    }
-  std::sort(changes.begin(), changes.end());
-  size_t levels = 0;
-  int busy = 0;
-  for (size_t i = 0; i < changes.size();) {
-    const Nanos at = changes[i].first;
-    for (; i < changes.size() && changes[i].first == at; ++i) busy += changes[i].second;
-    changes[levels++] = {at, busy};  // levels <= i: nothing unread is overwritten
+// One worker's busy spans (its jobs' union: overlapping or touching jobs
+// count once, empty ones not at all) as +1/-1 changes in time order, read
+// straight from its jobs, which are sorted by start.
+class BusyCursor {
+ public:
+  explicit BusyCursor(const std::vector<Job>& jobs) : jobs_(jobs) { NextSpan(); }
+  bool done() const { return done_; }
+  Nanos at() const { return at_start_ ? from_ : to_; }
+  int delta() const { return at_start_ ? +1 : -1; }
+  void Advance() {
+    if (at_start_) at_start_ = false;
+    else NextSpan();
   }
-  changes.resize(levels);
-  return changes;
-}
 
-// The time-weighted mean of a step function over `buckets` equal spans.
-std::vector<CounterPoint> Resample(const std::vector<std::pair<Nanos, int>>& levels, size_t buckets) {
-  const Nanos first = levels.front().first, last = levels.back().first;
-  const Nanos width = std::max<Nanos>(1, (last - first + static_cast<Nanos>(buckets) - 1) / static_cast<Nanos>(buckets));
-  std::vector<CounterPoint> points;
-  size_t i = 0;
-  for (Nanos from = first; from < last; from += width) {
-    const Nanos to = std::min(last, from + width);
-    double area = 0;
-    Nanos at = from;
-    while (i + 1 < levels.size() && levels[i + 1].first <= from) ++i;
-    for (size_t k = i; k < levels.size() && levels[k].first < to; ++k) {
-      const Nanos until = k + 1 < levels.size() ? std::min(to, levels[k + 1].first) : to;
-      area += static_cast<double>(levels[k].second) * static_cast<double>(until - at);
-      at = until;
+ private:
+  void NextSpan() {
+    while (next_ < jobs_.size() && jobs_[next_].end <= jobs_[next_].start) ++next_;
+    if (next_ == jobs_.size()) {
+      done_ = true;
+      return;
     }
-    points.push_back({from, area / static_cast<double>(to - from)});
+    from_ = jobs_[next_].start;
+    to_ = jobs_[next_].end;
+    for (++next_; next_ < jobs_.size() && jobs_[next_].start <= to_; ++next_) to_ = std::max(to_, jobs_[next_].end);
+    at_start_ = true;
   }
-  points.push_back({last, static_cast<double>(levels.back().second)});
-  return points;
-}
+
+  const std::vector<Job>& jobs_;
+  size_t next_ = 0;
+  Nanos from_ = 0, to_ = 0;
+  bool at_start_ = false, done_ = false;
+};
+
+// The time-weighted mean of the busy count over `buckets` equal spans of
+// [first, last], fed one level at a time: it never holds the levels.
+class Resampler {
+ public:
+  Resampler(Nanos first, Nanos last, size_t buckets)
+      : last_(last),
+        width_(std::max<Nanos>(1, (last - first + static_cast<Nanos>(buckets) - 1) / static_cast<Nanos>(buckets))),
+        bucket_from_(first) {}
+
+  // The count is `busy` from `at` until the next level.
+  void Level(Nanos at, int busy) {
+    if (has_level_) Span(level_at_, at, level_);
+    level_at_ = at;
+    level_ = busy;
+    has_level_ = true;
+  }
+  std::vector<CounterPoint> Finish() {
+    points_.push_back({last_, static_cast<double>(level_)});
+    return std::move(points_);
+  }
+
+ private:
+  void Span(Nanos from, Nanos until_at, int busy) {
+    while (from < until_at && bucket_from_ < last_) {
+      const Nanos bucket_to = std::min(last_, bucket_from_ + width_);
+      const Nanos until = std::min(bucket_to, until_at);
+      area_ += static_cast<double>(busy) * static_cast<double>(until - std::max(from, bucket_from_));
+      from = until;
+      if (until == bucket_to) {
+        points_.push_back({bucket_from_, area_ / static_cast<double>(bucket_to - bucket_from_)});
+        area_ = 0;
+        bucket_from_ += width_;
+      }
+    }
+  }
+
+  Nanos last_, width_, bucket_from_;
+  double area_ = 0;
+  Nanos level_at_ = 0;
+  int level_ = 0;
+  bool has_level_ = false;
+  std::vector<CounterPoint> points_;
+};
 
 }  // namespace
 
 std::vector<CounterPoint> BusyWorkers(const Timeline& timeline, bool* sampled) {
-  const auto levels = BusyChanges(timeline);
-  *sampled = levels.size() > kMaxExactCounterPoints;
-  if (*sampled) return Resample(levels, kMaxExactCounterPoints - 1);
-  std::vector<CounterPoint> points;
-  points.reserve(levels.size());
-  for (const auto& [at, busy] : levels) points.push_back({at, static_cast<double>(busy)});
-  return points;
+  // The workers' changes merged in time order (a heap of one cursor per
+  // worker), summed per instant: memory follows the workers, not the jobs.
+  std::vector<BusyCursor> cursors;
+  Nanos first = std::numeric_limits<Nanos>::max(), last = std::numeric_limits<Nanos>::min();
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers) {
+      for (const Job& job : worker.jobs)
+        if (job.end > job.start) first = std::min(first, job.start), last = std::max(last, job.end);
+      if (!BusyCursor(worker.jobs).done()) cursors.emplace_back(worker.jobs);
+    }
+  using Next = std::pair<Nanos, size_t>;  // (time, cursor)
+  std::priority_queue<Next, std::vector<Next>, std::greater<Next>> heap;
+  for (size_t c = 0; c < cursors.size(); ++c) heap.emplace(cursors[c].at(), c);
+
+  std::vector<CounterPoint> exact;
+  std::optional<Resampler> resampler;
+  int busy = 0;
+  while (!heap.empty()) {
+    const Nanos at = heap.top().first;
+    while (!heap.empty() && heap.top().first == at) {
+      BusyCursor& cursor = cursors[heap.top().second];
+      const size_t c = heap.top().second;
+      heap.pop();
+      busy += cursor.delta();
+      cursor.Advance();
+      if (!cursor.done()) heap.emplace(cursor.at(), c);
+    }
+    if (resampler) {
+      resampler->Level(at, busy);
+      continue;
+    }
+    exact.push_back({at, static_cast<double>(busy)});
+    if (exact.size() > kMaxExactCounterPoints) {  // too many to draw one by one: switch to means
+      resampler.emplace(first, last, kMaxExactCounterPoints - 1);
+      for (const CounterPoint& point : exact) resampler->Level(point.at, static_cast<int>(point.value));
+      std::vector<CounterPoint>().swap(exact);
+    }
+  }
+  *sampled = resampler.has_value();
+  return resampler ? resampler->Finish() : exact;
 }
 
 std::string FormatUtc(Nanos time) {
