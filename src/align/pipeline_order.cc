@@ -13,9 +13,9 @@ Direction DirectionOf(const std::string& type) {
 
 namespace {
 
-// (type, micro-batch, occurrence), the type interned per call.
+// (type, micro-batch, occurrence).
 struct PairKey {
-  int type;
+  std::uint32_t type;  // Name::index()
   std::int64_t micro_batch;
   int occurrence;
   bool operator==(const PairKey& o) const {
@@ -34,19 +34,42 @@ struct Stage {
   std::unordered_map<PairKey, const Job*, PairKeyHash> jobs;
 };
 
-// One stage's hand-off jobs by (type, micro-batch, occurrence); `type_ids`
-// interns the types across stages.
-Stage BuildStage(int machine, const Worker& worker, std::map<std::string, int>& type_ids) {
+bool Wanted(Direction direction, const HandOffWalk& walk) {
+  return (direction == Direction::kForward && walk.forward) || (direction == Direction::kBackward && walk.backward);
+}
+
+// One stage's hand-off jobs (of the directions walked) by (type,
+// micro-batch, occurrence); a type's occurrences do not depend on the others.
+Stage BuildStage(int machine, const Worker& worker, const HandOffWalk& walk) {
   Stage stage{machine, &worker, {}};
-  stage.jobs.reserve(worker.jobs.size());
+  std::unordered_map<std::uint32_t, bool> wanted;  // by type: a handful
   std::unordered_map<PairKey, int, PairKeyHash> seen;  // occurrence 0 -> count so far
   for (const Job& job : worker.jobs) {  // sorted by start
-    if (DirectionOf(job.type) == Direction::kOther) continue;
-    const int type = type_ids.try_emplace(job.type, static_cast<int>(type_ids.size())).first->second;
-    const int occurrence = seen[{type, job.micro_batch, 0}]++;
-    stage.jobs[{type, job.micro_batch, occurrence}] = &job;
+    const auto [it, inserted] = wanted.try_emplace(job.type.index());
+    if (inserted) it->second = Wanted(DirectionOf(job.type), walk);
+    if (!it->second) continue;
+    const int occurrence = seen[{job.type.index(), job.micro_batch, 0}]++;
+    stage.jobs[{job.type.index(), job.micro_batch, occurrence}] = &job;
   }
   return stage;
+}
+
+// The hand-offs between stage `s` (`here`) and `s + 1` (`next`), in a fixed
+// order (here's jobs by start), so the trace's flow ids do not depend on
+// hash order.
+void VisitPairs(const Stage& here, const Stage& next, int s, const std::function<void(const HandOff&)>& visit) {
+  std::vector<std::pair<const Job*, const Job*>> pairs;
+  for (const auto& [key, job] : here.jobs) {
+    const auto it = next.jobs.find(key);
+    if (it != next.jobs.end()) pairs.emplace_back(job, it->second);
+  }
+  std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return StartsBefore(*a.first, *b.first); });
+  for (const auto& [job, other] : pairs) {
+    if (DirectionOf(job->type) == Direction::kForward)
+      visit({job, other, here.machine, next.machine, here.worker, next.worker, s});
+    else
+      visit({other, job, next.machine, here.machine, next.worker, here.worker, s});
+  }
 }
 
 }  // namespace
@@ -89,31 +112,28 @@ bool ResolveStageOrder(const std::vector<StageRef>& stages, const Timeline& time
   return true;
 }
 
-void ForEachHandOff(const Timeline& timeline, const std::function<void(const HandOff&)>& visit) {
+void ForEachHandOff(const Timeline& timeline, const std::function<void(const HandOff&)>& visit,
+                    const HandOffWalk& walk) {
   const auto order = WorkersInStageOrder(timeline);
   if (order.size() < 2) return;
   // Two neighbouring stages at a time: the hash maps of a run's jobs are
   // never all in memory together.
-  std::map<std::string, int> type_ids;  // a handful of types
-  Stage here = BuildStage(order[0].first, *order[0].second, type_ids);
-  for (size_t s = 0; s + 1 < order.size(); ++s) {
-    Stage next = BuildStage(order[s + 1].first, *order[s + 1].second, type_ids);
-    // Visit in a fixed order (the sender stage's jobs by start), so the
-    // trace's flow ids do not depend on hash order.
-    std::vector<std::pair<const Job*, const Job*>> pairs;
-    for (const auto& [key, job] : here.jobs) {
-      const auto it = next.jobs.find(key);
-      if (it != next.jobs.end()) pairs.emplace_back(job, it->second);
+  const auto build = [&](size_t s) { return BuildStage(order[s].first, *order[s].second, walk); };
+  const int last_pair = static_cast<int>(order.size()) - 2;
+  if (!walk.last_stage_first) {
+    Stage here = build(0);
+    for (int s = 0; s <= last_pair; ++s) {
+      Stage next = build(static_cast<size_t>(s) + 1);
+      VisitPairs(here, next, s, visit);
+      here = std::move(next);
     }
-    std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return StartsBefore(*a.first, *b.first); });
-    for (const auto& [job, other] : pairs) {
-      const int stage = static_cast<int>(s);
-      if (DirectionOf(job->type) == Direction::kForward)
-        visit({job, other, here.machine, next.machine, here.worker, next.worker, stage});
-      else
-        visit({other, job, next.machine, here.machine, next.worker, here.worker, stage});
+  } else {
+    Stage next = build(order.size() - 1);
+    for (int s = last_pair; s >= 0; --s) {
+      Stage here = build(static_cast<size_t>(s));
+      VisitPairs(here, next, s, visit);
+      next = std::move(here);
     }
-    here = std::move(next);
   }
 }
 

@@ -36,7 +36,14 @@ std::vector<std::pair<int, const Worker*>> WorkersInStageOrder(const Timeline& t
 
 // Jobs pair by type, micro-batch and how many of that pair came before on
 // the worker (so the same micro-batch of different steps pairs up right).
-void ForEachHandOff(const Timeline& timeline, const std::function<void(const HandOff&)>& visit);
+// Stage pairs are visited in pipeline order, or from the last pair down;
+// within a pair by the start of the lower stage's job, either way.
+struct HandOffWalk {
+  bool forward = true, backward = true;  // which hand-offs to visit
+  bool last_stage_first = false;
+};
+void ForEachHandOff(const Timeline& timeline, const std::function<void(const HandOff&)>& visit,
+                    const HandOffWalk& walk = {});
 
 // One MACHINE:WORKER of --stage_order, as named on the command line.
 struct StageRef {

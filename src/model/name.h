@@ -22,6 +22,8 @@ class Name {
   operator const std::string&() const { return str(); }
   operator std::string_view() const { return str(); }
   bool empty() const { return index_ == 0; }
+  // A number that only this text has (hashing, tables); not stable across runs.
+  std::uint32_t index() const { return index_; }
   size_t size() const { return str().size(); }
 
   friend bool operator==(Name a, Name b) { return a.index_ == b.index_; }
