@@ -9,6 +9,7 @@
 #include "emit/json_text.h"
 #include "jobviz/version.h"
 #include "model/time_value.h"
+#include "read/parallel_for.h"
 
 namespace jobviz {
 
@@ -74,26 +75,86 @@ void AppendStepsProcess(EventStream& events, const Timeline& timeline, Nanos ori
   }
 }
 
-// The worker's rows (its own and one per overlap lane) and its jobs.
-void AppendWorker(EventStream& events, int pid, const Machine& machine, const Worker& worker,
-                  const FlowChains& flows, Nanos origin, int* next_tid, int* sort_index, TraceStats* stats) {
-  int lane_count = 1;
-  const std::vector<int> lanes = AssignLanes(worker.jobs, &lane_count);
-  const int first_tid = *next_tid;
-  *next_tid += lane_count;
-  stats->overlap_lanes += lane_count - 1;
-  for (int lane = 0; lane < lane_count; ++lane) {
-    AppendMetadata(events.Begin(), pid, first_tid + lane, "thread_name", "name", JsonString(RowName(machine, worker, lane)));
-    AppendMetadata(events.Begin(), pid, first_tid + lane, "thread_sort_index", "sort_index",
-                   std::to_string((*sort_index)++));
-  }
+// The machines' events cut into pieces of at most kPieceJobs jobs, which
+// are formatted on several threads and written in order. A piece that starts
+// a worker also writes its rows' metadata, and one that starts a machine the
+// machine's.
+constexpr size_t kPieceJobs = 8192;
+
+struct WorkerRows {
+  std::vector<int> lanes;  // per job
+  int first_tid = 0, first_rank = 0, lane_count = 1;
+};
+
+struct Piece {
+  size_t machine = 0;
+  const Worker* worker = nullptr;  // null: a machine without workers
+  WorkerRows* rows = nullptr;
+  size_t first_job = 0, last_job = 0;
+};
+
+void AppendMachineMetadata(std::string& out, size_t m, const Machine& machine) {
+  const int pid = MachinePid(m);
+  out += ",\n";
+  AppendMetadata(out, pid, -1, "process_name", "name", JsonString(ProcessTitle(machine)));
+  out += ",\n";
+  AppendMetadata(out, pid, -1, "process_sort_index", "sort_index", std::to_string(m + 1));
+}
+
+void AppendPiece(std::string& out, const Timeline& timeline, const Piece& piece, const FlowChains& flows, Nanos origin) {
+  const Machine& machine = timeline.machines[piece.machine];
+  const int pid = MachinePid(piece.machine);
+  const bool first_of_machine = piece.first_job == 0 && (!piece.worker || piece.worker == &machine.workers.front());
+  if (first_of_machine) AppendMachineMetadata(out, piece.machine, machine);
+  if (!piece.worker) return;
+  const Worker& worker = *piece.worker;
+  const WorkerRows& rows = *piece.rows;
+  if (piece.first_job == 0)
+    for (int lane = 0; lane < rows.lane_count; ++lane) {
+      out += ",\n";
+      AppendMetadata(out, pid, rows.first_tid + lane, "thread_name", "name", JsonString(RowName(machine, worker, lane)));
+      out += ",\n";
+      AppendMetadata(out, pid, rows.first_tid + lane, "thread_sort_index", "sort_index",
+                     std::to_string(rows.first_rank + lane));
+    }
   const std::string pid_text = std::to_string(pid);
-  for (size_t j = 0; j < worker.jobs.size(); ++j) {
+  for (size_t j = piece.first_job; j < piece.last_job; ++j) {
+    out += ",\n";
     const JobEventStyle style{origin, flows.Of(worker, j)};
-    AppendJobEvent(events.Begin(), worker, worker.jobs[j], pid_text, std::to_string(first_tid + lanes[j]), style);
-    events.End();
-    ++stats->jobs;
+    AppendJobEvent(out, worker, worker.jobs[j], pid_text, std::to_string(rows.first_tid + rows.lanes[j]), style);
   }
+}
+
+// Rows numbered as the machines and workers come (tids and sort indices run
+// on), and the pieces; lanes are worked out on several threads.
+std::vector<Piece> PlanPieces(const Timeline& timeline, std::vector<WorkerRows>& rows, int threads, TraceStats* stats) {
+  std::vector<const Worker*> workers;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers) workers.push_back(&worker);
+  rows.resize(workers.size());
+  ParallelFor(workers.size(), threads, [&](size_t w) { rows[w].lanes = AssignLanes(workers[w]->jobs, &rows[w].lane_count); });
+  std::vector<Piece> pieces;
+  int next_tid = kStepsPid + 1, next_rank = 0;
+  size_t w = 0;
+  for (size_t m = 0; m < timeline.machines.size(); ++m) {
+    if (timeline.machines[m].workers.empty()) pieces.push_back({m, nullptr, nullptr, 0, 0});
+    for (const Worker& worker : timeline.machines[m].workers) {
+      WorkerRows& r = rows[w++];
+      r.first_tid = next_tid;
+      r.first_rank = next_rank;
+      next_tid += r.lane_count;
+      next_rank += r.lane_count;
+      stats->overlap_lanes += static_cast<size_t>(r.lane_count - 1);
+      stats->jobs += worker.jobs.size();
+      size_t first = 0;
+      do {
+        const size_t last = std::min(worker.jobs.size(), first + kPieceJobs);
+        pieces.push_back({m, &worker, &r, first, last});
+        first = last;
+      } while (first < worker.jobs.size());
+    }
+  }
+  return pieces;
 }
 
 // The top-level "metadata" object, which Perfetto imports: the origin that
@@ -116,21 +177,18 @@ std::string Trailer(const Timeline& timeline, Nanos origin) {
 
 }  // namespace
 
-TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink) {
+TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int threads) {
   TraceStats stats;
   EventStream events(sink, "{\"traceEvents\":[\n");
   const Nanos origin = TraceOrigin(timeline);
   const FlowChains flows(timeline);
-  AppendStepsProcess(events, timeline, origin, &stats);
-  int next_tid = kStepsPid + 1, sort_index = 0;
-  for (size_t m = 0; m < timeline.machines.size(); ++m) {
-    const Machine& machine = timeline.machines[m];
-    const int pid = MachinePid(m);
-    AppendMetadata(events.Begin(), pid, -1, "process_name", "name", JsonString(ProcessTitle(machine)));
-    AppendMetadata(events.Begin(), pid, -1, "process_sort_index", "sort_index", std::to_string(m + 1));
-    for (const Worker& worker : machine.workers)
-      AppendWorker(events, pid, machine, worker, flows, origin, &next_tid, &sort_index, &stats);
-  }
+  AppendStepsProcess(events, timeline, origin, &stats);  // the first event: every piece after starts with ",\n"
+  events.Flush();
+  std::vector<WorkerRows> rows;
+  const std::vector<Piece> pieces = PlanPieces(timeline, rows, threads, &stats);
+  WriteInOrder(pieces.size(), threads, [&](size_t i, std::string& out) {
+    AppendPiece(out, timeline, pieces[i], flows, origin);
+  }, sink);
   stats.flows = flows.hand_offs();
   AppendBusyCounter(events, timeline, origin);
   events.Finish(Trailer(timeline, origin));
@@ -138,7 +196,7 @@ TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink) {
 }
 
 std::string EmitPerfettoJson(const FinishedRun& run, const Sink& sink) {
-  const TraceStats stats = WritePerfettoTrace(run.timeline, sink);
+  const TraceStats stats = WritePerfettoTrace(run.timeline, sink, run.threads);
   if (stats.overlap_lanes == 0) return "";
   return " (" + std::to_string(stats.overlap_lanes) +
          (stats.overlap_lanes == 1 ? " extra row" : " extra rows") + " for overlapping jobs)";

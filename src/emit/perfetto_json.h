@@ -9,7 +9,11 @@
 
 namespace jobviz {
 
-TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink);
+// Formatted on up to `threads` threads (0: one per core), written in order.
+TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int threads);
+inline TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink) {
+  return WritePerfettoTrace(timeline, sink, 0);
+}
 
 // The emitter: " (N extra rows for overlapping jobs)" when there were any.
 std::string EmitPerfettoJson(const FinishedRun& run, const Sink& sink);

@@ -2,14 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
-#include <mutex>
 #include <new>
 #include <unordered_map>
 #include <zlib.h>
 
 #include "analyse/analysis.h"
 #include "emit/proto_wire.h"
-#include "read/parallel_for.h"
 
 namespace jobviz {
 
@@ -395,27 +393,13 @@ TraceStats WritePerfettoProto(const Timeline& timeline, const Sink& sink, const 
       ProtoTrace trace(static_cast<std::uint32_t>(i + 1), kFlushBytes, sink);
       WriteShard(trace, timeline, flows, shards[i], &stats[i]);
     }
-  } else {  // compressed in parallel; each written as soon as the ones before it are
-    std::vector<std::string> packed(shards.size());
-    std::vector<bool> finished(shards.size());
-    std::mutex order;
-    size_t next_to_write = 0;
-    ParallelFor(shards.size(), options.threads, [&](size_t i) {
-      std::string out;
-      {
-        PacketCompressor compressor(out);
-        const Sink compress = [&](std::string_view packets) { compressor.Compress(packets); };
-        ProtoTrace trace(static_cast<std::uint32_t>(i + 1), kPackedPieceBytes, compress);
-        WriteShard(trace, timeline, flows, shards[i], &stats[i]);
-      }
-      const std::lock_guard lock(order);
-      packed[i] = std::move(out);
-      finished[i] = true;
-      for (; next_to_write < shards.size() && finished[next_to_write]; ++next_to_write) {
-        sink(packed[next_to_write]);
-        std::string().swap(packed[next_to_write]);
-      }
-    });
+  } else {  // compressed in parallel, each written as soon as the ones before it are
+    WriteInOrder(shards.size(), options.threads, [&](size_t i, std::string& out) {
+      PacketCompressor compressor(out);
+      const Sink compress = [&](std::string_view packets) { compressor.Compress(packets); };
+      ProtoTrace trace(static_cast<std::uint32_t>(i + 1), kPackedPieceBytes, compress);
+      WriteShard(trace, timeline, flows, shards[i], &stats[i]);
+    }, sink);
   }
   TraceStats total;
   for (const TraceStats& part : stats) AddStats(total, part);

@@ -4,12 +4,14 @@
 #include <cstdio>
 #include <ctime>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <queue>
 
 #include "analyse/analysis.h"
 #include "emit/json_text.h"
 #include "model/time_value.h"
+#include "read/parallel_for.h"
 
 namespace jobviz {
 
@@ -40,6 +42,30 @@ void EventStream::End() {
     sink_(out_);
     out_.clear();
   }
+}
+
+void EventStream::Flush() {
+  sink_(out_);
+  out_.clear();
+}
+
+void WriteInOrder(size_t count, int threads, const std::function<void(size_t, std::string&)>& make,
+                  const Sink& sink) {
+  std::vector<std::string> done(count);
+  std::vector<bool> finished(count);
+  std::mutex order;
+  size_t next_to_write = 0;
+  ParallelFor(count, threads, [&](size_t i) {
+    std::string piece;
+    make(i, piece);
+    const std::lock_guard lock(order);
+    done[i] = std::move(piece);
+    finished[i] = true;
+    for (; next_to_write < count && finished[next_to_write]; ++next_to_write) {
+      sink(done[next_to_write]);
+      std::string().swap(done[next_to_write]);
+    }
+  });
 }
 
 void EventStream::Finish(std::string_view trailer) {

@@ -3,6 +3,7 @@
 // step events and the row layout of overlapping jobs (the Perfetto traces).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,10 +39,19 @@ using TraceWriter = TraceStats (*)(const Timeline&, const Sink&);
 // The whole document as a string (tests).
 std::string TraceText(TraceWriter write, const Timeline& timeline);
 
+// Makes pieces [0, count) on up to `threads` threads (0: one per core) and
+// hands each to `sink` in order, as soon as those before it are written: the
+// pieces done but waiting are all the extra memory it takes.
+void WriteInOrder(size_t count, int threads, const std::function<void(size_t, std::string&)>& make,
+                  const Sink& sink);
+
 // Appends events separated by ",\n" and hands full pieces to the sink.
 class EventStream {
  public:
   EventStream(const Sink& sink, std::string_view header) : sink_(sink) { out_ = header; }
+  // Hands over what is buffered, so that others can write to the sink
+  // directly (WriteInOrder); the events after go on with a separator.
+  void Flush();
   // The buffer to append the next event to.
   std::string& Begin();
   // Call after each event: passes the buffer on once it is large.
