@@ -108,7 +108,7 @@ size_t CountOrderViolations(const Timeline& timeline, const std::vector<MachineC
     if (h.sender_machine != h.receiver_machine)
       violations += OnReference(clocks[h.receiver_machine], h.receiver->start) <
                     OnReference(clocks[h.sender_machine], h.sender->end);
-  });
+  }, {.across_machines_only = true});
   return violations;
 }
 
@@ -125,7 +125,7 @@ std::vector<MachineClock> EstimateCausalClocks(const Timeline& timeline, int ref
     auto [it, inserted] = ranges.try_emplace({key.first, key.second}, kLowest, kNever);
     if (from < to) it->second.second = std::min(it->second.second, slack);
     else it->second.first = std::max(it->second.first, -slack);
-  });
+  }, {.across_machines_only = true});
   std::vector<MachineClock> clocks(n);
   for (auto& c : clocks) c.method = ClockMethod::kCausal;
   clocks[reference].method = ClockMethod::kReference;

@@ -1,6 +1,8 @@
 #include "align/pipeline_order.h"
 
 #include <algorithm>
+#include <array>
+#include <optional>
 #include <unordered_map>
 
 namespace jobviz {
@@ -117,23 +119,28 @@ void ForEachHandOff(const Timeline& timeline, const std::function<void(const Han
   const auto order = WorkersInStageOrder(timeline);
   if (order.size() < 2) return;
   // Two neighbouring stages at a time: the hash maps of a run's jobs are
-  // never all in memory together.
-  const auto build = [&](size_t s) { return BuildStage(order[s].first, *order[s].second, walk); };
-  const int last_pair = static_cast<int>(order.size()) - 2;
-  if (!walk.last_stage_first) {
-    Stage here = build(0);
-    for (int s = 0; s <= last_pair; ++s) {
-      Stage next = build(static_cast<size_t>(s) + 1);
-      VisitPairs(here, next, s, visit);
-      here = std::move(next);
-    }
-  } else {
-    Stage next = build(order.size() - 1);
-    for (int s = last_pair; s >= 0; --s) {
-      Stage here = build(static_cast<size_t>(s));
-      VisitPairs(here, next, s, visit);
-      next = std::move(here);
-    }
+  // never all in memory together. The last two built are kept for the next pair.
+  std::array<std::pair<size_t, std::optional<Stage>>, 2> built;
+  const auto stage = [&](size_t s, size_t keep) -> const Stage& {
+    for (auto& [index, cached] : built)
+      if (cached && index == s) return *cached;
+    auto& slot = built[0].second && built[0].first == keep ? built[1] : built[0];
+    slot.first = s;
+    slot.second.reset();  // free the old map before building the new one
+    slot.second = BuildStage(order[s].first, *order[s].second, walk);
+    return *slot.second;
+  };
+  const size_t pairs = order.size() - 1;
+  for (size_t k = 0; k < pairs; ++k) {
+    const size_t s = walk.last_stage_first ? pairs - 1 - k : k;
+    if (walk.across_machines_only && order[s].first == order[s + 1].first) continue;
+    // `other` is mostly the stage the previous pair shares: it stays while the next one is built.
+    const size_t shared = walk.last_stage_first ? s : s + 1, other = walk.last_stage_first ? s + 1 : s;
+    const Stage& other_stage = stage(other, other);
+    const Stage& shared_stage = stage(shared, other);
+    const Stage& here = s == shared ? shared_stage : other_stage;
+    const Stage& next = s == shared ? other_stage : shared_stage;
+    VisitPairs(here, next, static_cast<int>(s), visit);
   }
 }
 

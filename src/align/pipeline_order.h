@@ -41,6 +41,7 @@ std::vector<std::pair<int, const Worker*>> WorkersInStageOrder(const Timeline& t
 struct HandOffWalk {
   bool forward = true, backward = true;  // which hand-offs to visit
   bool last_stage_first = false;
+  bool across_machines_only = false;  // skip stage pairs on one machine (clock checks)
 };
 void ForEachHandOff(const Timeline& timeline, const std::function<void(const HandOff&)>& visit,
                     const HandOffWalk& walk = {});

@@ -216,11 +216,23 @@ std::string TimingLine(const FinishedRun& run, double total_seconds) {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   const double read = run.read.seconds;
-  char line[256];
-  std::snprintf(line, sizeof line, "jobviz: time: read+parse %.3f s (%.2f GB/s), total %.3f s; peak memory %.1f MB\n",
-                read, read > 0 ? static_cast<double>(run.read.bytes) / read / 1e9 : 0.0, total_seconds,
+  char part[128];
+  std::snprintf(part, sizeof part, "jobviz: time: read+parse %.3f s (%.2f GB/s)", read,
+                read > 0 ? static_cast<double>(run.read.bytes) / read / 1e9 : 0.0);
+  std::string line = part;
+  double after = 0;
+  for (const auto& [stage, seconds] : run.stage_seconds) {
+    std::snprintf(part, sizeof part, ", %s %.3f", stage, seconds);
+    line += part;
+    after += seconds;
+  }
+  if (run.jobs > 0) {
+    std::snprintf(part, sizeof part, " (after parsing %.2f us/job)", after * 1e6 / static_cast<double>(run.jobs));
+    line += part;
+  }
+  std::snprintf(part, sizeof part, "; total %.3f s; peak memory %.1f MB\n", total_seconds,
                 static_cast<double>(usage.ru_maxrss) / 1024.0);
-  return line;
+  return line + part;
 }
 
 }  // namespace jobviz

@@ -30,23 +30,33 @@ int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLo
   run.read.seconds = SecondsSince(started);
   run.html_max_jobs = plan.html_max_jobs;
   run.threads = plan.inputs.threads;
+  auto stage_start = StageClock::now();
+  const auto stage_done = [&](const char* name) {
+    run.stage_seconds.emplace_back(name, SecondsSince(stage_start));
+    stage_start = StageClock::now();
+  };
   if (!BuildRun(logs, std::move(scans), plan.run, &run, &status, built)) return status;
+  stage_done("build");
 
   AlignOptions align;
   if (!ResolveNames(plan, &run.timeline, &align, &status)) return status;
   run.clocks = AlignClocks(run.timeline, align);
   run.warnings.insert(run.warnings.end(), run.clocks.warnings.begin(), run.clocks.warnings.end());
+  stage_done("align");
 
   FindRunSteps(&run);
   if (plan.steps && !CutSteps(*plan.steps, &run, &status)) return status;
+  stage_done("steps");
 
   std::fputs(RunReport(run, plan.verbosity).c_str(), stderr);
   if (run.jobs == 0) return NoJobsError(run);
 
   AnalyseRun(&run);
   run.gates = EvaluateGates(plan.gates, run.summary, plan.baseline ? &*plan.baseline : nullptr);
+  stage_done("analyse");
 
   if (!EmitAll(plan.outputs, run, plan.verbosity >= kNormal)) return kExitBadInput;
+  stage_done("write");
   status = ReportGates(run.gates);
   if (status == kExitOk && plan.verbosity >= kVerbose) std::fputs(TimingLine(run, SecondsSince(started)).c_str(), stderr);
   return status;

@@ -41,6 +41,8 @@ struct FinishedRun {
   std::optional<StepRange> window;  // --steps
   size_t html_max_jobs = kDefaultHtmlMaxJobs;  // --html-max-jobs
   int threads = 0;               // -j: for emitters that work in parallel; 0 = one per core
+  // Seconds each stage after reading took ("build", "align", ...), for -v.
+  std::vector<std::pair<const char*, double>> stage_seconds;
 };
 
 // Receives the document in pieces (about 1 MiB for the traces), so a whole
