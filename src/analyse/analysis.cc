@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <unordered_map>
 
 namespace jobviz {
 
@@ -83,20 +84,24 @@ WorkerAnalysis AnalyzeWorker(const Machine& machine, const Worker& worker, const
 }
 
 std::map<std::string, TypeAnalysis> JobTypes(const Timeline& timeline) {
-  std::map<std::string, std::vector<Nanos>> durations;
+  std::unordered_map<std::uint32_t, std::pair<Name, std::vector<Nanos>>> durations;  // by Name::index()
   for (const Machine& machine : timeline.machines)
     for (const Worker& worker : machine.workers)
-      for (const Job& job : worker.jobs) durations[job.type].push_back(job.end - job.start);
+      for (const Job& job : worker.jobs) {
+        auto& [type, values] = durations[job.type.index()];
+        type = job.type;
+        values.push_back(job.end - job.start);
+      }
   std::map<std::string, TypeAnalysis> types;
-  for (auto& [type, values] : durations) {
-    std::sort(values.begin(), values.end());
+  for (auto& [index, entry] : durations) {
+    auto& [type, values] = entry;
     TypeAnalysis t;
     t.count = values.size();
     for (Nanos v : values) t.total = SaturatingAdd(t.total, v);
     t.mean = t.total / static_cast<Nanos>(t.count);
-    t.p50 = Percentile(values, 50);
-    t.p95 = Percentile(values, 95);
-    types[type] = t;
+    t.p50 = PercentileOf(values, 50);
+    t.p95 = PercentileOf(values, 95);
+    types[type.str()] = t;
   }
   return types;
 }

@@ -61,10 +61,21 @@ Analysis Analyze(const Timeline& timeline);
 // Nearest-rank percentile (p in 0..100) of sorted values; 0 when empty.
 // The one definition behind the summary and --fail-on aggregates.
 template <typename T>
+size_t PercentileIndex(const std::vector<T>& values, double p) {
+  const size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(values.size())));
+  return std::clamp<size_t>(rank, 1, values.size()) - 1;
+}
+template <typename T>
 T Percentile(const std::vector<T>& sorted, double p) {
-  if (sorted.empty()) return T{};
-  const size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
-  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+  return sorted.empty() ? T{} : sorted[PercentileIndex(sorted, p)];
+}
+// The same, from unsorted values (partly reordered): no full sort.
+template <typename T>
+T PercentileOf(std::vector<T>& values, double p) {
+  if (values.empty()) return T{};
+  const auto at = values.begin() + static_cast<std::ptrdiff_t>(PercentileIndex(values, p));
+  std::nth_element(values.begin(), at, values.end());
+  return *at;
 }
 
 // The union of [start, end) intervals as disjoint intervals, sorted.

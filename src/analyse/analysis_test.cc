@@ -47,6 +47,19 @@ TEST_CASE("Nearest-rank percentiles") {
   CHECK(Percentile(std::vector<Nanos>{}, 50) == 0);
 }
 
+TEST_CASE("Percentiles of unsorted values equal those of the sorted ones") {
+  std::vector<Nanos> values;
+  for (int i = 0; i < 1001; ++i) values.push_back((i * 7919) % 1009);  // distinct, shuffled
+  std::vector<Nanos> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  for (double p : {0.0, 1.0, 50.0, 95.0, 99.9, 100.0}) {
+    std::vector<Nanos> copy = values;
+    CHECK(PercentileOf(copy, p) == Percentile(sorted, p));
+  }
+  std::vector<Nanos> none;
+  CHECK(PercentileOf(none, 50) == 0);
+}
+
 TEST_CASE("Step windows, busy and idle time with gaps, overlaps and a worker without jobs in a step") {
   const Analysis a = Analyze(Fixture());
   REQUIRE(a.steps.size() == 2);
