@@ -9,7 +9,6 @@
 #include "emit/json_text.h"
 #include "jobviz/version.h"
 #include "model/time_value.h"
-#include "read/parallel_for.h"
 
 namespace jobviz {
 
@@ -81,15 +80,10 @@ void AppendStepsProcess(EventStream& events, const Timeline& timeline, Nanos ori
 // machine's.
 constexpr size_t kPieceJobs = 8192;
 
-struct WorkerRows {
-  std::vector<int> lanes;  // per job
-  int first_tid = 0, first_rank = 0, lane_count = 1;
-};
-
 struct Piece {
   size_t machine = 0;
   const Worker* worker = nullptr;  // null: a machine without workers
-  WorkerRows* rows = nullptr;
+  const WorkerRows* rows = nullptr;
   size_t first_job = 0, last_job = 0;
 };
 
@@ -115,7 +109,7 @@ void AppendPiece(std::string& out, const Timeline& timeline, const Piece& piece,
       AppendMetadata(out, pid, rows.first_tid + lane, "thread_name", "name", JsonString(RowName(machine, worker, lane)));
       out += ",\n";
       AppendMetadata(out, pid, rows.first_tid + lane, "thread_sort_index", "sort_index",
-                     std::to_string(rows.first_rank + lane));
+                     std::to_string(RowRank(rows.first_tid + lane)));
     }
   const std::string pid_text = std::to_string(pid);
   for (size_t j = piece.first_job; j < piece.last_job; ++j) {
@@ -125,31 +119,21 @@ void AppendPiece(std::string& out, const Timeline& timeline, const Piece& piece,
   }
 }
 
-// Rows numbered as the machines and workers come (tids and sort indices run
-// on), and the pieces; lanes are worked out on several threads.
-std::vector<Piece> PlanPieces(const Timeline& timeline, std::vector<WorkerRows>& rows, int threads, TraceStats* stats) {
-  std::vector<const Worker*> workers;
-  for (const Machine& machine : timeline.machines)
-    for (const Worker& worker : machine.workers) workers.push_back(&worker);
-  rows.resize(workers.size());
-  ParallelFor(workers.size(), threads, [&](size_t w) { rows[w].lanes = AssignLanes(workers[w]->jobs, &rows[w].lane_count); });
+// The pieces, in order; counts the jobs and extra rows.
+std::vector<Piece> PlanPieces(const Timeline& timeline, const std::vector<std::vector<WorkerRows>>& rows,
+                              TraceStats* stats) {
   std::vector<Piece> pieces;
-  int next_tid = kStepsPid + 1, next_rank = 0;
-  size_t w = 0;
   for (size_t m = 0; m < timeline.machines.size(); ++m) {
-    if (timeline.machines[m].workers.empty()) pieces.push_back({m, nullptr, nullptr, 0, 0});
-    for (const Worker& worker : timeline.machines[m].workers) {
-      WorkerRows& r = rows[w++];
-      r.first_tid = next_tid;
-      r.first_rank = next_rank;
-      next_tid += r.lane_count;
-      next_rank += r.lane_count;
-      stats->overlap_lanes += static_cast<size_t>(r.lane_count - 1);
+    const std::vector<Worker>& workers = timeline.machines[m].workers;
+    if (workers.empty()) pieces.push_back({m, nullptr, nullptr, 0, 0});
+    for (size_t w = 0; w < workers.size(); ++w) {
+      const Worker& worker = workers[w];
+      stats->overlap_lanes += static_cast<size_t>(rows[m][w].lane_count - 1);
       stats->jobs += worker.jobs.size();
       size_t first = 0;
       do {
         const size_t last = std::min(worker.jobs.size(), first + kPieceJobs);
-        pieces.push_back({m, &worker, &r, first, last});
+        pieces.push_back({m, &worker, &rows[m][w], first, last});
         first = last;
       } while (first < worker.jobs.size());
     }
@@ -184,8 +168,8 @@ TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int th
   const FlowChains flows(timeline);
   AppendStepsProcess(events, timeline, origin, &stats);  // the first event: every piece after starts with ",\n"
   events.Flush();
-  std::vector<WorkerRows> rows;
-  const std::vector<Piece> pieces = PlanPieces(timeline, rows, threads, &stats);
+  const std::vector<std::vector<WorkerRows>> rows = NumberRows(timeline, threads);
+  const std::vector<Piece> pieces = PlanPieces(timeline, rows, &stats);
   WriteInOrder(pieces.size(), threads, [&](size_t i, std::string& out) {
     AppendPiece(out, timeline, pieces[i], flows, origin);
   }, sink);

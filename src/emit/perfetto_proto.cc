@@ -258,50 +258,30 @@ void BusyCounter(ProtoTrace& trace, const Timeline& timeline) {
     });
 }
 
-// Where a machine's rows start: uuids, tids and ranks run on over all
-// machines in order, as the JSON numbers them.
-struct RowNumbers {
-  std::uint64_t uuid = 0;
-  int tid = 0;
-  int rank = 0;
-};
-
-std::vector<RowNumbers> NumberRows(const Timeline& timeline) {
-  std::vector<RowNumbers> starts;
-  RowNumbers next{kFirstMachineUuid + timeline.machines.size(), kStepsPid + 1, 0};
-  for (const Machine& machine : timeline.machines) {
-    starts.push_back(next);
-    for (const Worker& worker : machine.workers) {
-      int lanes = 1;
-      AssignLanes(worker.jobs, &lanes);
-      next.uuid += static_cast<std::uint64_t>(lanes);
-      next.tid += lanes;
-      next.rank += lanes;
-    }
-  }
-  return starts;
+// A row's track uuid: after the machines' process tracks, in row order.
+std::uint64_t RowUuid(const Timeline& timeline, int tid) {
+  return kFirstMachineUuid + timeline.machines.size() + static_cast<std::uint64_t>(RowRank(tid));
 }
 
-// Machines [first, last): each a process track, its workers' rows and jobs.
-void MachineProcesses(ProtoTrace& trace, const Timeline& timeline, const FlowChains& flows, size_t first,
-                      size_t last, RowNumbers next, TraceStats* stats) {
-  for (size_t m = first; m < last; ++m) {
-    const Machine& machine = timeline.machines[m];
-    const int pid = MachinePid(m);
-    const std::uint64_t process_uuid = kFirstMachineUuid + m;
-    ProcessTrack(trace, process_uuid, pid, ProcessTitle(machine), static_cast<int>(m) + 1,
-                 machine.clock_method.empty() ? "" : "clock " + ClockText(machine), /*first=*/m == first);
-    for (const Worker& worker : machine.workers) {
-      int lane_count = 1;
-      const std::vector<int> lanes = AssignLanes(worker.jobs, &lane_count);
-      const std::uint64_t first_uuid = next.uuid;
-      for (int lane = 0; lane < lane_count; ++lane)
-        ThreadTrack(trace, next.uuid++, process_uuid, pid, next.tid++, RowName(machine, worker, lane), next.rank++);
-      stats->overlap_lanes += static_cast<size_t>(lane_count - 1);
-      for (size_t j = 0; j < worker.jobs.size(); ++j) {
-        JobSlice(trace, first_uuid + static_cast<std::uint64_t>(lanes[j]), worker, worker.jobs[j], flows.Of(worker, j));
-        ++stats->jobs;
-      }
+// A machine: its process track, its workers' rows and jobs.
+void MachineProcess(ProtoTrace& trace, const Timeline& timeline, const FlowChains& flows, size_t m,
+                    const std::vector<WorkerRows>& rows, TraceStats* stats) {
+  const Machine& machine = timeline.machines[m];
+  const int pid = MachinePid(m);
+  const std::uint64_t process_uuid = kFirstMachineUuid + m;
+  ProcessTrack(trace, process_uuid, pid, ProcessTitle(machine), static_cast<int>(m) + 1,
+               machine.clock_method.empty() ? "" : "clock " + ClockText(machine), /*first=*/true);
+  for (size_t w = 0; w < machine.workers.size(); ++w) {
+    const Worker& worker = machine.workers[w];
+    const WorkerRows& r = rows[w];
+    for (int lane = 0; lane < r.lane_count; ++lane) {
+      const int tid = r.first_tid + lane;
+      ThreadTrack(trace, RowUuid(timeline, tid), process_uuid, pid, tid, RowName(machine, worker, lane), RowRank(tid));
+    }
+    stats->overlap_lanes += static_cast<size_t>(r.lane_count - 1);
+    for (size_t j = 0; j < worker.jobs.size(); ++j) {
+      JobSlice(trace, RowUuid(timeline, r.first_tid + r.lanes[j]), worker, worker.jobs[j], flows.Of(worker, j));
+      ++stats->jobs;
     }
   }
 }
@@ -311,25 +291,13 @@ void MachineProcesses(ProtoTrace& trace, const Timeline& timeline, const FlowCha
 // further one a machine (as each machine's own tracing would). Every
 // sequence clears its incremental state first and interns its own names.
 // The layout does not depend on the number of threads: the bytes do not either.
-struct Shard {
-  size_t first_machine = 0, last_machine = 0;  // sequence 1: none
-  RowNumbers rows;
-};
-
-std::vector<Shard> PlanShards(const Timeline& timeline) {
-  std::vector<Shard> shards(1);  // the Steps sequence
-  const std::vector<RowNumbers> rows = NumberRows(timeline);
-  for (size_t m = 0; m < timeline.machines.size(); ++m) shards.push_back({m, m + 1, rows[m]});
-  return shards;
-}
-
-void WriteShard(ProtoTrace& trace, const Timeline& timeline, const FlowChains& flows, const Shard& shard,
-                TraceStats* stats) {
-  if (shard.first_machine == shard.last_machine) {
+void WriteSequence(ProtoTrace& trace, const Timeline& timeline, const FlowChains& flows,
+                   const std::vector<std::vector<WorkerRows>>& rows, size_t sequence, TraceStats* stats) {
+  if (sequence == 0) {
     StepsProcess(trace, timeline, stats);
     BusyCounter(trace, timeline);
   } else {
-    MachineProcesses(trace, timeline, flows, shard.first_machine, shard.last_machine, shard.rows, stats);
+    MachineProcess(trace, timeline, flows, sequence - 1, rows[sequence - 1], stats);
   }
   trace.Flush();
 }
@@ -386,19 +354,20 @@ class PacketCompressor {
 
 TraceStats WritePerfettoProto(const Timeline& timeline, const Sink& sink, const ProtoOptions& options) {
   const FlowChains flows(timeline);
-  const std::vector<Shard> shards = PlanShards(timeline);
-  std::vector<TraceStats> stats(shards.size());
+  const std::vector<std::vector<WorkerRows>> rows = NumberRows(timeline, options.threads);
+  const size_t sequences = 1 + timeline.machines.size();
+  std::vector<TraceStats> stats(sequences);
   if (!options.compress) {  // straight to the sink, one sequence after the other
-    for (size_t i = 0; i < shards.size(); ++i) {
+    for (size_t i = 0; i < sequences; ++i) {
       ProtoTrace trace(static_cast<std::uint32_t>(i + 1), kFlushBytes, sink);
-      WriteShard(trace, timeline, flows, shards[i], &stats[i]);
+      WriteSequence(trace, timeline, flows, rows, i, &stats[i]);
     }
   } else {  // compressed in parallel, each written as soon as the ones before it are
-    WriteInOrder(shards.size(), options.threads, [&](size_t i, std::string& out) {
+    WriteInOrder(sequences, options.threads, [&](size_t i, std::string& out) {
       PacketCompressor compressor(out);
       const Sink compress = [&](std::string_view packets) { compressor.Compress(packets); };
       ProtoTrace trace(static_cast<std::uint32_t>(i + 1), kPackedPieceBytes, compress);
-      WriteShard(trace, timeline, flows, shards[i], &stats[i]);
+      WriteSequence(trace, timeline, flows, rows, i, &stats[i]);
     }, sink);
   }
   TraceStats total;

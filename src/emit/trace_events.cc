@@ -31,6 +31,22 @@ std::string RowName(const Machine& machine, const Worker& worker, int lane) {
   return name;
 }
 
+std::vector<std::vector<WorkerRows>> NumberRows(const Timeline& timeline, int threads) {
+  std::vector<std::vector<WorkerRows>> rows(timeline.machines.size());
+  std::vector<std::pair<const Worker*, WorkerRows*>> all;
+  for (size_t m = 0; m < timeline.machines.size(); ++m) {
+    rows[m].resize(timeline.machines[m].workers.size());
+    for (size_t w = 0; w < rows[m].size(); ++w) all.emplace_back(&timeline.machines[m].workers[w], &rows[m][w]);
+  }
+  ParallelFor(all.size(), threads, [&](size_t i) { all[i].second->lanes = AssignLanes(all[i].first->jobs, &all[i].second->lane_count); });
+  int next_tid = kStepsPid + 1;
+  for (auto& [worker, r] : all) {
+    r->first_tid = next_tid;
+    next_tid += r->lane_count;
+  }
+  return rows;
+}
+
 std::string& EventStream::Begin() {
   if (!first_) out_ += ",\n";
   first_ = false;

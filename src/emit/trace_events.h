@@ -27,6 +27,18 @@ inline int MachinePid(size_t machine) { return kStepsPid + 1 + static_cast<int>(
 // "machine0 worker 2", and "machine0 worker 2 overlap 1" for its extra rows.
 std::string RowName(const Machine& machine, const Worker& worker, int lane);
 
+// A worker's rows in both Perfetto traces: its own and one per overlap lane.
+// Row ids (JSON tids) run on over all machines and workers in order, from
+// kStepsPid + 1; a row's sort rank is its place in that order.
+struct WorkerRows {
+  std::vector<int> lanes;  // per job (AssignLanes)
+  int lane_count = 1;
+  int first_tid = 0;
+};
+inline int RowRank(int tid) { return tid - (kStepsPid + 1); }
+// Per machine, per worker; lanes worked out on up to `threads` threads (0: one per core).
+std::vector<std::vector<WorkerRows>> NumberRows(const Timeline& timeline, int threads);
+
 struct TraceStats {
   size_t jobs = 0;
   size_t steps = 0;
