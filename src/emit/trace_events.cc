@@ -207,7 +207,7 @@ std::vector<CounterPoint> BusyWorkers(const Timeline& timeline, bool* sampled) {
     for (const Worker& worker : machine.workers) {
       for (const Job& job : worker.jobs)
         if (job.end > job.start) first = std::min(first, job.start), last = std::max(last, job.end);
-      if (!BusyCursor(worker.jobs).done()) cursors.emplace_back(worker.jobs);
+      if (cursors.emplace_back(worker.jobs).done()) cursors.pop_back();  // no job with a length
     }
   using Next = std::pair<Nanos, size_t>;  // (time, cursor)
   std::priority_queue<Next, std::vector<Next>, std::greater<Next>> heap;
@@ -219,8 +219,8 @@ std::vector<CounterPoint> BusyWorkers(const Timeline& timeline, bool* sampled) {
   while (!heap.empty()) {
     const Nanos at = heap.top().first;
     while (!heap.empty() && heap.top().first == at) {
-      BusyCursor& cursor = cursors[heap.top().second];
       const size_t c = heap.top().second;
+      BusyCursor& cursor = cursors[c];
       heap.pop();
       busy += cursor.delta();
       cursor.Advance();
