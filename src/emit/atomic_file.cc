@@ -95,7 +95,7 @@ bool AtomicFile::Commit() {
     write_failed_ |= gzclose(static_cast<gzFile>(gzip_)) != Z_OK;
     gzip_ = nullptr;
   }
-  bool ok = !write_failed_ && std::fflush(file_) == 0 && fsync(fileno(file_)) == 0;
+  bool ok = !write_failed_ && std::fflush(file_) == 0;
   if (!ok && error_.empty()) error_ = path_ + ": write failed: " + std::strerror(errno);
   ok &= std::fclose(file_) == 0;
   file_ = nullptr;

@@ -1,6 +1,11 @@
 // Writes an output file so that readers never see half of it: everything
 // goes to a temporary file beside the target, which is renamed over the
 // target only once it is complete. An abandoned writer removes its temp file.
+//
+// Atomic, not durable: there is no fsync. Every output is derived from the
+// logs and a rerun rebuilds it, so after a power loss a trace that lost its
+// data is a rerun away, while syncing costs every run: 0.1 s of a 2.6 s run
+// on the scale benchmark (a 390 MB trace), more on slow disks.
 #pragma once
 
 #include <cstdio>
@@ -21,7 +26,7 @@ class AtomicFile {
   // compressed. Returns false and sets `error()` on failure.
   bool Open(const std::string& path, bool gzip = false);
   void Write(std::string_view bytes);
-  // Flushes, syncs and renames into place. Returns false on any write error.
+  // Flushes and renames into place. Returns false on any write error.
   bool Commit();
   const std::string& error() const { return error_; }
 
