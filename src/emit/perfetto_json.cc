@@ -43,9 +43,9 @@ std::string_view StepSourceName(StepSource source) {
 
 // "busy workers" (emit/trace_events.h). Perfetto names a JSON counter track
 // "<name> <arg key>".
-void AppendBusyCounter(EventStream& events, const Timeline& timeline, Nanos origin) {
+void AppendBusyCounter(EventStream& events, const Timeline& timeline, Nanos origin, int threads) {
   bool sampled = false;
-  for (const CounterPoint& point : BusyWorkers(timeline, &sampled)) {
+  for (const CounterPoint& point : BusyWorkers(timeline, &sampled, threads)) {
     JsonMembers event(events.Begin());
     event.Raw("name", "\"busy\"").Raw("ph", "\"C\"").Int("pid", kStepsPid).Micros("ts", point.at - origin);
     JsonMembers args(event.Object("args"));
@@ -174,7 +174,7 @@ TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int th
     AppendPiece(out, timeline, pieces[i], flows, origin);
   }, sink);
   stats.flows = flows.hand_offs();
-  AppendBusyCounter(events, timeline, origin);
+  AppendBusyCounter(events, timeline, origin, threads);
   events.Finish(Trailer(timeline, origin));
   return stats;
 }

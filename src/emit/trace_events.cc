@@ -5,8 +5,6 @@
 #include <ctime>
 #include <limits>
 #include <mutex>
-#include <optional>
-#include <queue>
 
 #include "analyse/analysis.h"
 #include "emit/json_text.h"
@@ -119,126 +117,105 @@ Nanos TraceOrigin(const Timeline& timeline) {
 
 namespace {
 
-// One worker's busy spans (its jobs' union: overlapping or touching jobs
-// count once, empty ones not at all) as +1/-1 changes in time order, read
-// straight from its jobs, which are sorted by start.
-class BusyCursor {
- public:
-  explicit BusyCursor(const std::vector<Job>& jobs) : jobs_(jobs) { NextSpan(); }
-  bool done() const { return done_; }
-  Nanos at() const { return at_start_ ? from_ : to_; }
-  int delta() const { return at_start_ ? +1 : -1; }
-  void Advance() {
-    if (at_start_) at_start_ = false;
-    else NextSpan();
+// One worker's busy spans, in time order: the union of its jobs (sorted by
+// start), so overlapping or touching jobs count once and empty ones not at
+// all. Calls `span(from, to)` for each.
+template <class Span>
+void ForEachBusySpan(const std::vector<Job>& jobs, Span span) {
+  size_t next = 0;
+  while (true) {
+    while (next < jobs.size() && jobs[next].end <= jobs[next].start) ++next;
+    if (next == jobs.size()) return;
+    const Nanos from = jobs[next].start;
+    Nanos to = jobs[next].end;
+    for (++next; next < jobs.size() && jobs[next].start <= to; ++next) to = std::max(to, jobs[next].end);
+    span(from, to);
   }
+}
 
- private:
-  void NextSpan() {
-    while (next_ < jobs_.size() && jobs_[next_].end <= jobs_[next_].start) ++next_;
-    if (next_ == jobs_.size()) {
-      done_ = true;
-      return;
-    }
-    from_ = jobs_[next_].start;
-    to_ = jobs_[next_].end;
-    for (++next_; next_ < jobs_.size() && jobs_[next_].start <= to_; ++next_) to_ = std::max(to_, jobs_[next_].end);
-    at_start_ = true;
-  }
-
-  const std::vector<Job>& jobs_;
-  size_t next_ = 0;
-  Nanos from_ = 0, to_ = 0;
-  bool at_start_ = false, done_ = false;
+struct BusyExtent {
+  size_t spans = 0;
+  Nanos first = std::numeric_limits<Nanos>::max(), last = std::numeric_limits<Nanos>::min();
 };
 
-// The time-weighted mean of the busy count over `buckets` equal spans of
-// [first, last], fed one level at a time: it never holds the levels.
-class Resampler {
- public:
-  Resampler(Nanos first, Nanos last, size_t buckets)
-      : last_(last),
-        width_(std::max<Nanos>(1, (last - first + static_cast<Nanos>(buckets) - 1) / static_cast<Nanos>(buckets))),
-        bucket_from_(first) {}
-
-  // The count is `busy` from `at` until the next level.
-  void Level(Nanos at, int busy) {
-    if (has_level_) Span(level_at_, at, level_);
-    level_at_ = at;
-    level_ = busy;
-    has_level_ = true;
+// Every change of the count, summed per instant: few enough to sort.
+std::vector<CounterPoint> ExactBusy(const std::vector<const Worker*>& workers, size_t spans) {
+  std::vector<std::pair<Nanos, int>> changes;
+  changes.reserve(2 * spans);
+  for (const Worker* worker : workers)
+    ForEachBusySpan(worker->jobs, [&](Nanos from, Nanos to) {
+      changes.emplace_back(from, +1);
+      changes.emplace_back(to, -1);
+    });
+  std::sort(changes.begin(), changes.end());
+  std::vector<CounterPoint> points;
+  int busy = 0;
+  for (size_t i = 0; i < changes.size();) {
+    const Nanos at = changes[i].first;
+    for (; i < changes.size() && changes[i].first == at; ++i) busy += changes[i].second;
+    points.push_back({at, static_cast<double>(busy)});
   }
-  std::vector<CounterPoint> Finish() {
-    points_.push_back({last_, static_cast<double>(level_)});
-    return std::move(points_);
-  }
+  return points;
+}
 
- private:
-  void Span(Nanos from, Nanos until_at, int busy) {
-    while (from < until_at && bucket_from_ < last_) {
-      const Nanos bucket_to = std::min(last_, bucket_from_ + width_);
-      const Nanos until = std::min(bucket_to, until_at);
-      area_ += static_cast<double>(busy) * static_cast<double>(until - std::max(from, bucket_from_));
-      from = until;
-      if (until == bucket_to) {
-        points_.push_back({bucket_from_, area_ / static_cast<double>(bucket_to - bucket_from_)});
-        area_ = 0;
-        bucket_from_ += width_;
-      }
-    }
+// The busy time of every bucket (worker-nanoseconds: integers, so the sum
+// does not depend on the order the workers are added in), the workers split
+// among a few threads that each fill their own copy.
+std::vector<CounterPoint> BucketedBusy(const std::vector<const Worker*>& workers, const BusyExtent& extent,
+                                       int threads) {
+  constexpr Nanos kBuckets = kMaxExactCounterPoints - 1;
+  const Nanos first = extent.first, last = extent.last;
+  const Nanos width = std::max<Nanos>(1, (last - first + kBuckets - 1) / kBuckets);
+  const size_t buckets = static_cast<size_t>((last - first + width - 1) / width);
+  const size_t groups = std::clamp<size_t>(threads > 0 ? static_cast<size_t>(threads) : 8, 1, 8);
+  std::vector<std::vector<Nanos>> areas(groups, std::vector<Nanos>(buckets, 0));
+  ParallelFor(groups, threads, [&](size_t group) {
+    std::vector<Nanos>& area = areas[group];
+    for (size_t w = group; w < workers.size(); w += groups)
+      ForEachBusySpan(workers[w]->jobs, [&](Nanos from, Nanos to) {
+        for (size_t b = static_cast<size_t>((from - first) / width); from < to; ++b) {
+          const Nanos bucket_to = std::min(last, first + static_cast<Nanos>(b + 1) * width);
+          const Nanos until = std::min(to, bucket_to);
+          area[b] += until - from;
+          from = until;
+        }
+      });
+  });
+  std::vector<CounterPoint> points;
+  points.reserve(buckets + 1);
+  for (size_t b = 0; b < buckets; ++b) {
+    Nanos busy = 0;
+    for (const std::vector<Nanos>& area : areas) busy += area[b];
+    const Nanos from = first + static_cast<Nanos>(b) * width, to = std::min(last, from + width);
+    points.push_back({from, static_cast<double>(busy) / static_cast<double>(to - from)});
   }
-
-  Nanos last_, width_, bucket_from_;
-  double area_ = 0;
-  Nanos level_at_ = 0;
-  int level_ = 0;
-  bool has_level_ = false;
-  std::vector<CounterPoint> points_;
-};
+  points.push_back({last, 0});
+  return points;
+}
 
 }  // namespace
 
-std::vector<CounterPoint> BusyWorkers(const Timeline& timeline, bool* sampled) {
-  // The workers' changes merged in time order (a heap of one cursor per
-  // worker), summed per instant: memory follows the workers, not the jobs.
-  std::vector<BusyCursor> cursors;
-  Nanos first = std::numeric_limits<Nanos>::max(), last = std::numeric_limits<Nanos>::min();
+std::vector<CounterPoint> BusyWorkers(const Timeline& timeline, bool* sampled, int threads) {
+  std::vector<const Worker*> workers;
   for (const Machine& machine : timeline.machines)
-    for (const Worker& worker : machine.workers) {
-      for (const Job& job : worker.jobs)
-        if (job.end > job.start) first = std::min(first, job.start), last = std::max(last, job.end);
-      if (cursors.emplace_back(worker.jobs).done()) cursors.pop_back();  // no job with a length
-    }
-  using Next = std::pair<Nanos, size_t>;  // (time, cursor)
-  std::priority_queue<Next, std::vector<Next>, std::greater<Next>> heap;
-  for (size_t c = 0; c < cursors.size(); ++c) heap.emplace(cursors[c].at(), c);
-
-  std::vector<CounterPoint> exact;
-  std::optional<Resampler> resampler;
-  int busy = 0;
-  while (!heap.empty()) {
-    const Nanos at = heap.top().first;
-    while (!heap.empty() && heap.top().first == at) {
-      const size_t c = heap.top().second;
-      BusyCursor& cursor = cursors[c];
-      heap.pop();
-      busy += cursor.delta();
-      cursor.Advance();
-      if (!cursor.done()) heap.emplace(cursor.at(), c);
-    }
-    if (resampler) {
-      resampler->Level(at, busy);
-      continue;
-    }
-    exact.push_back({at, static_cast<double>(busy)});
-    if (exact.size() > kMaxExactCounterPoints) {  // too many to draw one by one: switch to means
-      resampler.emplace(first, last, kMaxExactCounterPoints - 1);
-      for (const CounterPoint& point : exact) resampler->Level(point.at, static_cast<int>(point.value));
-      std::vector<CounterPoint>().swap(exact);
-    }
+    for (const Worker& worker : machine.workers) workers.push_back(&worker);
+  std::vector<BusyExtent> extents(workers.size());
+  ParallelFor(workers.size(), threads, [&](size_t w) {
+    ForEachBusySpan(workers[w]->jobs, [&](Nanos from, Nanos to) {
+      ++extents[w].spans;
+      extents[w].first = std::min(extents[w].first, from);
+      extents[w].last = std::max(extents[w].last, to);
+    });
+  });
+  BusyExtent all;
+  for (const BusyExtent& extent : extents) {
+    all.spans += extent.spans;
+    all.first = std::min(all.first, extent.first);
+    all.last = std::max(all.last, extent.last);
   }
-  *sampled = resampler.has_value();
-  return resampler ? resampler->Finish() : exact;
+  *sampled = 2 * all.spans > kMaxExactCounterPoints;
+  if (all.spans == 0) return {};
+  return *sampled ? BucketedBusy(workers, all, threads) : ExactBusy(workers, all.spans);
 }
 
 std::string FormatUtc(Nanos time) {

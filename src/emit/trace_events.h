@@ -94,15 +94,16 @@ std::string ProcessTitle(const Machine& machine);
 std::string ClockText(const Machine& machine);
 
 // The "busy workers" counter: how many workers run at least one job, at
-// every change. Past kMaxExactCounterPoints changes (a few thousand
-// workers) it becomes the time-weighted mean over that many equal buckets,
-// so the counter stays small at any scale; `sampled` says which.
+// every change. Past kMaxExactCounterPoints changes (starts and ends of
+// busy spans, summed over the workers: a few thousand workers) it becomes
+// the time-weighted mean over that many equal buckets, so the counter stays
+// small at any scale; `sampled` says which. On up to `threads` threads.
 inline constexpr size_t kMaxExactCounterPoints = 50'000;
 struct CounterPoint {
   Nanos at = 0;
   double value = 0;
 };
-std::vector<CounterPoint> BusyWorkers(const Timeline& timeline, bool* sampled);
+std::vector<CounterPoint> BusyWorkers(const Timeline& timeline, bool* sampled, int threads = 1);
 
 // How the Perfetto JSON writes a job event.
 struct JobEventStyle {
