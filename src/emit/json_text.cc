@@ -46,6 +46,11 @@ void AppendJsonString(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   out.push_back('"');
   for (size_t i = 0; i < text.size();) {
+    size_t plain = i;  // a run that needs no escaping goes in at once
+    while (plain < text.size() && IsPlainJsonByte(text[plain])) ++plain;
+    out.append(text.substr(i, plain - i));
+    i = plain;
+    if (i == text.size()) break;
     const unsigned char c = static_cast<unsigned char>(text[i]);
     if (c >= 0x80) {
       const size_t length = Utf8SequenceLength(text, i);
@@ -80,10 +85,7 @@ void AppendInt(std::string& out, std::int64_t value) {
 std::string& JsonMembers::Key(std::string_view key) {
   if (!first_) out_ += ',';
   first_ = false;
-  const bool plain = std::all_of(key.begin(), key.end(), [](char c) {
-    return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x80 && c != '"' && c != '\\';
-  });
-  if (plain) {
+  if (IsPlainJson(key)) {
     out_ += '"';
     out_ += key;
     out_ += '"';

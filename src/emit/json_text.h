@@ -12,6 +12,17 @@ namespace jobviz {
 // Appends `text` as a JSON string literal (with quotes). Valid UTF-8 is kept;
 // other bytes >= 0x80 (garbage in logs) are written as \u00XX.
 void AppendJsonString(std::string& out, std::string_view text);
+// True when a byte, or all of `text`, goes into a JSON string as it is:
+// printable ASCII, no quote or backslash.
+inline bool IsPlainJsonByte(char c) {
+  const auto byte = static_cast<unsigned char>(c);
+  return byte >= 0x20 && byte < 0x7f && c != '"' && c != '\\';
+}
+inline bool IsPlainJson(std::string_view text) {
+  for (char c : text)
+    if (!IsPlainJsonByte(c)) return false;
+  return true;
+}
 void AppendInt(std::string& out, std::int64_t value);
 
 // `text` with every byte that is not part of valid UTF-8 read as Latin-1

@@ -111,11 +111,10 @@ void AppendPiece(std::string& out, const Timeline& timeline, const Piece& piece,
       AppendMetadata(out, pid, rows.first_tid + lane, "thread_sort_index", "sort_index",
                      std::to_string(RowRank(rows.first_tid + lane)));
     }
-  const std::string pid_text = std::to_string(pid);
+  const JobEventWriter events(worker, pid, origin);
   for (size_t j = piece.first_job; j < piece.last_job; ++j) {
     out += ",\n";
-    const JobEventStyle style{origin, flows.Of(worker, j)};
-    AppendJobEvent(out, worker, worker.jobs[j], pid_text, std::to_string(rows.first_tid + rows.lanes[j]), style);
+    events.Append(out, worker.jobs[j], rows.first_tid + rows.lanes[j], flows.Of(worker, j));
   }
 }
 

@@ -241,23 +241,59 @@ std::string ProcessTitle(const Machine& machine) {
   return machine.name + " (clock " + ClockText(machine) + ")";
 }
 
-void AppendJobEvent(std::string& out, const Worker& worker, const Job& job, std::string_view pid,
-                    std::string_view tid, const JobEventStyle& style) {
-  JsonMembers event(out);
-  event.String("name", JobName(job)).String("cat", job.type).Raw("ph", "\"X\"");
-  event.Raw("pid", pid).Raw("tid", tid).Micros("ts", job.start - style.origin).Micros("dur", job.end - job.start);
-  if (style.flow.id != 0) {
-    event.Int("bind_id", style.flow.id);
-    if (style.flow.in) event.Raw("flow_in", "true");
-    if (style.flow.out) event.Raw("flow_out", "true");
+JobEventWriter::JobEventWriter(const Worker& worker, int pid, Nanos origin)
+    : origin_(origin),
+      pid_(",\"ph\":\"X\",\"pid\":" + std::to_string(pid) + ",\"tid\":"),
+      args_("\"args\":{\"machine\":" + std::to_string(worker.machine) + ",\"worker\":" + std::to_string(worker.index) +
+            ",\"type\":"),
+      source_(",\"source\":") {
+  AppendJsonString(source_, worker.file);
+  source_.back() = ':';  // the closing quote comes after the line number
+}
+
+void JobEventWriter::Append(std::string& out, const Job& job, int tid, FlowMark flow) const {
+  const std::string& type = job.type.str();
+  const std::string& id = job.id.str();
+  out += "{\"name\":";
+  if (IsPlainJson(type) && IsPlainJson(id)) {
+    out += '"';
+    out += type;
+    out += '_';
+    out += id;
+    out += '"';
+  } else {
+    AppendJsonString(out, JobName(job));
   }
-  JsonMembers args(event.Object("args"));
-  args.Int("machine", worker.machine).Int("worker", worker.index).String("type", job.type);
-  args.String("job_id", job.id).Int("micro_batch", job.micro_batch).Int("step", StepNumber(job.step));
-  if (StepRun(job.step) > 0) args.Int("run", StepRun(job.step));
-  args.String("source", worker.file + ":" + std::to_string(job.line));
-  args.Close();
-  event.Close();
+  out += ",\"cat\":";
+  AppendJsonString(out, type);
+  out += pid_;
+  AppendInt(out, tid);
+  out += ",\"ts\":";
+  AppendMicros(out, job.start - origin_);
+  out += ",\"dur\":";
+  AppendMicros(out, job.end - job.start);
+  if (flow.id != 0) {
+    out += ",\"bind_id\":";
+    AppendInt(out, flow.id);
+    if (flow.in) out += ",\"flow_in\":true";
+    if (flow.out) out += ",\"flow_out\":true";
+  }
+  out += ',';
+  out += args_;
+  AppendJsonString(out, type);
+  out += ",\"job_id\":";
+  AppendJsonString(out, id);
+  out += ",\"micro_batch\":";
+  AppendInt(out, job.micro_batch);
+  out += ",\"step\":";
+  AppendInt(out, StepNumber(job.step));
+  if (StepRun(job.step) > 0) {
+    out += ",\"run\":";
+    AppendInt(out, StepRun(job.step));
+  }
+  out += source_;
+  AppendInt(out, static_cast<std::int64_t>(job.line));
+  out += "\"}}";
 }
 
 void AppendStepEvent(std::string& out, const StepSpan& step, std::string_view pid, std::string_view tid,

@@ -105,16 +105,22 @@ struct CounterPoint {
 };
 std::vector<CounterPoint> BusyWorkers(const Timeline& timeline, bool* sampled, int threads = 1);
 
-// How the Perfetto JSON writes a job event.
-struct JobEventStyle {
-  Nanos origin = 0;  // subtracted from every time
-  FlowMark flow;     // flow v2: bind_id with flow_in / flow_out
-};
+// Writes one worker's jobs as complete ("X") events of the Perfetto JSON,
+// with the job's args. What all of them share (the process, the args'
+// machine and worker, the escaped source file) is formatted once; the rest
+// is appended straight to `out`, with no allocation per job.
+class JobEventWriter {
+ public:
+  JobEventWriter(const Worker& worker, int pid, Nanos origin);
+  // The job on the row `tid`; `flow` adds flow v2 (bind_id, flow_in/flow_out).
+  void Append(std::string& out, const Job& job, int tid, FlowMark flow) const;
 
-// A job as a complete ("X") event on the row `pid`/`tid` (JSON values),
-// with the job's args.
-void AppendJobEvent(std::string& out, const Worker& worker, const Job& job, std::string_view pid,
-                    std::string_view tid, const JobEventStyle& style);
+ private:
+  Nanos origin_;
+  std::string pid_;     // ,"ph":"X","pid":P,"tid":
+  std::string args_;    // "args":{"machine":M,"worker":W,"type":
+  std::string source_;  // ,"source":"FILE:
+};
 
 // A step as a complete event; `step_arg` adds "args":{"step":N}.
 void AppendStepEvent(std::string& out, const StepSpan& step, std::string_view pid, std::string_view tid,
