@@ -1,6 +1,7 @@
 #include "parse/line_parser.h"
 
 #include "model/model.h"
+#include "parse/job_line_matcher.h"
 
 #include <algorithm>
 #include <re2/re2.h>
@@ -61,6 +62,8 @@ LineParser::LineParser()
   std::string scratch;
   for (const LineFormat& format : LineFormats()) {
     for (std::string_view sample : format.samples) {
+      if (format.kind == LineKind::kJob && !JobMatcherAgrees(sample, sample.find(format.keyword)))
+        throw std::logic_error("job line matcher and pattern disagree on: " + std::string(sample));
       const ParsedLine parsed = ParseFirst(sample, &scratch);
       if (parsed.kind == ParsedLine::Kind::kMalformed || parsed.format != format.kind)
         throw std::logic_error("sample " + std::string(format.name) +
@@ -131,12 +134,42 @@ ParsedLine::Kind NvtxKind(std::string_view pushed, bool pop) {
 
 }  // namespace
 
-ParsedLine LineParser::ParseClean(std::string_view text, size_t keyword_pos, int keyword) const {
-  const FormatPatterns& patterns = compiled_->formats[keyword];
+namespace {
+
+// The groups of the record at `keyword_pos` (groups[0]: the whole match):
+// job lines by hand, the rest (and job lines the matcher refuses) by RE2.
+bool MatchGroups(const RE2& pattern, std::string_view text, size_t keyword_pos, int keyword,
+                 re2::StringPiece* groups) {
+  JobLineMatch job;
+  if (static_cast<LineKind>(keyword) == LineKind::kJob && MatchJobLine(text, keyword_pos, &job)) {
+    const std::string_view found[] = {job.whole, job.id, job.type, job.micro_batch, job.start, job.end};
+    for (size_t i = 0; i < std::size(found); ++i) groups[i] = re2::StringPiece(found[i].data(), found[i].size());
+    return true;
+  }
+  return pattern.Match(text, keyword_pos, text.size(), RE2::ANCHOR_START, groups,
+                       1 + pattern.NumberOfCapturingGroups());
+}
+
+}  // namespace
+
+bool LineParser::JobMatcherAgrees(std::string_view text, size_t position) const {
+  const RE2& pattern = *compiled_->formats[static_cast<size_t>(LineKind::kJob)].whole;
   re2::StringPiece groups[kMaxGroups];
-  const int group_count = 1 + patterns.whole->NumberOfCapturingGroups();
-  if (!patterns.whole->Match(text, keyword_pos, text.size(), RE2::ANCHOR_START, groups,
-                             group_count))
+  const bool re2_matches = position <= text.size() &&
+                           pattern.Match(text, position, text.size(), RE2::ANCHOR_START, groups,
+                                         1 + pattern.NumberOfCapturingGroups());
+  JobLineMatch job;
+  const bool matcher_matches = MatchJobLine(text, position, &job);
+  if (!re2_matches || !matcher_matches) return re2_matches == matcher_matches;
+  const std::string_view found[] = {job.whole, job.id, job.type, job.micro_batch, job.start, job.end};
+  for (size_t i = 0; i < std::size(found); ++i)
+    if (found[i].data() != groups[i].data() || found[i].size() != groups[i].size()) return false;
+  return true;
+}
+
+ParsedLine LineParser::ParseClean(std::string_view text, size_t keyword_pos, int keyword) const {
+  re2::StringPiece groups[kMaxGroups];
+  if (!MatchGroups(*compiled_->formats[keyword].whole, text, keyword_pos, keyword, groups))
     return Diagnose(text, keyword_pos, keyword);
 
   auto group = [&](int i) -> std::string_view { return groups[i]; };

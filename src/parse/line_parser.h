@@ -61,6 +61,12 @@ class LineParser {
   // Returns kMalformed with expected "a known keyword" when there is none.
   ParsedLine ParseFirst(std::string_view line, std::string* scratch) const;
 
+  // True when the hand-written job line matcher (job_line_matcher.h) and the
+  // job pattern's RE2 agree on the text at `position`: both fail, or both
+  // match with the same groups. Checked on the samples at load and by the
+  // job_line fuzz target on any bytes.
+  bool JobMatcherAgrees(std::string_view text, size_t position) const;
+
  private:
   struct Compiled;
   ParsedLine ParseClean(std::string_view text, size_t keyword_pos, int keyword) const;

@@ -1,0 +1,83 @@
+#include "parse/job_line_matcher.h"
+
+namespace jobviz {
+
+namespace {
+
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'; }
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsWord(char c) { return IsDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool IsIdByte(char c) { return c != '(' && c != ')' && !IsSpace(c); }
+
+// A cursor over the text; every step either consumes what it expects or
+// fails, and there is never anything to take back.
+class Cursor {
+ public:
+  Cursor(std::string_view text, size_t at) : text_(text), at_(at) {}
+  size_t at() const { return at_; }
+
+  void Spaces() {
+    while (at_ < text_.size() && IsSpace(text_[at_])) ++at_;
+  }
+  bool Literal(std::string_view literal) {
+    if (text_.substr(at_, literal.size()) != literal) return false;
+    at_ += literal.size();
+    return true;
+  }
+  // ",\s*NAME\s*=\s*"
+  bool Key(std::string_view name) {
+    if (!Literal(",")) return false;
+    Spaces();
+    if (!Literal(name)) return false;
+    Spaces();
+    if (!Literal("=")) return false;
+    Spaces();
+    return true;
+  }
+  // One or more bytes for which `accepts` holds, as many as there are.
+  template <class Accepts>
+  bool Run(Accepts accepts, std::string_view* group) {
+    const size_t from = at_;
+    while (at_ < text_.size() && accepts(text_[at_])) ++at_;
+    *group = text_.substr(from, at_ - from);
+    return at_ > from;
+  }
+  // \d+(?:\.\d*)?  (greedy: the '.' and its digits are taken when there).
+  bool Millis(std::string_view* group) {
+    const size_t from = at_;
+    std::string_view digits;
+    if (!Run(IsDigit, &digits)) return false;
+    if (at_ < text_.size() && text_[at_] == '.') {
+      ++at_;
+      while (at_ < text_.size() && IsDigit(text_[at_])) ++at_;
+    }
+    *group = text_.substr(from, at_ - from);
+    return true;
+  }
+
+ private:
+  std::string_view text_;
+  size_t at_;
+};
+
+}  // namespace
+
+bool MatchJobLine(std::string_view text, size_t position, JobLineMatch* match) {
+  if (position > text.size()) return false;
+  Cursor c(text, position);
+  if (!c.Literal("Profiler Info: Job")) return false;
+  c.Spaces();
+  if (!c.Literal("(")) return false;
+  c.Spaces();
+  if (!c.Run(IsIdByte, &match->id)) return false;
+  c.Spaces();
+  if (!c.Literal(")")) return false;
+  if (!c.Key("type") || !c.Run(IsWord, &match->type)) return false;
+  if (!c.Key("micro_batch_id") || !c.Run(IsDigit, &match->micro_batch)) return false;
+  if (!c.Key("job_start_time") || !c.Millis(&match->start)) return false;
+  if (!c.Key("job_end_time") || !c.Millis(&match->end)) return false;
+  match->whole = text.substr(position, c.at() - position);
+  return true;
+}
+
+}  // namespace jobviz

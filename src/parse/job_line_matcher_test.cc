@@ -1,0 +1,107 @@
+#include "parse/job_line_matcher.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "parse/line_parser.h"
+
+using namespace jobviz;
+
+namespace {
+
+const LineParser& Parser() {
+  static const LineParser parser;
+  return parser;
+}
+
+constexpr std::string_view kJob =
+    "Profiler Info: Job (3), type = forward, micro_batch_id = 2, "
+    "job_start_time = 1697793307213.760986, job_end_time = 1697793307254.006104";
+
+}  // namespace
+
+TEST_CASE("The matcher finds each group of a job line") {
+  const std::string line = "I1020 09:15:07.265326 22317 standalone_executor.cc:217] " + std::string(kJob) + " tail";
+  JobLineMatch m;
+  REQUIRE(MatchJobLine(line, line.find("Profiler"), &m));
+  CHECK(m.id == "3");
+  CHECK(m.type == "forward");
+  CHECK(m.micro_batch == "2");
+  CHECK(m.start == "1697793307213.760986");
+  CHECK(m.end == "1697793307254.006104");
+  CHECK(m.whole == kJob);  // the trailing " tail" is not part of the record
+}
+
+TEST_CASE("The matcher follows the pattern's spacing, id, number and word rules") {
+  struct Case {
+    std::string line;
+    bool matches;
+  };
+  const std::vector<Case> cases = {
+      {"Profiler Info: Job(3),type=forward,micro_batch_id=2,job_start_time=1,job_end_time=2", true},
+      {"Profiler Info: Job \t( 3 ),\f type =\tforward ,micro_batch_id = 2,job_start_time = 1.,job_end_time = 2",
+       false},  // no space is allowed before a comma
+      {"Profiler Info: Job \t(\r3 ),\f type =\tforward,micro_batch_id = 2,job_start_time = 1.,job_end_time = 2", true},
+      {"Profiler Info: Job (a\xe9-b:c), type = x, micro_batch_id = 0, job_start_time = 1, job_end_time = 2", true},
+      {"Profiler Info: Job (a b), type = x, micro_batch_id = 0, job_start_time = 1, job_end_time = 2", false},
+      {"Profiler Info: Job (), type = x, micro_batch_id = 0, job_start_time = 1, job_end_time = 2", false},
+      {"Profiler Info: Job (\v), type = x, micro_batch_id = 0, job_start_time = 1, job_end_time = 2", true},
+      {"Profiler Info: Job (1), type = x-y, micro_batch_id = 0, job_start_time = 1, job_end_time = 2", false},
+      {"Profiler Info: Job (1), type = \xe9, micro_batch_id = 0, job_start_time = 1, job_end_time = 2", false},
+      {"Profiler Info: Job (1), type = x, micro_batch_id = -1, job_start_time = 1, job_end_time = 2", false},
+      {"Profiler Info: Job (1), type = x, micro_batch_id = 0, job_start_time = .5, job_end_time = 2", false},
+      {"Profiler Info: Job (1), type = x, micro_batch_id = 0, job_start_time = 1, job_end_time = 2.5.6", true},
+      {"Profiler Info: Job (1), type = x, micro_batch_id = 0, job_start_time = 1, job_end_time = ", false},
+      {"Profiler Info: Job (1), type = x, micro_batch_id = 0, job_start_time = 1", false},
+      {"Profiler Info: Job (1), type = x, micro_batch_id = 0, job_end_time = 1, job_start_time = 2", false},
+      {"Profiler Info: Job", false},
+      {"", false},
+  };
+  for (const Case& c : cases) {
+    INFO(c.line);
+    JobLineMatch m;
+    CHECK(MatchJobLine(c.line, 0, &m) == c.matches);
+    CHECK(Parser().JobMatcherAgrees(c.line, 0));
+  }
+  JobLineMatch m;
+  REQUIRE(MatchJobLine(cases[11].line, 0, &m));
+  CHECK(m.end == "2.5");  // the greedy fraction stops at the second '.'
+  CHECK_FALSE(MatchJobLine(kJob, kJob.size() + 1, &m));  // past the end
+}
+
+// Every one-byte change, deletion and doubling of a job line: the matcher
+// and RE2 agree on each (both refuse, or both find the same groups).
+TEST_CASE("The matcher agrees with RE2 on every small edit of a job line") {
+  const std::string base = std::string(kJob) + ", more";
+  const std::string bytes = std::string(" \t\v\f\r\n(),.=:_0a9ZJ-\xe9\xff") + '\0';
+  size_t checked = 0;
+  for (size_t i = 0; i < base.size(); ++i) {
+    for (char b : bytes) {
+      std::string edited = base;
+      edited[i] = b;
+      INFO("byte " << i << " set to " << static_cast<int>(static_cast<unsigned char>(b)));
+      CHECK(Parser().JobMatcherAgrees(edited, 0));
+      ++checked;
+    }
+    std::string deleted = base;
+    deleted.erase(i, 1);
+    CHECK(Parser().JobMatcherAgrees(deleted, 0));
+    std::string doubled = base;
+    doubled.insert(i, 1, base[i]);
+    CHECK(Parser().JobMatcherAgrees(doubled, 0));
+    checked += 2;
+  }
+  CHECK(checked > 2000);
+}
+
+TEST_CASE("Job lines parse the same through the matcher as through the pattern") {
+  static std::string scratch;
+  const std::string line = "W0122 05:40:58.632920   513 x.cc:1] " + std::string(kJob);
+  const ParsedLine p = Parser().ParseFirst(line, &scratch);
+  REQUIRE(p.kind == ParsedLine::Kind::kJob);
+  CHECK(p.job_id == "3");
+  CHECK(p.type == "forward");
+  CHECK(p.micro_batch == 2);
+  CHECK(p.start.ns == 1697793307213760986);
+  CHECK(p.record_end == line.size());
+}
