@@ -1,6 +1,7 @@
 #include "emit/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -8,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <cstring>
 
@@ -22,6 +24,25 @@ AtomicFile::~AtomicFile() {
 }
 
 namespace {
+
+// Puts `temp` in the place of `target` in one step. Over an existing regular
+// file the two names are exchanged (renameat2 RENAME_EXCHANGE), just as
+// atomic for readers, and the old file, now under `temp`, is removed: a
+// plain rename over a file makes ext4 write the new file's data out first
+// (its auto_da_alloc), 15 ms for a 30 MB trace, which is the durability this
+// file does not promise. Anything else (no target yet, a filesystem that
+// cannot exchange, a target that is not a regular file): rename(2).
+bool ReplaceFile(const std::string& temp, const std::string& target) {
+#ifdef RENAME_EXCHANGE
+  struct stat existing;
+  if (lstat(target.c_str(), &existing) == 0 && S_ISREG(existing.st_mode) &&
+      renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0) {
+    unlink(temp.c_str());
+    return true;
+  }
+#endif
+  return std::rename(temp.c_str(), target.c_str()) == 0;
+}
 
 // A run killed with SIGKILL leaves its temporary file (PATH.tmp.PID) behind;
 // the next write of PATH removes those whose process is gone.
@@ -99,7 +120,7 @@ bool AtomicFile::Commit() {
   if (!ok && error_.empty()) error_ = path_ + ": write failed: " + std::strerror(errno);
   ok &= std::fclose(file_) == 0;
   file_ = nullptr;
-  if (ok && std::rename(temp_path_.c_str(), path_.c_str()) != 0) {
+  if (ok && !ReplaceFile(temp_path_, path_)) {
     error_ = path_ + ": cannot replace: " + std::strerror(errno);
     ok = false;
   }

@@ -1,0 +1,81 @@
+#include "emit/atomic_file.h"
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
+using namespace jobviz;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("jobviz-atomic-" + std::to_string(::getpid()));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+std::string Contents(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool Write(const fs::path& path, std::string_view text, std::string* error = nullptr) {
+  AtomicFile file;
+  if (!file.Open(path.string())) return false;
+  file.Write(text);
+  const bool ok = file.Commit();
+  if (error) *error = file.error();
+  return ok;
+}
+
+size_t Entries(const fs::path& dir) {
+  return static_cast<size_t>(std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
+}
+
+}  // namespace
+
+TEST_CASE("A new file appears whole and no temporary file stays") {
+  TempDir dir;
+  REQUIRE(Write(dir.path / "t.json", "new"));
+  CHECK(Contents(dir.path / "t.json") == "new");
+  CHECK(Entries(dir.path) == 1);
+}
+
+TEST_CASE("An existing file is replaced and the old one removed") {
+  TempDir dir;
+  REQUIRE(Write(dir.path / "t.json", std::string(100000, 'o')));
+  REQUIRE(Write(dir.path / "t.json", "new"));
+  CHECK(Contents(dir.path / "t.json") == "new");
+  CHECK(Entries(dir.path) == 1);  // the old file, exchanged out, is gone too
+}
+
+TEST_CASE("A symlink target is replaced like rename does, leaving what it pointed to") {
+  TempDir dir;
+  REQUIRE(Write(dir.path / "real", "kept"));
+  fs::create_symlink(dir.path / "real", dir.path / "link");
+  REQUIRE(Write(dir.path / "link", "new"));
+  CHECK_FALSE(fs::is_symlink(dir.path / "link"));
+  CHECK(Contents(dir.path / "link") == "new");
+  CHECK(Contents(dir.path / "real") == "kept");
+  CHECK(Entries(dir.path) == 2);
+}
+
+TEST_CASE("A directory in the way is left alone and the write fails") {
+  TempDir dir;
+  fs::create_directories(dir.path / "t.json" / "inside");
+  std::string error;
+  CHECK_FALSE(Write(dir.path / "t.json", "new", &error));
+  CHECK(error.find("t.json") != std::string::npos);
+  CHECK(fs::is_directory(dir.path / "t.json" / "inside"));
+  CHECK(Entries(dir.path) == 1);  // no temporary file either
+}
