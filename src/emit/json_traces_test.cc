@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -201,6 +202,52 @@ TEST_CASE("Pieces reach the sink and add up to the document") {
   CHECK(pieces > 1);
   CHECK(whole == TraceText(WritePerfettoTrace, t));
   CHECK_NOTHROW(json::parse(whole));
+}
+
+namespace {
+
+// 64 workers x 500 jobs: 64,000 starts and ends, past the exact counter's bound.
+Timeline BusyTimeline(Nanos* busy_time) {
+  Timeline t;
+  t.machines.emplace_back("m");
+  *busy_time = 0;
+  for (int w = 0; w < 64; ++w) {
+    Worker worker;
+    worker.index = w;
+    for (int j = 0; j < 500; ++j) {
+      const Nanos start = j * 10'000 + w * 97, end = start + 6'000 + w;
+      worker.jobs.push_back(MakeJob("forward", std::to_string(j), start, end));
+      *busy_time += end - start;
+    }
+    t.machines[0].workers.push_back(worker);
+  }
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("The sampled counter's values are written as printf's %.3f writes them") {
+  Nanos busy_time = 0;
+  const Timeline t = BusyTimeline(&busy_time);
+  bool sampled = false;
+  const std::vector<CounterPoint> points = BusyWorkers(t, &sampled);
+  REQUIRE(sampled);
+  const std::string text = TraceText(WritePerfettoTrace, t);
+  std::vector<std::string> written;
+  const std::string key = "\"workers\":";
+  for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + 1)) {
+    const size_t from = at + key.size();
+    written.push_back(text.substr(from, text.find('}', from) - from));
+  }
+  REQUIRE(written.size() == points.size());
+  size_t fractions = 0;
+  for (size_t i = 0; i < points.size(); ++i) {
+    char expected[32];
+    std::snprintf(expected, sizeof expected, "%.3f", points[i].value);
+    CHECK(written[i] == expected);
+    fractions += written[i].substr(written[i].size() - 3) != "000";
+  }
+  CHECK(fractions > points.size() / 2);  // the means are not whole numbers
 }
 
 TEST_CASE("Past 50,000 changes the busy-workers counter is a time-weighted mean that keeps the busy time") {

@@ -1,6 +1,7 @@
 #include "emit/perfetto_json.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <unordered_map>
 
@@ -50,9 +51,9 @@ void AppendBusyCounter(EventStream& events, const Timeline& timeline, Nanos orig
     event.Raw("name", "\"busy\"").Raw("ph", "\"C\"").Int("pid", kStepsPid).Micros("ts", point.at - origin);
     JsonMembers args(event.Object("args"));
     if (sampled) {
-      char value[32];
-      std::snprintf(value, sizeof value, "%.3f", point.value);
-      args.Raw("workers", value);
+      char value[32];  // as "%.3f" writes it (both round the exact binary value), at a tenth of the cost
+      const auto written = std::to_chars(value, value + sizeof value, point.value, std::chars_format::fixed, 3);
+      args.Raw("workers", std::string_view(value, static_cast<size_t>(written.ptr - value)));
     } else {
       args.Int("workers", static_cast<std::int64_t>(point.value));
     }
@@ -112,6 +113,7 @@ void AppendPiece(std::string& out, const Timeline& timeline, const Piece& piece,
                      std::to_string(RowRank(rows.first_tid + lane)));
     }
   const JobEventWriter events(worker, pid, origin);
+  out.reserve(out.size() + (piece.last_job - piece.first_job) * 320);  // a job event is 250-300 bytes
   for (size_t j = piece.first_job; j < piece.last_job; ++j) {
     out += ",\n";
     events.Append(out, worker.jobs[j], rows.first_tid + rows.lanes[j], flows.Of(worker, j));

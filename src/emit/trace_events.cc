@@ -69,16 +69,22 @@ void WriteInOrder(size_t count, int threads, const std::function<void(size_t, st
   std::vector<bool> finished(count);
   std::mutex order;
   size_t next_to_write = 0;
+  bool writing = false;  // one thread at a time writes, outside the lock
   ParallelFor(count, threads, [&](size_t i) {
     std::string piece;
     make(i, piece);
-    const std::lock_guard lock(order);
+    std::unique_lock lock(order);
     done[i] = std::move(piece);
     finished[i] = true;
-    for (; next_to_write < count && finished[next_to_write]; ++next_to_write) {
-      sink(done[next_to_write]);
-      std::string().swap(done[next_to_write]);
+    if (writing) return;  // the writer looks again before it stops, and takes this one
+    writing = true;
+    while (next_to_write < count && finished[next_to_write]) {
+      const std::string ready = std::move(done[next_to_write++]);
+      lock.unlock();
+      sink(ready);
+      lock.lock();
     }
+    writing = false;
   });
 }
 
