@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <ctime>
 #include <limits>
+#include <condition_variable>
 #include <mutex>
 
 #include "analyse/analysis.h"
@@ -68,9 +69,18 @@ void WriteInOrder(size_t count, int threads, const std::function<void(size_t, st
   std::vector<std::string> done(count);
   std::vector<bool> finished(count);
   std::mutex order;
+  std::condition_variable written;
   size_t next_to_write = 0;
   bool writing = false;  // one thread at a time writes, outside the lock
+  // At most this many pieces ahead of the one to write next are made, so
+  // pieces waiting for a slow write do not pile up in memory. Items are
+  // handed out in order, so the piece to write next is never the one waiting.
+  const size_t ahead = 2 * static_cast<size_t>(ThreadCount(threads));
   ParallelFor(count, threads, [&](size_t i) {
+    {
+      std::unique_lock lock(order);
+      written.wait(lock, [&] { return i < next_to_write + ahead; });
+    }
     std::string piece;
     make(i, piece);
     std::unique_lock lock(order);
@@ -83,6 +93,7 @@ void WriteInOrder(size_t count, int threads, const std::function<void(size_t, st
       lock.unlock();
       sink(ready);
       lock.lock();
+      written.notify_all();
     }
     writing = false;
   });

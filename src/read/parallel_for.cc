@@ -7,9 +7,12 @@
 
 namespace jobviz {
 
+int ThreadCount(int threads) {
+  return threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 void ParallelFor(size_t count, int threads, const std::function<void(size_t)>& work) {
-  size_t wanted = threads > 0 ? static_cast<size_t>(threads) : std::max(1u, std::thread::hardware_concurrency());
-  wanted = std::min(wanted, count);
+  const size_t wanted = std::min(static_cast<size_t>(ThreadCount(threads)), count);
   std::atomic<size_t> next{0};
   auto drain = [&] {
     for (size_t i = next++; i < count; i = next++) work(i);

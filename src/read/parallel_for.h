@@ -12,4 +12,7 @@ namespace jobviz {
 // a time, so a large file does not hold up the small ones behind it.
 void ParallelFor(size_t count, int threads, const std::function<void(size_t)>& work);
 
+// How many threads `threads` means (0: one per core).
+int ThreadCount(int threads);
+
 }  // namespace jobviz
