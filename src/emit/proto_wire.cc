@@ -21,9 +21,13 @@ void WriteVarint(char* at, std::uint64_t value) {
 }  // namespace
 
 void ProtoWire::RawVarint(std::uint64_t value) {
-  const size_t at = out_.size();
-  out_.resize(at + VarintSize(value));
-  WriteVarint(&out_[at], value);
+  if (value < 0x80) {  // tags, small ids and lengths: most varints are one byte
+    out_.push_back(static_cast<char>(value));
+    return;
+  }
+  char bytes[10];
+  WriteVarint(bytes, value);
+  out_.append(bytes, VarintSize(value));
 }
 
 void ProtoWire::Tag(std::uint32_t field, std::uint32_t wire_type) { RawVarint((field << 3) | wire_type); }
@@ -35,7 +39,9 @@ void ProtoWire::Varint(std::uint32_t field, std::uint64_t value) {
 
 void ProtoWire::Fixed64(std::uint32_t field, std::uint64_t value) {
   Tag(field, 1);
-  for (int i = 0; i < 8; ++i) out_.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+  char bytes[8];
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((value >> (8 * i)) & 0xff);
+  out_.append(bytes, sizeof bytes);
 }
 
 void ProtoWire::Bytes(std::uint32_t field, std::string_view bytes) {
