@@ -4,7 +4,7 @@
 #include <cstring>
 #include <new>
 #include <unordered_map>
-#include <zlib.h>
+#include <libdeflate.h>
 
 #include "analyse/analysis.h"
 #include "emit/proto_wire.h"
@@ -42,7 +42,7 @@ constexpr size_t kFlushBytes = 1 << 20;
 // Packets per compressed_packets: big enough for deflate to find the
 // repeats, small enough to stay in the CPU's cache.
 constexpr size_t kPackedPieceBytes = 256 << 10;
-constexpr int kPackedLevel = 1;  // zlib's fastest: 7x smaller here, at ~5x the speed of level 6
+constexpr int kPackedLevel = 1;  // the fastest: 7x smaller here, at ~3x the speed of level 6
 
 // The debug annotations of a job, by interned name id (1-based, in order).
 enum Annotation : std::uint64_t { kMachine = 1, kWorker, kTypeArg, kJobId, kMicroBatch, kStep, kSource, kRun };
@@ -313,41 +313,30 @@ void AddStats(TraceStats& total, const TraceStats& part) {
 // trace processor inflates and reads as the packets themselves.
 class PacketCompressor {
  public:
-  explicit PacketCompressor(std::string& out) : out_(out) {
-    stream_.zalloc = Z_NULL;
-    stream_.zfree = Z_NULL;
-    stream_.opaque = Z_NULL;
-    ok_ = deflateInit2(&stream_, kPackedLevel, Z_DEFLATED, 15, 8, Z_DEFAULT_STRATEGY) == Z_OK;
-  }
+  explicit PacketCompressor(std::string& out) : out_(out), compressor_(libdeflate_alloc_compressor(kPackedLevel)) {}
   ~PacketCompressor() {
-    if (ok_) deflateEnd(&stream_);
+    if (compressor_) libdeflate_free_compressor(compressor_);
   }
   PacketCompressor(const PacketCompressor&) = delete;
   PacketCompressor& operator=(const PacketCompressor&) = delete;
 
   void Compress(std::string_view packets) {
     if (packets.empty()) return;
-    if (!ok_) throw std::bad_alloc();  // deflateInit2 fails only for want of memory
-    deflated_.resize(deflateBound(&stream_, packets.size()));
-    stream_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(packets.data()));
-    stream_.avail_in = static_cast<uInt>(packets.size());
-    stream_.next_out = reinterpret_cast<Bytef*>(deflated_.data());
-    stream_.avail_out = static_cast<uInt>(deflated_.size());
-    const int status = deflate(&stream_, Z_FINISH);
-    if (status != Z_STREAM_END) throw std::bad_alloc();  // the output was sized by deflateBound
-    const std::string_view deflated(deflated_.data(), deflated_.size() - stream_.avail_out);
-    deflateReset(&stream_);
+    if (!compressor_) throw std::bad_alloc();  // its allocation is the only way to fail
+    deflated_.resize(libdeflate_zlib_compress_bound(compressor_, packets.size()));
+    const size_t size =
+        libdeflate_zlib_compress(compressor_, packets.data(), packets.size(), deflated_.data(), deflated_.size());
+    if (size == 0) throw std::bad_alloc();  // cannot happen: the output was sized by the bound
     ProtoWire wire(out_);
     const size_t at = wire.BeginMessage(pb::kTracePacket);
-    wire.Bytes(pb::kCompressedPackets, deflated);
+    wire.Bytes(pb::kCompressedPackets, std::string_view(deflated_.data(), size));
     wire.EndMessage(at);
   }
 
  private:
   std::string& out_;
-  z_stream stream_{};
+  libdeflate_compressor* compressor_;
   std::string deflated_;
-  bool ok_ = false;
 };
 
 }  // namespace
