@@ -1,11 +1,11 @@
 #include "analyse/analysis.h"
 
 #include "model/time_value.h"
+#include "read/parallel_for.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <set>
 #include <unordered_map>
 
 namespace jobviz {
@@ -34,21 +34,34 @@ namespace {
 // not overlap), so the summary and the viewer agree. A step without a span
 // (none here, but the model allows it) spans its jobs. One window over
 // everything when no job has a step.
-std::vector<StepWindow> StepWindows(const Timeline& timeline) {
+std::vector<StepWindow> StepWindows(const std::vector<const Worker*>& workers, const Timeline& timeline,
+                                    int threads) {
+  // Each worker's windows on its own thread (its jobs are by start, so a
+  // step's jobs mostly follow each other: the last window found is tried
+  // first), then merged.
+  const bool any_step = std::any_of(workers.begin(), workers.end(), [](const Worker* worker) {
+    return std::any_of(worker->jobs.begin(), worker->jobs.end(), [](const Job& job) { return job.step != kNoStep; });
+  });
+  std::vector<std::map<std::int64_t, StepWindow>> per_worker(workers.size());
+  ParallelFor(workers.size(), threads, [&](size_t w) {
+    std::map<std::int64_t, StepWindow>& windows = per_worker[w];
+    StepWindow* last = nullptr;
+    for (const Job& job : workers[w]->jobs) {
+      if (any_step && job.step == kNoStep) continue;
+      const std::int64_t step = any_step ? job.step : kNoStep;
+      if (!last || last->step != step)
+        last = &windows.try_emplace(step, StepWindow{step, job.start, job.end}).first->second;
+      last->start = std::min(last->start, job.start);
+      last->end = std::max(last->end, job.end);
+    }
+  });
   std::map<std::int64_t, StepWindow> windows;
-  bool any_step = false;
-  for (const Machine& machine : timeline.machines)
-    for (const Worker& worker : machine.workers)
-      for (const Job& job : worker.jobs) any_step |= job.step != kNoStep;
-  for (const Machine& machine : timeline.machines)
-    for (const Worker& worker : machine.workers)
-      for (const Job& job : worker.jobs) {
-        if (any_step && job.step == kNoStep) continue;
-        const std::int64_t step = any_step ? job.step : kNoStep;
-        auto [it, inserted] = windows.try_emplace(step, StepWindow{step, job.start, job.end});
-        it->second.start = std::min(it->second.start, job.start);
-        it->second.end = std::max(it->second.end, job.end);
-      }
+  for (const auto& worker_windows : per_worker)
+    for (const auto& [step, window] : worker_windows) {
+      auto [it, inserted] = windows.try_emplace(step, window);
+      it->second.start = std::min(it->second.start, window.start);
+      it->second.end = std::max(it->second.end, window.end);
+    }
   if (any_step)
     for (const StepSpan& span : timeline.steps)
       if (auto it = windows.find(span.step); it != windows.end()) it->second = {span.step, span.start, span.end};
@@ -83,58 +96,77 @@ WorkerAnalysis AnalyzeWorker(const Machine& machine, const Worker& worker, const
   return w;
 }
 
-std::map<std::string, TypeAnalysis> JobTypes(const Timeline& timeline) {
-  std::unordered_map<std::uint32_t, std::pair<Name, std::vector<Nanos>>> durations;  // by Name::index()
-  for (const Machine& machine : timeline.machines)
-    for (const Worker& worker : machine.workers)
-      for (const Job& job : worker.jobs) {
-        auto& [type, values] = durations[job.type.index()];
-        type = job.type;
-        values.push_back(job.end - job.start);
-      }
-  std::map<std::string, TypeAnalysis> types;
-  for (auto& [index, entry] : durations) {
-    auto& [type, values] = entry;
-    TypeAnalysis t;
+std::map<std::string, TypeAnalysis> JobTypes(const std::vector<const Worker*>& workers, int threads) {
+  std::unordered_map<std::uint32_t, size_t> slot;  // Name::index() -> entry
+  std::vector<std::pair<Name, std::vector<Nanos>>> durations;
+  for (const Worker* worker : workers)
+    for (const Job& job : worker->jobs) {
+      const auto [it, inserted] = slot.try_emplace(job.type.index(), durations.size());
+      if (inserted) durations.emplace_back(job.type, std::vector<Nanos>());
+      durations[it->second].second.push_back(job.end - job.start);
+    }
+  std::vector<TypeAnalysis> stats(durations.size());
+  ParallelFor(durations.size(), threads, [&](size_t i) {  // the percentiles, a type per thread
+    std::vector<Nanos>& values = durations[i].second;
+    TypeAnalysis& t = stats[i];
     t.count = values.size();
     for (Nanos v : values) t.total = SaturatingAdd(t.total, v);
     t.mean = t.total / static_cast<Nanos>(t.count);
     t.p50 = PercentileOf(values, 50);
     t.p95 = PercentileOf(values, 95);
-    types[type.str()] = t;
-  }
+  });
+  std::map<std::string, TypeAnalysis> types;
+  for (size_t i = 0; i < durations.size(); ++i) types[durations[i].first.str()] = stats[i];
   return types;
 }
 
 // Stages: workers with jobs. Micro-batches: distinct forward micro-batch
 // ids per step on a worker, the most seen.
-void CountStagesAndMicroBatches(const Timeline& timeline, Analysis* a) {
-  for (const Machine& machine : timeline.machines)
-    for (const Worker& worker : machine.workers) {
-      if (worker.jobs.empty()) continue;
-      ++a->stages;
-      std::map<std::int64_t, std::set<std::int64_t>> per_step;
-      for (const Job& job : worker.jobs)
-        if (job.type.str().starts_with("forward")) per_step[job.step].insert(job.micro_batch);
-      for (const auto& [step, ids] : per_step) a->micro_batches = std::max(a->micro_batches, static_cast<int>(ids.size()));
+void CountStagesAndMicroBatches(const std::vector<const Worker*>& workers, int threads, Analysis* a) {
+  std::vector<int> most(workers.size(), 0);
+  ParallelFor(workers.size(), threads, [&](size_t w) {
+    std::vector<std::pair<std::uint32_t, bool>> forward_types;  // Name::index() -> "forward..."; a few types
+    const auto is_forward = [&](Name type) {
+      for (const auto& [index, forward] : forward_types)
+        if (index == type.index()) return forward;
+      forward_types.emplace_back(type.index(), type.str().starts_with("forward"));
+      return forward_types.back().second;
+    };
+    std::vector<std::pair<std::int64_t, std::int64_t>> step_and_id;
+    for (const Job& job : workers[w]->jobs)
+      if (is_forward(job.type)) step_and_id.emplace_back(job.step, job.micro_batch);
+    std::sort(step_and_id.begin(), step_and_id.end());
+    step_and_id.erase(std::unique(step_and_id.begin(), step_and_id.end()), step_and_id.end());
+    for (size_t i = 0; i < step_and_id.size();) {
+      size_t j = i;
+      while (j < step_and_id.size() && step_and_id[j].first == step_and_id[i].first) ++j;
+      most[w] = std::max(most[w], static_cast<int>(j - i));
+      i = j;
     }
+  });
+  for (size_t w = 0; w < workers.size(); ++w) {
+    if (workers[w]->jobs.empty()) continue;
+    ++a->stages;
+    a->micro_batches = std::max(a->micro_batches, most[w]);
+  }
 }
 
 // Per step, the worker whose last job ended latest, and how far behind the
 // median worker it was.
-std::vector<Straggler> Stragglers(const Timeline& timeline, const std::vector<StepWindow>& steps) {
+std::vector<Straggler> Stragglers(const Timeline& timeline, const std::vector<const Worker*>& workers,
+                                  const std::vector<StepWindow>& steps, int threads) {
   // Each worker's last job end per step, in one pass over its jobs.
+  std::vector<std::map<std::int64_t, Nanos>> last(workers.size());
+  ParallelFor(workers.size(), threads, [&](size_t w) {
+    for (const Job& job : workers[w]->jobs)
+      if (job.step != kNoStep) {
+        auto [it, inserted] = last[w].try_emplace(job.step, job.end);
+        it->second = std::max(it->second, job.end);
+      }
+  });
   std::map<std::int64_t, std::vector<std::pair<Nanos, const Worker*>>> ends_by_step;
-  for (const Machine& machine : timeline.machines)
-    for (const Worker& worker : machine.workers) {
-      std::map<std::int64_t, Nanos> last;
-      for (const Job& job : worker.jobs)
-        if (job.step != kNoStep) {
-          auto [it, inserted] = last.try_emplace(job.step, job.end);
-          it->second = std::max(it->second, job.end);
-        }
-      for (const auto& [step, end] : last) ends_by_step[step].emplace_back(end, &worker);
-    }
+  for (size_t w = 0; w < workers.size(); ++w)
+    for (const auto& [step, end] : last[w]) ends_by_step[step].emplace_back(end, workers[w]);
   std::vector<Straggler> stragglers;
   for (const StepWindow& window : steps) {
     std::vector<std::pair<Nanos, const Worker*>>& last_ends = ends_by_step[window.step];
@@ -153,22 +185,31 @@ std::vector<Straggler> Stragglers(const Timeline& timeline, const std::vector<St
 
 }  // namespace
 
-Analysis Analyze(const Timeline& timeline) {
-  Analysis a;
-  a.steps = StepWindows(timeline);
-  const bool by_step = !a.steps.empty() && a.steps.front().step != kNoStep;
-  Nanos all_idle = 0, all_windows = 0;
+Analysis Analyze(const Timeline& timeline, int threads) {
+  std::vector<const Worker*> workers;
+  std::vector<const Machine*> machine_of;  // each worker's machine
   for (const Machine& machine : timeline.machines)
     for (const Worker& worker : machine.workers) {
-      a.workers.push_back(AnalyzeWorker(machine, worker, a.steps, by_step));
-      all_idle = SaturatingAdd(all_idle, a.workers.back().idle);
-      all_windows = SaturatingAdd(all_windows, a.workers.back().windows);
+      workers.push_back(&worker);
+      machine_of.push_back(&machine);
     }
+  Analysis a;
+  a.steps = StepWindows(workers, timeline, threads);
+  const bool by_step = !a.steps.empty() && a.steps.front().step != kNoStep;
+  a.workers.resize(workers.size());
+  ParallelFor(workers.size(), threads, [&](size_t w) {
+    a.workers[w] = AnalyzeWorker(*machine_of[w], *workers[w], a.steps, by_step);
+  });
+  Nanos all_idle = 0, all_windows = 0;
+  for (const WorkerAnalysis& worker : a.workers) {
+    all_idle = SaturatingAdd(all_idle, worker.idle);
+    all_windows = SaturatingAdd(all_windows, worker.windows);
+  }
   a.bubble_ratio = all_windows > 0 ? static_cast<double>(all_idle) / static_cast<double>(all_windows) : 0;
-  a.job_types = JobTypes(timeline);
-  CountStagesAndMicroBatches(timeline, &a);
+  a.job_types = JobTypes(workers, threads);
+  CountStagesAndMicroBatches(workers, threads, &a);
   a.schedule = RecogniseSchedule(timeline, a.stages, a.micro_batches, a.job_types);
-  if (by_step) a.stragglers = Stragglers(timeline, a.steps);
+  if (by_step) a.stragglers = Stragglers(timeline, workers, a.steps, threads);
   return a;
 }
 

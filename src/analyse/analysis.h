@@ -56,7 +56,8 @@ struct Analysis {
   std::vector<Straggler> stragglers;
 };
 
-Analysis Analyze(const Timeline& timeline);
+// On up to `threads` threads (0: one per core); the result does not depend on it.
+Analysis Analyze(const Timeline& timeline, int threads = 1);
 
 // Nearest-rank percentile (p in 0..100) of sorted values; 0 when empty.
 // The one definition behind the summary and --fail-on aggregates.

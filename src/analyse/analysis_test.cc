@@ -205,3 +205,36 @@ TEST_CASE("--fail-on against a baseline: + - * or the baseline itself, with both
     CHECK_FALSE(ParseCondition(bad, &error));
   }
 }
+
+TEST_CASE("The analysis does not depend on the number of threads") {
+  // 3 machines x 4 workers, 3 steps, jobs of several types; worker 2 of each
+  // machine lags (a straggler), one worker has no jobs.
+  Timeline t;
+  for (int m = 0; m < 3; ++m) {
+    t.machines.emplace_back("m" + std::to_string(m));
+    for (int w = 0; w < 4; ++w) {
+      Worker worker;
+      worker.machine = m;
+      worker.index = w;
+      if (m != 1 || w != 3)
+        for (std::int64_t step = 0; step < 3; ++step)
+          for (std::int64_t mb = 0; mb < 5; ++mb) {
+            const Nanos base = step * 1000 + mb * 60 + w * 7 + m * 3 + (w == 2 ? 40 : 0);
+            worker.jobs.push_back(J(mb % 2 ? "forward" : "forward_v", mb, base, base + 25 + mb, step));
+            worker.jobs.push_back(J("backward", mb, base + 30, base + 55 + w, step));
+          }
+      std::sort(worker.jobs.begin(), worker.jobs.end(), StartsBefore);
+      t.machines[m].workers.push_back(worker);
+    }
+  }
+  const RunCounts counts{12, 400, 330, 0};
+  const nlohmann::json one = SummaryJson(Analyze(t, 1), t, counts);
+  const Analysis parallel = Analyze(t, 4);
+  CHECK(SummaryJson(parallel, t, counts) == one);
+  CHECK(parallel.stages == 11);
+  CHECK(parallel.micro_batches == 5);
+  CHECK(parallel.job_types.size() == 3);
+  REQUIRE(parallel.stragglers.size() == 3);
+  CHECK(parallel.stragglers[0].worker == 2);
+  CHECK(parallel.workers[7].name == "m1 worker 3");
+}

@@ -157,7 +157,7 @@ void FindRunSteps(FinishedRun* run) {
 }
 
 void AnalyseRun(FinishedRun* run) {
-  run->analysis = Analyze(run->timeline);
+  run->analysis = Analyze(run->timeline, run->threads);
   run->summary = SummaryJson(run->analysis, run->timeline,
                              RunCounts{run->read.files.size(), run->read.lines, run->jobs, run->skipped.total()});
 }
