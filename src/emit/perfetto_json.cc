@@ -46,19 +46,21 @@ std::string_view StepSourceName(StepSource source) {
 // "<name> <arg key>".
 void AppendBusyCounter(EventStream& events, const Timeline& timeline, Nanos origin, int threads) {
   bool sampled = false;
+  const std::string head = "{\"name\":\"busy\",\"ph\":\"C\",\"pid\":" + std::to_string(kStepsPid) + ",\"ts\":";
   for (const CounterPoint& point : BusyWorkers(timeline, &sampled, threads)) {
-    JsonMembers event(events.Begin());
-    event.Raw("name", "\"busy\"").Raw("ph", "\"C\"").Int("pid", kStepsPid).Micros("ts", point.at - origin);
-    JsonMembers args(event.Object("args"));
+    // Appended straight, not member by member: up to 50,000 of them.
+    std::string& out = events.Begin();
+    out += head;
+    AppendMicros(out, point.at - origin);
+    out += ",\"args\":{\"workers\":";
     if (sampled) {
       char value[32];  // as "%.3f" writes it (both round the exact binary value), at a tenth of the cost
       const auto written = std::to_chars(value, value + sizeof value, point.value, std::chars_format::fixed, 3);
-      args.Raw("workers", std::string_view(value, static_cast<size_t>(written.ptr - value)));
+      out.append(value, written.ptr);
     } else {
-      args.Int("workers", static_cast<std::int64_t>(point.value));
+      AppendInt(out, static_cast<std::int64_t>(point.value));
     }
-    args.Close();
-    event.Close();
+    out += "}}";
     events.End();
   }
 }
