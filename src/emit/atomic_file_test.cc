@@ -1,26 +1,16 @@
 #include "emit/atomic_file.h"
 
+#include "read/temp_dir_test_util.h"
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include <unistd.h>
-
 using namespace jobviz;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("jobviz-atomic-" + std::to_string(::getpid()));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 std::string Contents(const fs::path& path) {
   std::ifstream in(path);

@@ -1,33 +1,13 @@
 #include "read/log_discovery.h"
 
+#include "read/temp_dir_test_util.h"
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 using namespace jobviz;
 namespace fs = std::filesystem;
-
-namespace {
-
-// A scratch directory removed at the end of the test.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("jobviz_test_" + std::to_string(::getpid()) + "_" +
-                                        std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  void Touch(const std::string& relative) const {
-    fs::create_directories((path / relative).parent_path());
-    std::ofstream(path / relative) << "x\n";
-  }
-  static inline int counter = 0;
-};
-
-}  // namespace
 
 TEST_CASE("Natural order puts machine2 before machine10") {
   CHECK(NaturalLess("machine2", "machine10"));
