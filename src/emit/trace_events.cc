@@ -184,7 +184,7 @@ std::vector<CounterPoint> BucketedBusy(const std::vector<const Worker*>& workers
   const Nanos first = extent.first, last = extent.last;
   const Nanos width = std::max<Nanos>(1, (last - first + kBuckets - 1) / kBuckets);
   const size_t buckets = static_cast<size_t>((last - first + width - 1) / width);
-  const size_t groups = std::clamp<size_t>(threads > 0 ? static_cast<size_t>(threads) : 8, 1, 8);
+  const size_t groups = std::min<size_t>(static_cast<size_t>(ThreadCount(threads)), 8);  // a copy of the buckets each
   std::vector<std::vector<Nanos>> areas(groups, std::vector<Nanos>(buckets, 0));
   ParallelFor(groups, threads, [&](size_t group) {
     std::vector<Nanos>& area = areas[group];
