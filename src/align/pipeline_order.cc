@@ -44,12 +44,10 @@ bool Wanted(Direction direction, const HandOffWalk& walk) {
 // micro-batch, occurrence); a type's occurrences do not depend on the others.
 Stage BuildStage(int machine, const Worker& worker, const HandOffWalk& walk) {
   Stage stage{machine, &worker, {}};
-  std::unordered_map<std::uint32_t, bool> wanted;  // by type: a handful
+  DirectionsByType directions;
   std::unordered_map<PairKey, int, PairKeyHash> seen;  // occurrence 0 -> count so far
   for (const Job& job : worker.jobs) {  // sorted by start
-    const auto [it, inserted] = wanted.try_emplace(job.type.index());
-    if (inserted) it->second = Wanted(DirectionOf(job.type), walk);
-    if (!it->second) continue;
+    if (!Wanted(directions.Of(job.type), walk)) continue;
     const int occurrence = seen[{job.type.index(), job.micro_batch, 0}]++;
     stage.jobs[{job.type.index(), job.micro_batch, occurrence}] = &job;
   }

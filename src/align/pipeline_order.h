@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "model/model.h"
@@ -20,6 +21,20 @@ enum class Direction { kForward, kBackward, kOther };
 // forward* flows to the next stage; backward* (not zero-bubble backward_w*,
 // which waits for nobody) to the previous one.
 Direction DirectionOf(const std::string& type);
+
+// DirectionOf for a run's jobs, each type worked out once: millions of jobs
+// share a handful of types.
+class DirectionsByType {
+ public:
+  Direction Of(Name type) {
+    const auto [it, inserted] = known_.try_emplace(type.index());
+    if (inserted) it->second = DirectionOf(type);
+    return it->second;
+  }
+
+ private:
+  std::unordered_map<std::uint32_t, Direction> known_;  // by Name::index()
+};
 
 struct HandOff {
   const Job* sender;

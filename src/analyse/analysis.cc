@@ -1,5 +1,6 @@
 #include "analyse/analysis.h"
 
+#include "align/pipeline_order.h"
 #include "model/time_value.h"
 #include "read/parallel_for.h"
 
@@ -121,20 +122,15 @@ std::map<std::string, TypeAnalysis> JobTypes(const std::vector<const Worker*>& w
 }
 
 // Stages: workers with jobs. Micro-batches: distinct forward micro-batch
-// ids per step on a worker, the most seen.
+// ids per step on a worker, the most seen (forward as the hand-offs read it,
+// DirectionOf).
 void CountStagesAndMicroBatches(const std::vector<const Worker*>& workers, int threads, Analysis* a) {
   std::vector<int> most(workers.size(), 0);
   ParallelFor(workers.size(), threads, [&](size_t w) {
-    std::vector<std::pair<std::uint32_t, bool>> forward_types;  // Name::index() -> "forward..."; a few types
-    const auto is_forward = [&](Name type) {
-      for (const auto& [index, forward] : forward_types)
-        if (index == type.index()) return forward;
-      forward_types.emplace_back(type.index(), type.str().starts_with("forward"));
-      return forward_types.back().second;
-    };
+    DirectionsByType directions;
     std::vector<std::pair<std::int64_t, std::int64_t>> step_and_id;
     for (const Job& job : workers[w]->jobs)
-      if (is_forward(job.type)) step_and_id.emplace_back(job.step, job.micro_batch);
+      if (directions.Of(job.type) == Direction::kForward) step_and_id.emplace_back(job.step, job.micro_batch);
     std::sort(step_and_id.begin(), step_and_id.end());
     step_and_id.erase(std::unique(step_and_id.begin(), step_and_id.end()), step_and_id.end());
     for (size_t i = 0; i < step_and_id.size();) {
