@@ -5,9 +5,10 @@
 //    clock alignment, which also goes to process_labels); one thread track
 //    per worker and overlap lane, ordered explicitly as in the JSON.
 //  - Packet sequences that stand alone: sequence 1 holds the Steps process,
-//    its step slices and the counter; each further one a machine. A sequence's first packet clears incremental state; event
-//    packets say they need it, and carry the interned data (event names,
-//    categories, debug-annotation names) in the packet that first uses it.
+//    its step slices and the counter; each further one a machine. A
+//    sequence's first packet clears incremental state; event packets say
+//    they need it, and carry the interned data (event names, categories,
+//    debug-annotation names) in the packet that first uses it.
 //    The sequences are written on several threads and put in order.
 //  - Compressed (the default for a .pftrace path): each 256 KiB of a
 //    sequence's packets deflated into one TracePacket.compressed_packets, as

@@ -10,12 +10,14 @@ size_t VarintSize(std::uint64_t value) {
   return size;
 }
 
-void WriteVarint(char* at, std::uint64_t value) {
+// Returns one past the last byte written.
+char* WriteVarint(char* at, std::uint64_t value) {
   while (value >= 0x80) {
     *at++ = static_cast<char>(0x80 | (value & 0x7f));
     value >>= 7;
   }
-  *at = static_cast<char>(value);
+  *at++ = static_cast<char>(value);
+  return at;
 }
 
 }  // namespace
@@ -26,8 +28,7 @@ void ProtoWire::RawVarint(std::uint64_t value) {
     return;
   }
   char bytes[10];
-  WriteVarint(bytes, value);
-  out_.append(bytes, VarintSize(value));
+  out_.append(bytes, WriteVarint(bytes, value));
 }
 
 void ProtoWire::Tag(std::uint32_t field, std::uint32_t wire_type) { RawVarint((field << 3) | wire_type); }
