@@ -8,6 +8,7 @@
 // target compares the two on any bytes.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <string_view>
 
@@ -16,6 +17,8 @@ namespace jobviz {
 struct JobLineMatch {
   std::string_view whole;  // from the keyword to the end of the last group
   std::string_view id, type, micro_batch, start, end;
+  // In the pattern's order, as RE2 numbers them (0: the whole match).
+  std::array<std::string_view, 6> groups() const { return {whole, id, type, micro_batch, start, end}; }
 };
 
 // Matches, anchored at `position`, what RE2 matches for

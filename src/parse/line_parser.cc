@@ -136,33 +136,35 @@ ParsedLine::Kind NvtxKind(std::string_view pushed, bool pop) {
 
 namespace {
 
-// The groups of the record at `keyword_pos` (groups[0]: the whole match):
-// job lines by hand, the rest (and job lines the matcher refuses) by RE2.
+// `pattern` anchored at `position`, its groups into `groups` (0: the whole match).
+bool MatchPattern(const RE2& pattern, std::string_view text, size_t position, re2::StringPiece* groups) {
+  return pattern.Match(text, position, text.size(), RE2::ANCHOR_START, groups, 1 + pattern.NumberOfCapturingGroups());
+}
+
+// The groups of the record at `keyword_pos`: job lines by hand, the rest
+// (and job lines the matcher refuses) by RE2.
 bool MatchGroups(const RE2& pattern, std::string_view text, size_t keyword_pos, int keyword,
                  re2::StringPiece* groups) {
   JobLineMatch job;
   if (static_cast<LineKind>(keyword) == LineKind::kJob && MatchJobLine(text, keyword_pos, &job)) {
-    const std::string_view found[] = {job.whole, job.id, job.type, job.micro_batch, job.start, job.end};
-    for (size_t i = 0; i < std::size(found); ++i) groups[i] = re2::StringPiece(found[i].data(), found[i].size());
+    for (const std::string_view group : job.groups()) *groups++ = re2::StringPiece(group.data(), group.size());
     return true;
   }
-  return pattern.Match(text, keyword_pos, text.size(), RE2::ANCHOR_START, groups,
-                       1 + pattern.NumberOfCapturingGroups());
+  return MatchPattern(pattern, text, keyword_pos, groups);
 }
 
 }  // namespace
 
 bool LineParser::JobMatcherAgrees(std::string_view text, size_t position) const {
-  const RE2& pattern = *compiled_->formats[static_cast<size_t>(LineKind::kJob)].whole;
   re2::StringPiece groups[kMaxGroups];
   const bool re2_matches = position <= text.size() &&
-                           pattern.Match(text, position, text.size(), RE2::ANCHOR_START, groups,
-                                         1 + pattern.NumberOfCapturingGroups());
+                           MatchPattern(*compiled_->formats[static_cast<size_t>(LineKind::kJob)].whole, text,
+                                        position, groups);
   JobLineMatch job;
   const bool matcher_matches = MatchJobLine(text, position, &job);
   if (!re2_matches || !matcher_matches) return re2_matches == matcher_matches;
-  const std::string_view found[] = {job.whole, job.id, job.type, job.micro_batch, job.start, job.end};
-  for (size_t i = 0; i < std::size(found); ++i)
+  const auto found = job.groups();
+  for (size_t i = 0; i < found.size(); ++i)
     if (found[i].data() != groups[i].data() || found[i].size() != groups[i].size()) return false;
   return true;
 }
