@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -61,33 +62,43 @@ inline bool AnySet(Mask16 mask) {
 #ifdef JOBVIZ_HAVE_AVX2_PATH
 
 // 64 candidate starts per round: for each keyword, two compares of each
-// 32-byte half at the keyword's two rare-byte offsets. Returns the first
-// verified hit, or npos with *stopped set where the caller must go on.
-__attribute__((target("avx2"))) KeywordScanner::Hit FindAvx2(const Probe* probes, size_t count, size_t reach,
-                                                             const char* data, size_t n, size_t i,
-                                                             size_t* stopped) {
-  __m256i byte1[KeywordScanner::kMaxKeywords], byte2[KeywordScanner::kMaxKeywords];
-  for (size_t k = 0; k < count; ++k) {
+// 32-byte half at the keyword's two rare-byte offsets, or'ed over the
+// keywords before one mask move per half. `kCount` is a template argument
+// so that the keyword loop unrolls and the probe bytes and offsets stay in
+// registers. Returns the first verified hit, or npos with *stopped set
+// where the caller must go on.
+__attribute__((target("avx2"))) inline __m256i Load32(const char* p) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+
+template <size_t kCount>
+__attribute__((target("avx2"))) KeywordScanner::Hit FindAvx2(const Probe* probes, size_t reach, const char* data,
+                                                             size_t n, size_t i, size_t* stopped) {
+  __m256i byte1[kCount], byte2[kCount];
+  size_t offset1[kCount], offset2[kCount];
+  for (size_t k = 0; k < kCount; ++k) {
     byte1[k] = _mm256_set1_epi8(probes[k].keyword[probes[k].offset1]);
     byte2[k] = _mm256_set1_epi8(probes[k].keyword[probes[k].offset2]);
+    offset1[k] = probes[k].offset1;
+    offset2[k] = probes[k].offset2;
   }
   for (; i + 64 + reach <= n; i += 64) {
-    std::uint64_t candidates = 0;
-    for (size_t k = 0; k < count; ++k) {
-      const char* p1 = data + i + probes[k].offset1;
-      const char* p2 = data + i + probes[k].offset2;
-      const __m256i lo = _mm256_and_si256(
-          _mm256_cmpeq_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p1)), byte1[k]),
-          _mm256_cmpeq_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p2)), byte2[k]));
-      const __m256i hi = _mm256_and_si256(
-          _mm256_cmpeq_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p1 + 32)), byte1[k]),
-          _mm256_cmpeq_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p2 + 32)), byte2[k]));
-      candidates |= static_cast<std::uint32_t>(_mm256_movemask_epi8(lo)) |
-                    static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm256_movemask_epi8(hi))) << 32;
+    __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (size_t k = 0; k < kCount; ++k) {
+      const char* p1 = data + i + offset1[k];
+      const char* p2 = data + i + offset2[k];
+      lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_cmpeq_epi8(Load32(p1), byte1[k]),
+                                                _mm256_cmpeq_epi8(Load32(p2), byte2[k])));
+      hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_cmpeq_epi8(Load32(p1 + 32), byte1[k]),
+                                                _mm256_cmpeq_epi8(Load32(p2 + 32), byte2[k])));
     }
+    std::uint64_t candidates =
+        static_cast<std::uint32_t>(_mm256_movemask_epi8(lo)) |
+        static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm256_movemask_epi8(hi))) << 32;
     while (candidates != 0) {
       const size_t position = i + static_cast<size_t>(std::countr_zero(candidates));
-      const int k = MatchProbes(probes, count, data, n, position);
+      const int k = MatchProbes(probes, kCount, data, n, position);
       if (k >= 0) return {position, k};
       candidates &= candidates - 1;
     }
@@ -95,6 +106,50 @@ __attribute__((target("avx2"))) KeywordScanner::Hit FindAvx2(const Probe* probes
   *stopped = i;
   return {KeywordScanner::npos, -1};
 }
+
+// The same with 512-bit registers: each compare yields the 64-bit candidate
+// mask itself, and the second probe is compared only under the first one's
+// mask, so a keyword costs two loads and two compares per round.
+template <size_t kCount>
+__attribute__((target("avx512f,avx512bw"))) KeywordScanner::Hit FindAvx512(const Probe* probes, size_t reach,
+                                                                          const char* data, size_t n, size_t i,
+                                                                          size_t* stopped) {
+  __m512i byte1[kCount], byte2[kCount];
+  size_t offset1[kCount], offset2[kCount];
+  for (size_t k = 0; k < kCount; ++k) {
+    byte1[k] = _mm512_set1_epi8(probes[k].keyword[probes[k].offset1]);
+    byte2[k] = _mm512_set1_epi8(probes[k].keyword[probes[k].offset2]);
+    offset1[k] = probes[k].offset1;
+    offset2[k] = probes[k].offset2;
+  }
+  for (; i + 64 + reach <= n; i += 64) {
+    __mmask64 candidates = 0;
+#pragma GCC unroll 8
+    for (size_t k = 0; k < kCount; ++k) {
+      const __mmask64 first = _mm512_cmpeq_epi8_mask(_mm512_loadu_si512(data + i + offset1[k]), byte1[k]);
+      candidates |= _mm512_mask_cmpeq_epi8_mask(first, _mm512_loadu_si512(data + i + offset2[k]), byte2[k]);
+    }
+    std::uint64_t left = candidates;
+    while (left != 0) {
+      const size_t position = i + static_cast<size_t>(std::countr_zero(left));
+      const int k = MatchProbes(probes, kCount, data, n, position);
+      if (k >= 0) return {position, k};
+      left &= left - 1;
+    }
+  }
+  *stopped = i;
+  return {KeywordScanner::npos, -1};
+}
+
+// One instance of each per keyword count, indexed by count - 1.
+using FindFunction = KeywordScanner::Hit (*)(const Probe*, size_t, const char*, size_t, size_t, size_t*);
+constexpr auto kCounts = std::make_index_sequence<KeywordScanner::kMaxKeywords>();
+constexpr auto kFindAvx2 = []<size_t... kMinus1>(std::index_sequence<kMinus1...>) {
+  return std::array<FindFunction, sizeof...(kMinus1)>{&FindAvx2<kMinus1 + 1>...};
+}(kCounts);
+constexpr auto kFindAvx512 = []<size_t... kMinus1>(std::index_sequence<kMinus1...>) {
+  return std::array<FindFunction, sizeof...(kMinus1)>{&FindAvx512<kMinus1 + 1>...};
+}(kCounts);
 
 __attribute__((target("avx2,popcnt"))) size_t CountNewlinesAvx2(const char* data, size_t n, size_t* stopped) {
   const __m256i newline = _mm256_set1_epi8('\n');
@@ -113,6 +168,11 @@ __attribute__((target("avx2,popcnt"))) size_t CountNewlinesAvx2(const char* data
 
 bool CpuHasAvx2() {
   static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+  return has;
+}
+
+bool CpuHasAvx512() {
+  static const bool has = CpuHasAvx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
   return has;
 }
 
@@ -140,7 +200,8 @@ KeywordScanner::KeywordScanner(std::initializer_list<std::string_view> keywords,
     reach_ = std::max(reach_, offset2);
   }
 #ifdef JOBVIZ_HAVE_AVX2_PATH
-  avx2_ = simd == Simd::kBest && CpuHasAvx2();
+  avx2_ = simd != Simd::kPortable && CpuHasAvx2();
+  avx512_ = simd == Simd::kBest && CpuHasAvx512();
 #else
   (void)simd;
 #endif
@@ -155,8 +216,12 @@ KeywordScanner::Hit KeywordScanner::FindNext(std::string_view text, size_t from)
   const size_t n = text.size();
   size_t i = from;
 #ifdef JOBVIZ_HAVE_AVX2_PATH
+  if (avx512_) {
+    const Hit hit = kFindAvx512[count_ - 1](probes_.data(), reach_, data, n, i, &i);
+    if (hit.position != npos) return hit;
+  }
   if (avx2_) {
-    const Hit hit = FindAvx2(probes_.data(), count_, reach_, data, n, i, &i);
+    const Hit hit = kFindAvx2[count_ - 1](probes_.data(), reach_, data, n, i, &i);
     if (hit.position != npos) return hit;
   }
 #endif

@@ -3,8 +3,8 @@
 // touches all of them. For each keyword it picks the two bytes least likely
 // to occur in log text (by a fixed frequency ranking, as ripgrep's memchr
 // does) and compares them at their offsets for 64 candidate starts at a time
-// (AVX2 where the CPU has it, checked once at run time; 16 at a time with
-// GCC/Clang vector extensions elsewhere). Only where both bytes match does
+// (AVX-512 or AVX2, whichever the CPU has, checked once at run time; 16 at a
+// time with GCC/Clang vector extensions elsewhere). Only where both bytes match does
 // it compare the whole keyword.
 #pragma once
 
@@ -23,7 +23,8 @@ class KeywordScanner {
     int keyword;      // index into the keywords given to the constructor
   };
   static constexpr size_t npos = std::string_view::npos;
-  enum class Simd { kBest, kPortable };  // kPortable: tests of the fallback
+  // kAvx2 and kPortable: tests of the paths a CPU without AVX-512 (or AVX2) takes.
+  enum class Simd { kBest, kAvx2, kPortable };
 
   // Each keyword is at least 2 bytes long; at most kMaxKeywords of them.
   // The views must outlive the scanner.
@@ -47,6 +48,7 @@ class KeywordScanner {
   size_t count_ = 0;
   size_t reach_ = 0;  // largest offset2: a candidate at i reads up to i + reach_
   bool avx2_ = false;
+  bool avx512_ = false;
 };
 
 // Number of '\n' bytes in `text` (vectorised like the scanner).
