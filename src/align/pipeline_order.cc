@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <optional>
-#include <unordered_map>
+#include <tuple>
 
 namespace jobviz {
 
@@ -15,55 +15,60 @@ Direction DirectionOf(const std::string& type) {
 
 namespace {
 
-// (type, micro-batch, occurrence).
-struct PairKey {
+// A hand-off job of a stage with its pairing key: (type, micro-batch,
+// occurrence), where occurrence counts the earlier jobs of the same type and
+// micro-batch on the worker.
+struct StageJob {
   std::uint32_t type;  // Name::index()
   std::int64_t micro_batch;
-  int occurrence;
-  bool operator==(const PairKey& o) const {
-    return type == o.type && micro_batch == o.micro_batch && occurrence == o.occurrence;
-  }
-};
-struct PairKeyHash {
-  size_t operator()(const PairKey& k) const {
-    return std::hash<std::int64_t>()(k.micro_batch * 1000003 + k.type * 7919 + k.occurrence);
-  }
+  std::uint32_t occurrence;
+  const Job* job;
+  auto Key() const { return std::tie(type, micro_batch, occurrence); }
 };
 
+// One stage's hand-off jobs (of the directions walked), sorted by key: two
+// neighbouring stages then pair up in one merge, with no hash map per stage.
 struct Stage {
   int machine;
   const Worker* worker;
-  std::unordered_map<PairKey, const Job*, PairKeyHash> jobs;
+  std::vector<StageJob> jobs;
 };
 
 bool Wanted(Direction direction, const HandOffWalk& walk) {
   return (direction == Direction::kForward && walk.forward) || (direction == Direction::kBackward && walk.backward);
 }
 
-// One stage's hand-off jobs (of the directions walked) by (type,
-// micro-batch, occurrence); a type's occurrences do not depend on the others.
 Stage BuildStage(int machine, const Worker& worker, const HandOffWalk& walk) {
   Stage stage{machine, &worker, {}};
   DirectionsByType directions;
-  std::unordered_map<PairKey, int, PairKeyHash> seen;  // occurrence 0 -> count so far
-  for (const Job& job : worker.jobs) {  // sorted by start
-    if (!Wanted(directions.Of(job.type), walk)) continue;
-    const int occurrence = seen[{job.type.index(), job.micro_batch, 0}]++;
-    stage.jobs[{job.type.index(), job.micro_batch, occurrence}] = &job;
+  for (const Job& job : worker.jobs)  // sorted by start: the occurrences come out in that order
+    if (Wanted(directions.Of(job.type), walk)) stage.jobs.push_back({job.type.index(), job.micro_batch, 0, &job});
+  std::stable_sort(stage.jobs.begin(), stage.jobs.end(), [](const StageJob& a, const StageJob& b) {
+    return std::tie(a.type, a.micro_batch) < std::tie(b.type, b.micro_batch);
+  });
+  for (size_t i = 1; i < stage.jobs.size(); ++i) {
+    const StageJob& before = stage.jobs[i - 1];
+    StageJob& job = stage.jobs[i];
+    if (job.type == before.type && job.micro_batch == before.micro_batch) job.occurrence = before.occurrence + 1;
   }
   return stage;
 }
 
 // The hand-offs between stage `s` (`here`) and `s + 1` (`next`), in a fixed
-// order (here's jobs by start), so the trace's flow ids do not depend on
-// hash order.
+// order (here's jobs by start).
 void VisitPairs(const Stage& here, const Stage& next, int s, const std::function<void(const HandOff&)>& visit) {
   std::vector<std::pair<const Job*, const Job*>> pairs;
-  for (const auto& [key, job] : here.jobs) {
-    const auto it = next.jobs.find(key);
-    if (it != next.jobs.end()) pairs.emplace_back(job, it->second);
+  auto a = here.jobs.begin(), b = next.jobs.begin();
+  while (a != here.jobs.end() && b != next.jobs.end()) {
+    if (a->Key() < b->Key()) {
+      ++a;
+    } else if (b->Key() < a->Key()) {
+      ++b;
+    } else {
+      pairs.emplace_back((a++)->job, (b++)->job);
+    }
   }
-  std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return StartsBefore(*a.first, *b.first); });
+  std::sort(pairs.begin(), pairs.end(), [](const auto& x, const auto& y) { return StartsBefore(*x.first, *y.first); });
   for (const auto& [job, other] : pairs) {
     if (DirectionOf(job->type) == Direction::kForward)
       visit({job, other, here.machine, next.machine, here.worker, next.worker, s});
@@ -116,8 +121,8 @@ void ForEachHandOff(const Timeline& timeline, const std::function<void(const Han
                     const HandOffWalk& walk) {
   const auto order = WorkersInStageOrder(timeline);
   if (order.size() < 2) return;
-  // Two neighbouring stages at a time: the hash maps of a run's jobs are
-  // never all in memory together. The last two built are kept for the next pair.
+  // Two neighbouring stages at a time: the sorted jobs of a run are never
+  // all in memory together. The last two built are kept for the next pair.
   std::array<std::pair<size_t, std::optional<Stage>>, 2> built;
   const auto stage = [&](size_t s, size_t keep) -> const Stage& {
     for (auto& [index, cached] : built)
