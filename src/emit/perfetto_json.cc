@@ -43,26 +43,30 @@ std::string_view StepSourceName(StepSource source) {
 }
 
 // "busy workers" (emit/trace_events.h). Perfetto names a JSON counter track
-// "<name> <arg key>".
-void AppendBusyCounter(EventStream& events, const Timeline& timeline, Nanos origin, int threads) {
+// "<name> <arg key>". Up to 50,000 points, formatted in pieces on several
+// threads like the jobs; each point is appended straight, not member by member.
+void AppendBusyCounter(const Sink& sink, const Timeline& timeline, Nanos origin, int threads) {
   bool sampled = false;
-  const std::string head = "{\"name\":\"busy\",\"ph\":\"C\",\"pid\":" + std::to_string(kStepsPid) + ",\"ts\":";
-  for (const CounterPoint& point : BusyWorkers(timeline, &sampled, threads)) {
-    // Appended straight, not member by member: up to 50,000 of them.
-    std::string& out = events.Begin();
-    out += head;
-    AppendMicros(out, point.at - origin);
-    out += ",\"args\":{\"workers\":";
-    if (sampled) {
-      char value[32];  // as "%.3f" writes it (both round the exact binary value), at a tenth of the cost
-      const auto written = std::to_chars(value, value + sizeof value, point.value, std::chars_format::fixed, 3);
-      out.append(value, written.ptr);
-    } else {
-      AppendInt(out, static_cast<std::int64_t>(point.value));
+  const std::vector<CounterPoint> points = BusyWorkers(timeline, &sampled, threads);
+  const std::string head = ",\n{\"name\":\"busy\",\"ph\":\"C\",\"pid\":" + std::to_string(kStepsPid) + ",\"ts\":";
+  constexpr size_t kPiecePoints = 8192;
+  WriteInOrder((points.size() + kPiecePoints - 1) / kPiecePoints, threads, [&](size_t piece, std::string& out) {
+    const size_t first = piece * kPiecePoints, last = std::min(points.size(), first + kPiecePoints);
+    out.reserve((last - first) * 64);
+    for (size_t i = first; i < last; ++i) {
+      out += head;
+      AppendMicros(out, points[i].at - origin);
+      out += ",\"args\":{\"workers\":";
+      if (sampled) {
+        char value[32];  // as "%.3f" writes it (both round the exact binary value), at a tenth of the cost
+        const auto written = std::to_chars(value, value + sizeof value, points[i].value, std::chars_format::fixed, 3);
+        out.append(value, written.ptr);
+      } else {
+        AppendInt(out, static_cast<std::int64_t>(points[i].value));
+      }
+      out += "}}";
     }
-    out += "}}";
-    events.End();
-  }
+  }, sink);
 }
 
 void AppendStepsProcess(EventStream& events, const Timeline& timeline, Nanos origin, TraceStats* stats) {
@@ -177,7 +181,7 @@ TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int th
     AppendPiece(out, timeline, pieces[i], flows, origin);
   }, sink);
   stats.flows = flows.hand_offs();
-  AppendBusyCounter(events, timeline, origin, threads);
+  AppendBusyCounter(sink, timeline, origin, threads);
   events.Finish(Trailer(timeline, origin));
   return stats;
 }
