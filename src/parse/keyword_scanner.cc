@@ -61,19 +61,22 @@ inline bool AnySet(Mask16 mask) {
 
 #ifdef JOBVIZ_HAVE_AVX2_PATH
 
-// 64 candidate starts per round: for each keyword, two compares of each
-// 32-byte half at the keyword's two rare-byte offsets, or'ed over the
-// keywords before one mask move per half. `kCount` is a template argument
-// so that the keyword loop unrolls and the probe bytes and offsets stay in
-// registers. Returns the first verified hit, or npos with *stopped set
-// where the caller must go on.
 __attribute__((target("avx2"))) inline __m256i Load32(const char* p) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
 }
 
+// 64 candidate starts per round: for each keyword, two compares of each
+// 32-byte half at the keyword's two rare-byte offsets, or'ed over the
+// keywords before one mask move per half. `kCount` is a template argument
+// so that the keyword loop unrolls and the probe bytes and offsets stay in
+// registers. Returns the first round at or after `i` with a candidate (its
+// mask in *candidates, 0 when none is left). Kept apart from the
+// verification, which calls memcmp: a call in the loop would clobber the
+// vector registers and send them through the stack every round.
 template <size_t kCount>
-__attribute__((target("avx2"))) KeywordScanner::Hit FindAvx2(const Probe* probes, size_t reach, const char* data,
-                                                             size_t n, size_t i, size_t* stopped) {
+__attribute__((target("avx2"), noinline)) size_t NextAvx2Candidates(const Probe* probes, size_t reach,
+                                                                    const char* data, size_t n, size_t i,
+                                                                    std::uint64_t* candidates) {
   __m256i byte1[kCount], byte2[kCount];
   size_t offset1[kCount], offset2[kCount];
   for (size_t k = 0; k < kCount; ++k) {
@@ -93,63 +96,88 @@ __attribute__((target("avx2"))) KeywordScanner::Hit FindAvx2(const Probe* probes
       hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_cmpeq_epi8(Load32(p1 + 32), byte1[k]),
                                                 _mm256_cmpeq_epi8(Load32(p2 + 32), byte2[k])));
     }
-    std::uint64_t candidates =
+    const std::uint64_t found =
         static_cast<std::uint32_t>(_mm256_movemask_epi8(lo)) |
         static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm256_movemask_epi8(hi))) << 32;
-    while (candidates != 0) {
+    if (found != 0) {
+      *candidates = found;
+      return i;
+    }
+  }
+  *candidates = 0;
+  return i;
+}
+
+// Verifies the candidates of each round NextCandidates finds; returns the
+// first hit, or npos with *stopped set where the caller must go on.
+template <typename NextCandidates>
+KeywordScanner::Hit VerifyCandidates(const Probe* probes, size_t count, const char* data, size_t n, size_t i,
+                                     size_t* stopped, const NextCandidates& next_candidates) {
+  for (;;) {
+    std::uint64_t candidates = 0;
+    i = next_candidates(i, &candidates);
+    if (candidates == 0) break;
+    do {
       const size_t position = i + static_cast<size_t>(std::countr_zero(candidates));
-      const int k = MatchProbes(probes, kCount, data, n, position);
+      const int k = MatchProbes(probes, count, data, n, position);
       if (k >= 0) return {position, k};
       candidates &= candidates - 1;
-    }
+    } while (candidates != 0);
+    i += 64;
   }
   *stopped = i;
   return {KeywordScanner::npos, -1};
 }
 
-// The same with 512-bit registers: each compare yields the 64-bit candidate
-// mask itself, and the second probe is compared only under the first one's
-// mask, so a keyword costs two loads and two compares per round.
 template <size_t kCount>
-__attribute__((target("avx512f,avx512bw"))) KeywordScanner::Hit FindAvx512(const Probe* probes, size_t reach,
-                                                                          const char* data, size_t n, size_t i,
-                                                                          size_t* stopped) {
-  __m512i byte1[kCount], byte2[kCount];
-  size_t offset1[kCount], offset2[kCount];
-  for (size_t k = 0; k < kCount; ++k) {
-    byte1[k] = _mm512_set1_epi8(probes[k].keyword[probes[k].offset1]);
-    byte2[k] = _mm512_set1_epi8(probes[k].keyword[probes[k].offset2]);
-    offset1[k] = probes[k].offset1;
-    offset2[k] = probes[k].offset2;
-  }
-  for (; i + 64 + reach <= n; i += 64) {
-    __mmask64 candidates = 0;
-#pragma GCC unroll 8
-    for (size_t k = 0; k < kCount; ++k) {
-      const __mmask64 first = _mm512_cmpeq_epi8_mask(_mm512_loadu_si512(data + i + offset1[k]), byte1[k]);
-      candidates |= _mm512_mask_cmpeq_epi8_mask(first, _mm512_loadu_si512(data + i + offset2[k]), byte2[k]);
-    }
-    std::uint64_t left = candidates;
-    while (left != 0) {
-      const size_t position = i + static_cast<size_t>(std::countr_zero(left));
-      const int k = MatchProbes(probes, kCount, data, n, position);
-      if (k >= 0) return {position, k};
-      left &= left - 1;
-    }
-  }
-  *stopped = i;
-  return {KeywordScanner::npos, -1};
+KeywordScanner::Hit FindAvx2(const Probe* probes, size_t reach, const char* data, size_t n, size_t i,
+                             size_t* stopped) {
+  return VerifyCandidates(probes, kCount, data, n, i, stopped, [&](size_t from, std::uint64_t* candidates) {
+    return NextAvx2Candidates<kCount>(probes, reach, data, n, from, candidates);
+  });
 }
 
-// One instance of each per keyword count, indexed by count - 1.
+// With AVX-512 VBMI, all keywords at once: the byte at each of the first
+// kFingerprint offsets of a candidate start is looked up in a 128-entry
+// table (one vpermi2b) that says which keywords have that byte there; a
+// start whose lookups share a keyword is a candidate (Teddy, as in
+// ripgrep's aho-corasick). Three loads and three lookups per 64 starts
+// instead of two loads and compares per keyword. Bytes >= 128 alias
+// bytes < 128 in the tables; the verification sorts them out.
+// Like NextAvx2Candidates.
+__attribute__((target("avx512f,avx512bw,avx512vbmi"), noinline)) size_t NextVbmiCandidates(
+    const std::uint8_t (*tables)[128], const char* data, size_t n, size_t i, std::uint64_t* candidates) {
+  static_assert(KeywordScanner::kFingerprint == 3);
+  const __m512i low0 = _mm512_loadu_si512(tables[0]), high0 = _mm512_loadu_si512(tables[0] + 64);
+  const __m512i low1 = _mm512_loadu_si512(tables[1]), high1 = _mm512_loadu_si512(tables[1] + 64);
+  const __m512i low2 = _mm512_loadu_si512(tables[2]), high2 = _mm512_loadu_si512(tables[2] + 64);
+  for (; i + 64 + 2 <= n; i += 64) {
+    const char* p = data + i;
+    const __m512i at0 = _mm512_permutex2var_epi8(low0, _mm512_loadu_si512(p), high0);
+    const __m512i at1 = _mm512_permutex2var_epi8(low1, _mm512_loadu_si512(p + 1), high1);
+    const __m512i at2 = _mm512_permutex2var_epi8(low2, _mm512_loadu_si512(p + 2), high2);
+    const std::uint64_t found = _mm512_test_epi8_mask(_mm512_and_si512(at0, at1), at2);
+    if (found != 0) {
+      *candidates = found;
+      return i;
+    }
+  }
+  *candidates = 0;
+  return i;
+}
+
+KeywordScanner::Hit FindVbmi(const Probe* probes, size_t count, const std::uint8_t (*tables)[128], const char* data,
+                             size_t n, size_t i, size_t* stopped) {
+  return VerifyCandidates(probes, count, data, n, i, stopped, [&](size_t from, std::uint64_t* candidates) {
+    return NextVbmiCandidates(tables, data, n, from, candidates);
+  });
+}
+
+// One instance per keyword count, indexed by count - 1.
 using FindFunction = KeywordScanner::Hit (*)(const Probe*, size_t, const char*, size_t, size_t, size_t*);
-constexpr auto kCounts = std::make_index_sequence<KeywordScanner::kMaxKeywords>();
 constexpr auto kFindAvx2 = []<size_t... kMinus1>(std::index_sequence<kMinus1...>) {
   return std::array<FindFunction, sizeof...(kMinus1)>{&FindAvx2<kMinus1 + 1>...};
-}(kCounts);
-constexpr auto kFindAvx512 = []<size_t... kMinus1>(std::index_sequence<kMinus1...>) {
-  return std::array<FindFunction, sizeof...(kMinus1)>{&FindAvx512<kMinus1 + 1>...};
-}(kCounts);
+}(std::make_index_sequence<KeywordScanner::kMaxKeywords>());
 
 __attribute__((target("avx2,popcnt"))) size_t CountNewlinesAvx2(const char* data, size_t n, size_t* stopped) {
   const __m256i newline = _mm256_set1_epi8('\n');
@@ -171,8 +199,9 @@ bool CpuHasAvx2() {
   return has;
 }
 
-bool CpuHasAvx512() {
-  static const bool has = CpuHasAvx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+bool CpuHasAvx512Vbmi() {
+  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vbmi");
   return has;
 }
 
@@ -201,7 +230,17 @@ KeywordScanner::KeywordScanner(std::initializer_list<std::string_view> keywords,
   }
 #ifdef JOBVIZ_HAVE_AVX2_PATH
   avx2_ = simd != Simd::kPortable && CpuHasAvx2();
-  avx512_ = simd == Simd::kBest && CpuHasAvx512();
+  // The lookup tables hold ASCII; keywords must be at least kFingerprint long.
+  vbmi_ = simd == Simd::kBest && CpuHasAvx512Vbmi() && count_ <= 8;
+  for (size_t k = 0; k < count_ && vbmi_; ++k) {
+    const std::string_view kw = probes_[k].keyword;
+    if (kw.size() < kFingerprint) vbmi_ = false;
+    for (size_t j = 0; j < kFingerprint && vbmi_; ++j) {
+      const auto byte = static_cast<unsigned char>(kw[j]);
+      if (byte >= 128) vbmi_ = false;
+      else tables_[j][byte] |= static_cast<std::uint8_t>(1u << k);
+    }
+  }
 #else
   (void)simd;
 #endif
@@ -216,8 +255,8 @@ KeywordScanner::Hit KeywordScanner::FindNext(std::string_view text, size_t from)
   const size_t n = text.size();
   size_t i = from;
 #ifdef JOBVIZ_HAVE_AVX2_PATH
-  if (avx512_) {
-    const Hit hit = kFindAvx512[count_ - 1](probes_.data(), reach_, data, n, i, &i);
+  if (vbmi_) {
+    const Hit hit = FindVbmi(probes_.data(), count_, tables_.data(), data, n, i, &i);
     if (hit.position != npos) return hit;
   }
   if (avx2_) {

@@ -18,6 +18,7 @@ namespace jobviz {
 class KeywordScanner {
  public:
   static constexpr size_t kMaxKeywords = 5;
+  static constexpr size_t kFingerprint = 3;  // leading bytes looked up by the VBMI path
   struct Hit {
     size_t position;  // npos when there is none
     int keyword;      // index into the keywords given to the constructor
@@ -48,7 +49,8 @@ class KeywordScanner {
   size_t count_ = 0;
   size_t reach_ = 0;  // largest offset2: a candidate at i reads up to i + reach_
   bool avx2_ = false;
-  bool avx512_ = false;
+  bool vbmi_ = false;
+  std::array<std::uint8_t[128], kFingerprint> tables_{};  // byte -> keywords with it at offset j
 };
 
 // Number of '\n' bytes in `text` (vectorised like the scanner).
