@@ -1,11 +1,14 @@
 // Finds where any of a few keywords occur in a large block of text, in one
 // pass. Almost every byte of a worker log is noise; this is the loop that
-// touches all of them. For each keyword it picks the two bytes least likely
-// to occur in log text (by a fixed frequency ranking, as ripgrep's memchr
-// does) and compares them at their offsets for 64 candidate starts at a time
-// (AVX-512 or AVX2, whichever the CPU has, checked once at run time; 16 at a
-// time with GCC/Clang vector extensions elsewhere). Only where both bytes match does
-// it compare the whole keyword.
+// touches all of them. Checked once at run time, the fastest path the CPU has:
+// - AVX-512 VBMI: the first kFingerprint bytes at each of 64 starts are
+//   looked up in 128-entry tables of which keywords have that byte there
+//   (Teddy, as in ripgrep's aho-corasick); all keywords in three lookups.
+// - AVX2: for each keyword, the two bytes least likely in log text (by a
+//   fixed frequency ranking, as ripgrep's memchr does) are compared at their
+//   offsets for 64 starts at a time.
+// - elsewhere the same 16 starts at a time with GCC/Clang vector extensions.
+// Only candidates are compared with the whole keywords.
 #pragma once
 
 #include <array>
