@@ -129,7 +129,7 @@ void ForEachHandOff(const Timeline& timeline, const std::function<void(const Han
       if (cached && index == s) return *cached;
     auto& slot = built[0].second && built[0].first == keep ? built[1] : built[0];
     slot.first = s;
-    slot.second.reset();  // free the old map before building the new one
+    slot.second.reset();  // free the old stage's jobs before building the new one
     slot.second = BuildStage(order[s].first, *order[s].second, walk);
     return *slot.second;
   };

@@ -143,15 +143,16 @@ KeywordScanner::Hit FindAvx2(const Probe* probes, size_t reach, const char* data
 // start whose lookups share a keyword is a candidate (Teddy, as in
 // ripgrep's aho-corasick). Three loads and three lookups per 64 starts
 // instead of two loads and compares per keyword. Bytes >= 128 alias
-// bytes < 128 in the tables; the verification sorts them out.
-// Like NextAvx2Candidates.
+// bytes < 128 in the tables; the verification sorts them out. Returns like
+// NextAvx2Candidates, and is kept apart from the verification for the same
+// reason.
 __attribute__((target("avx512f,avx512bw,avx512vbmi"), noinline)) size_t NextVbmiCandidates(
     const std::uint8_t (*tables)[128], const char* data, size_t n, size_t i, std::uint64_t* candidates) {
   static_assert(KeywordScanner::kFingerprint == 3);
   const __m512i low0 = _mm512_loadu_si512(tables[0]), high0 = _mm512_loadu_si512(tables[0] + 64);
   const __m512i low1 = _mm512_loadu_si512(tables[1]), high1 = _mm512_loadu_si512(tables[1] + 64);
   const __m512i low2 = _mm512_loadu_si512(tables[2]), high2 = _mm512_loadu_si512(tables[2] + 64);
-  for (; i + 64 + 2 <= n; i += 64) {
+  for (; i + 64 + KeywordScanner::kFingerprint - 1 <= n; i += 64) {
     const char* p = data + i;
     const __m512i at0 = _mm512_permutex2var_epi8(low0, _mm512_loadu_si512(p), high0);
     const __m512i at1 = _mm512_permutex2var_epi8(low1, _mm512_loadu_si512(p + 1), high1);
@@ -230,17 +231,20 @@ KeywordScanner::KeywordScanner(std::initializer_list<std::string_view> keywords,
   }
 #ifdef JOBVIZ_HAVE_AVX2_PATH
   avx2_ = simd != Simd::kPortable && CpuHasAvx2();
-  // The lookup tables hold ASCII; keywords must be at least kFingerprint long.
-  vbmi_ = simd == Simd::kBest && CpuHasAvx512Vbmi() && count_ <= 8;
-  for (size_t k = 0; k < count_ && vbmi_; ++k) {
-    const std::string_view kw = probes_[k].keyword;
-    if (kw.size() < kFingerprint) vbmi_ = false;
-    for (size_t j = 0; j < kFingerprint && vbmi_; ++j) {
-      const auto byte = static_cast<unsigned char>(kw[j]);
-      if (byte >= 128) vbmi_ = false;
-      else tables_[j][byte] |= static_cast<std::uint8_t>(1u << k);
-    }
-  }
+  // The lookup tables hold ASCII and a bit per keyword; every keyword must
+  // be at least kFingerprint long.
+  static_assert(kMaxKeywords <= 8, "one bit per keyword in a table byte");
+  const auto fits_tables = [](const Probe& probe) {
+    const std::string_view kw = probe.keyword;
+    return kw.size() >= kFingerprint &&
+           std::all_of(kw.begin(), kw.begin() + kFingerprint, [](char c) { return static_cast<unsigned char>(c) < 128; });
+  };
+  vbmi_ = simd == Simd::kBest && CpuHasAvx512Vbmi() &&
+          std::all_of(probes_.begin(), probes_.begin() + static_cast<long>(count_), fits_tables);
+  if (vbmi_)
+    for (size_t k = 0; k < count_; ++k)
+      for (size_t j = 0; j < kFingerprint; ++j)
+        tables_[j][static_cast<unsigned char>(probes_[k].keyword[j])] |= static_cast<std::uint8_t>(1u << k);
 #else
   (void)simd;
 #endif

@@ -27,7 +27,7 @@ class KeywordScanner {
     int keyword;      // index into the keywords given to the constructor
   };
   static constexpr size_t npos = std::string_view::npos;
-  // kAvx2 and kPortable: tests of the paths a CPU without AVX-512 (or AVX2) takes.
+  // kAvx2 and kPortable: tests of the paths a CPU without AVX-512 VBMI (or AVX2) takes.
   enum class Simd { kBest, kAvx2, kPortable };
 
   // Each keyword is at least 2 bytes long; at most kMaxKeywords of them.
