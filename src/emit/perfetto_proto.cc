@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <new>
 #include <unordered_map>
 #include <libdeflate.h>
@@ -47,6 +48,7 @@ constexpr int kPackedLevel = 1;  // the fastest: 7x smaller here, at ~3x the spe
 // The debug annotations of a job, by interned name id (1-based, in order).
 enum Annotation : std::uint64_t { kMachine = 1, kWorker, kTypeArg, kJobId, kMicroBatch, kStep, kSource, kRun };
 const char* const kAnnotationNames[] = {"machine", "worker", "type", "job_id", "micro_batch", "step", "source", "run"};
+static_assert(std::size(kAnnotationNames) == kRun, "one name per Annotation, interned as iid = the enum value");
 
 class ProtoTrace {
  public:
@@ -111,7 +113,7 @@ class ProtoTrace {
     WriteEntries(pb::kEventNames, new_names_);
     if (!annotations_written_) {
       Queue annotations;
-      for (std::uint64_t i = 0; i < 7; ++i) annotations.emplace_back(i + 1, kAnnotationNames[i]);
+      for (std::uint64_t i = 0; i < std::size(kAnnotationNames); ++i) annotations.emplace_back(i + 1, kAnnotationNames[i]);
       WriteEntries(pb::kDebugAnnotationNames, annotations);
       annotations_written_ = true;
     }

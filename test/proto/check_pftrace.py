@@ -153,8 +153,11 @@ def import_like_perfetto(packets):
         if kind == 4:
             counters.append((tracks[uuid], ts, one(event, "counter_value")))
         elif kind == 1:
-            args = {interned["debug_annotation_names"][one(a, "name_iid")]:
-                    one(a, "int_value", one(a, "string_value")) for a in event.get("debug_annotations", [])}
+            args = {}
+            for a in event.get("debug_annotations", []):
+                iid = one(a, "name_iid")
+                assert iid in interned["debug_annotation_names"], "debug annotation name %d used, never interned" % iid
+                args[interned["debug_annotation_names"][iid]] = one(a, "int_value", one(a, "string_value"))
             s = {"track": uuid, "ts": ts, "name": interned["event_names"][one(event, "name_iid")],
                  "cat": [interned["event_categories"][i] for i in event.get("category_iids", [])],
                  "args": args, "flow_ids": event.get("flow_ids", []),
@@ -240,9 +243,8 @@ def compare(json_events, tracks, slices, counters):
     return failures
 
 
-def run(jobviz, logs, out, threads):
-    subprocess.run([jobviz, "--log_dir", logs, "--multi_machine", "--no-chrome", "-q", "-j", str(threads), "-o", out],
-                   check=True)
+def run(jobviz, logs, out, threads, extra):
+    subprocess.run([jobviz, "--log_dir", logs, "--no-chrome", "-q", "-j", str(threads), "-o", out] + extra, check=True)
 
 
 def generated_logs(jobviz, scratch):
@@ -261,14 +263,17 @@ def main():
         sys.exit(77)
     failures = []
     with tempfile.TemporaryDirectory(prefix="jobviz_pftrace_") as scratch:
-        cases = [("multi_machine_logs", os.path.join(root, "sample_logs", "multi_machine_logs"), 2),
-                 ("stage_order", os.path.join(root, "test/fixtures/skewed"), 1),
-                 ("generated", generated_logs(jobviz, scratch), 1)]
-        for name, source, threads in cases:
+        multi = ["--multi_machine"]
+        cases = [("multi_machine_logs", os.path.join(root, "sample_logs", "multi_machine_logs"), 2, multi),
+                 ("stage_order", os.path.join(root, "test/fixtures/skewed"), 1, multi),
+                 ("generated", generated_logs(jobviz, scratch), 1, multi),
+                 # several runs in one log: steps and jobs carry a "run" arg
+                 ("appended_runs", os.path.join(root, "test/fixtures/appended_runs"), 1, ["--run", "all"])]
+        for name, source, threads, extra in cases:
             logs = os.path.join(scratch, name + "_logs")
             shutil.copytree(source, logs, ignore=shutil.ignore_patterns("pipeline_profile*"))
             for out in ("t.json", "t.pftrace", "t.pftrace.gz"):
-                run(jobviz, logs, os.path.join(scratch, name + out), threads)
+                run(jobviz, logs, os.path.join(scratch, name + out), threads, extra)
             with open(os.path.join(scratch, name + "t.pftrace"), "rb") as f:
                 packed = f.read()
             plain, pieces = expand(packed)
