@@ -149,9 +149,11 @@ std::vector<Piece> PlanPieces(const Timeline& timeline, const std::vector<std::v
 }
 
 // The top-level "metadata" object, which Perfetto imports: the origin that
-// every "ts" is relative to, and each machine's clock alignment.
+// every "ts" is relative to, and each machine's clock alignment. No
+// "displayTimeUnit": Perfetto ignores it now, but some earlier trace
+// processors read "ms" there as the unit of "ts" and "dur" (json_tracker.h).
 std::string Trailer(const Timeline& timeline, Nanos origin) {
-  std::string out = "\n],\n\"displayTimeUnit\":\"ms\",\n\"metadata\":";
+  std::string out = "\n],\n\"metadata\":";
   JsonMembers metadata(out);
   metadata.Int("trace_origin_ns", origin).String("trace_origin_utc", FormatUtc(origin));
   metadata.String("generator", "jobviz " JOBVIZ_VERSION).String("steps_from", StepSourceName(timeline.step_source));
