@@ -23,7 +23,7 @@ namespace {
 struct DrawFlags {
   InputPlan inputs;
   std::string run = "last", steps, output, chrome_output, align = "auto", offsets, clock_ref, stage_order, summary_json;
-  std::string summary_md, junit, baseline, html;
+  std::string summary_md, junit, baseline, html, json_args = "compact";
   size_t html_max_jobs = kDefaultHtmlMaxJobs;
   std::vector<std::string> fail_on;
   bool no_chrome = false, summary_on = false, summary_off = false, quiet = false, verbose = false;
@@ -76,6 +76,10 @@ void AddOutputOptions(CLI::App& app, DrawFlags& f) {
                  "Perfetto trace to write (default LOG_DIR/pipeline_profile_perfetto.json); a .pftrace name writes "
                  "native protobuf, a .gz name gzip")
       ->type_name("PATH");
+  app.add_option("--json-args", f.json_args,
+                 "Args of each job in the Perfetto JSON: compact (micro_batch, source) or full (also machine, worker, "
+                 "type, job_id, step; as a .pftrace always has)")
+      ->check(CLI::IsMember({"compact", "full"}));
   auto* chrome = app.add_option("--chrome-output", f.chrome_output,
                                 "Legacy Chrome trace to write (default LOG_DIR/pipeline_profile.json)")
                      ->type_name("PATH");
@@ -215,6 +219,7 @@ Parsed<DrawPlan> ToPlan(DrawFlags& f, bool merge) {
   if (!PlanGates(f.fail_on, plan.baseline, &plan.gates)) return {std::nullopt, kExitUsage};
   plan.outputs = PlanOutputs(f);
   plan.html_max_jobs = f.html_max_jobs;
+  plan.json_args = f.json_args == "full" ? JsonArgs::kFull : JsonArgs::kCompact;
   if (const std::string clash = OutputClash(plan.outputs); !clash.empty())
     return {std::nullopt, UsageError(command, clash, "write each output to a path of its own")};
   plan.verbosity = f.quiet ? kQuiet : f.verbose ? kVerbose : kNormal;

@@ -47,6 +47,7 @@ struct DrawPlan {
   std::optional<nlohmann::json> baseline;  // --baseline: a summary JSON, read and checked here
   std::vector<OutputRequest> outputs; // in the order they are written
   size_t html_max_jobs = kDefaultHtmlMaxJobs;
+  JsonArgs json_args = JsonArgs::kCompact;
   int verbosity = kNormal;
 };
 

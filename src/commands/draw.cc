@@ -29,6 +29,7 @@ int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLo
   FinishedRun run;
   run.read.seconds = SecondsSince(started);
   run.html_max_jobs = plan.html_max_jobs;
+  run.json_args = plan.json_args;
   run.threads = plan.inputs.threads;
   auto stage_start = StageClock::now();
   const auto stage_done = [&](const char* name) {

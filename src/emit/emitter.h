@@ -25,6 +25,13 @@
 
 namespace jobviz {
 
+// What each job carries as args in the Perfetto JSON (--json-args). The
+// protobuf trace always carries all of them: there they cost a few bytes.
+enum class JsonArgs {
+  kCompact,  // micro_batch and source (and run): what neither the slice's name nor its row shows
+  kFull,     // also machine, worker, type, job_id and step, and the type as the category
+};
+
 // The model every emitter and the report read; built once, never changed.
 struct FinishedRun {
   ReadTotals read;
@@ -40,6 +47,7 @@ struct FinishedRun {
   size_t jobs = 0;               // drawn (within --steps, when given)
   std::optional<StepRange> window;  // --steps
   size_t html_max_jobs = kDefaultHtmlMaxJobs;  // --html-max-jobs
+  JsonArgs json_args = JsonArgs::kCompact;     // --json-args
   int threads = 0;               // -j: for emitters that work in parallel; 0 = one per core
   // Seconds each stage after reading took ("build", "align", ...), for -v.
   std::vector<std::pair<const char*, double>> stage_seconds;

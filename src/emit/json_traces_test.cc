@@ -71,9 +71,11 @@ TEST_CASE("Perfetto trace: valid JSON, named processes and threads, worker indic
   CHECK(processes == std::map<int, std::string>{{1, "Steps"}, {2, "machine0"}, {3, "machine10"}});
 }
 
+bool IsJob(const json& e) { return e["ph"] == "X" && e["args"].contains("source"); }
+
 TEST_CASE("Perfetto trace: complete events with exact microseconds and the job args") {
   const Timeline t = SampleTimeline();
-  const std::string text = TraceText(WritePerfettoTrace, t);
+  const std::string text = TraceText(WritePerfettoTraceFullArgs, t);
   // Relative to the whole second before the earliest time (exact in a double).
   CHECK(text.find("\"ts\":213760.986,\"dur\":40245.118") != std::string::npos);
   const json trace = json::parse(text);
@@ -82,7 +84,7 @@ TEST_CASE("Perfetto trace: complete events with exact microseconds and the job a
   CHECK_FALSE(trace.contains("displayTimeUnit"));  // some trace processors took "ms" there as the unit of "ts"
   int jobs = 0;
   for (const json& e : trace["traceEvents"]) {
-    if (e["ph"] != "X" || e["cat"] == "step") continue;
+    if (!IsJob(e)) continue;
     ++jobs;
     CHECK(e["args"]["machine"].is_number_integer());
     CHECK(e["args"]["worker"].is_number_integer());
@@ -94,10 +96,59 @@ TEST_CASE("Perfetto trace: complete events with exact microseconds and the job a
   CHECK(jobs == 8);
   json last;
   for (const json& e : trace["traceEvents"])
-    if (e["ph"] == "X" && e["cat"] != "step") last = e;
+    if (IsJob(e)) last = e;
   CHECK(last["args"]["machine"] == 1);
   CHECK(last["args"]["worker"] == 3);
   CHECK(last["args"]["source"] == "machine10/workerlog.3:40");
+}
+
+TEST_CASE("Perfetto trace: compact args are the ones neither the slice's name nor its row shows") {
+  Timeline t = SampleTimeline();
+  t.machines[1].workers[1].jobs[1].step = StepKey(2, 5);  // a job of the second run appended to a log
+  const json trace = json::parse(TraceText(WritePerfettoTrace, t));
+  std::vector<json> args;
+  for (const json& e : trace["traceEvents"])
+    if (IsJob(e)) {
+      CHECK_FALSE(e.contains("cat"));  // the type is in the name
+      args.push_back(e["args"]);
+    }
+  REQUIRE(args.size() == 8);
+  CHECK(args.front() == json{{"micro_batch", 2}, {"source", "machine0/workerlog.2:40"}});
+  CHECK(args.back() == json{{"micro_batch", 2}, {"run", 2}, {"source", "machine10/workerlog.3:40"}});
+  // The full args add what the row and the name show; the compact ones are those of the full.
+  const json full = json::parse(TraceText(WritePerfettoTraceFullArgs, t));
+  size_t i = 0;
+  for (const json& e : full["traceEvents"])
+    if (IsJob(e)) {
+      for (const auto& [key, value] : args.at(i).items()) CHECK(e["args"][key] == value);
+      CHECK(e["args"].size() == args.at(i).size() + 5);
+      ++i;
+    }
+}
+
+TEST_CASE("Sources are relative to the directory all logs share, which the metadata names") {
+  Timeline t = SampleTimeline();
+  CHECK(SourceRoot(t) == "");  // machine0/... and machine10/... share no directory
+  for (Machine& machine : t.machines)
+    for (Worker& worker : machine.workers) worker.file = "/data/run \"7\"/" + worker.file;
+  CHECK(SourceRoot(t) == "/data/run \"7\"/");
+  const json trace = json::parse(TraceText(WritePerfettoTrace, t));
+  CHECK(trace["metadata"]["source_root"] == "/data/run \"7\"/");
+  std::vector<std::string> sources;
+  for (const json& e : trace["traceEvents"])
+    if (IsJob(e)) sources.push_back(e["args"]["source"]);
+  CHECK(sources.front() == "machine0/workerlog.2:40");
+  CHECK(sources.back() == "machine10/workerlog.3:40");
+  // One machine: the directory of its logs, even when there is a single log.
+  t.machines.resize(1);
+  CHECK(SourceRoot(t) == "/data/run \"7\"/machine0/");
+  t.machines[0].workers.resize(1);
+  CHECK(SourceRoot(t) == "/data/run \"7\"/machine0/");
+  CHECK(JobSource(t.machines[0].workers[0], t.machines[0].workers[0].jobs[0], SourceRoot(t)) == "workerlog.2:40");
+  t.machines[0].workers[0].file = "-";  // standard input
+  CHECK(SourceRoot(t) == "");
+  t.machines[0].workers.clear();
+  CHECK(SourceRoot(t) == "");
 }
 
 TEST_CASE("Perfetto trace: sort indices put machines, then workers, in order, steps on top") {

@@ -122,7 +122,7 @@ Imported Import(const std::string& text, bool older) {
             origin + ToNanos(RawNumber(line, "ts"), older), value.get<int>());
     if (e["ph"] != "X") continue;
     Slice s{e["pid"], e["tid"], origin + ToNanos(RawNumber(line, "ts"), older), 0,
-            e["cat"] == "step" ? e["name"].get<std::string>() : e["args"]["source"].get<std::string>(), e};
+            e["args"].contains("source") ? e["args"]["source"].get<std::string>() : e["name"].get<std::string>(), e};
     s.end = s.ts + ToNanos(RawNumber(line, "dur"), older);
     imported.slices.push_back(s);
   }
@@ -213,7 +213,7 @@ void CheckExact(const Timeline& t, bool older) {
   const auto jobs = JobsBySource(t);
   size_t job_slices = 0;
   for (const Slice& s : imported.slices) {
-    if (s.event["cat"] == "step") continue;
+    if (!s.event["args"].contains("source")) continue;  // a step
     ++job_slices;
     const Job& job = *jobs.at(s.source);
     INFO(s.source);

@@ -102,7 +102,15 @@ void AppendMachineMetadata(std::string& out, size_t m, const Machine& machine) {
   AppendMetadata(out, pid, -1, "process_sort_index", "sort_index", std::to_string(m + 1));
 }
 
-void AppendPiece(std::string& out, const Timeline& timeline, const Piece& piece, const FlowChains& flows, Nanos origin) {
+// How a piece's jobs are written: the same for all pieces.
+struct JobFormat {
+  Nanos origin = 0;
+  std::string source_root;
+  JsonArgs args = JsonArgs::kCompact;
+};
+
+void AppendPiece(std::string& out, const Timeline& timeline, const Piece& piece, const FlowChains& flows,
+                 const JobFormat& format) {
   const Machine& machine = timeline.machines[piece.machine];
   const int pid = MachinePid(piece.machine);
   const bool first_of_machine = piece.first_job == 0 && (!piece.worker || piece.worker == &machine.workers.front());
@@ -118,8 +126,8 @@ void AppendPiece(std::string& out, const Timeline& timeline, const Piece& piece,
       AppendMetadata(out, pid, rows.first_tid + lane, "thread_sort_index", "sort_index",
                      std::to_string(RowRank(rows.first_tid + lane)));
     }
-  const JobEventWriter events(worker, pid, origin);
-  out.reserve(out.size() + (piece.last_job - piece.first_job) * 320);  // a job event is 250-300 bytes
+  const JobEventWriter events(worker, pid, format.origin, format.source_root, format.args);
+  out.reserve(out.size() + (piece.last_job - piece.first_job) * 320);  // a job event is 150-300 bytes
   for (size_t j = piece.first_job; j < piece.last_job; ++j) {
     out += ",\n";
     events.Append(out, worker.jobs[j], rows.first_tid + rows.lanes[j], flows.Of(worker, j));
@@ -149,13 +157,15 @@ std::vector<Piece> PlanPieces(const Timeline& timeline, const std::vector<std::v
 }
 
 // The top-level "metadata" object, which Perfetto imports: the origin that
-// every "ts" is relative to, and each machine's clock alignment. No
+// every "ts" is relative to, the directory every "source" is relative to,
+// and each machine's clock alignment. No
 // "displayTimeUnit": Perfetto ignores it now, but some earlier trace
 // processors read "ms" there as the unit of "ts" and "dur" (json_tracker.h).
-std::string Trailer(const Timeline& timeline, Nanos origin) {
+std::string Trailer(const Timeline& timeline, const JobFormat& format) {
   std::string out = "\n],\n\"metadata\":";
   JsonMembers metadata(out);
-  metadata.Int("trace_origin_ns", origin).String("trace_origin_utc", FormatUtc(origin));
+  metadata.Int("trace_origin_ns", format.origin).String("trace_origin_utc", FormatUtc(format.origin));
+  metadata.String("source_root", format.source_root);
   metadata.String("generator", "jobviz " JOBVIZ_VERSION).String("steps_from", StepSourceName(timeline.step_source));
   for (const Machine& machine : timeline.machines) {
     if (machine.clock_method.empty()) continue;
@@ -170,26 +180,26 @@ std::string Trailer(const Timeline& timeline, Nanos origin) {
 
 }  // namespace
 
-TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int threads) {
+TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int threads, JsonArgs args) {
   TraceStats stats;
   EventStream events(sink, "{\"traceEvents\":[\n");
-  const Nanos origin = TraceOrigin(timeline);
+  const JobFormat format{TraceOrigin(timeline), SourceRoot(timeline), args};
   const FlowChains flows(timeline);
-  AppendStepsProcess(events, timeline, origin, &stats);  // the first event: every piece after starts with ",\n"
+  AppendStepsProcess(events, timeline, format.origin, &stats);  // the first event: every piece after starts with ",\n"
   events.Flush();
   const std::vector<std::vector<WorkerRows>> rows = NumberRows(timeline, threads);
   const std::vector<Piece> pieces = PlanPieces(timeline, rows, &stats);
   WriteInOrder(pieces.size(), threads, [&](size_t i, std::string& out) {
-    AppendPiece(out, timeline, pieces[i], flows, origin);
+    AppendPiece(out, timeline, pieces[i], flows, format);
   }, sink);
   stats.flows = flows.hand_offs();
-  AppendBusyCounter(sink, timeline, origin, threads);
-  events.Finish(Trailer(timeline, origin));
+  AppendBusyCounter(sink, timeline, format.origin, threads);
+  events.Finish(Trailer(timeline, format));
   return stats;
 }
 
 std::string EmitPerfettoJson(const FinishedRun& run, const Sink& sink) {
-  const TraceStats stats = WritePerfettoTrace(run.timeline, sink, run.threads);
+  const TraceStats stats = WritePerfettoTrace(run.timeline, sink, run.threads, run.json_args);
   if (stats.overlap_lanes == 0) return "";
   return " (" + std::to_string(stats.overlap_lanes) +
          (stats.overlap_lanes == 1 ? " extra row" : " extra rows") + " for overlapping jobs)";

@@ -1,18 +1,22 @@
 // The Perfetto trace as JSON (Trace Event Format as Perfetto's JSON importer
 // reads it): a "Steps" process with the step row and a busy-workers
 // counter, one process per machine with one thread per worker (numeric ids,
-// names and sort order), every job with its args, and flow arrows along
-// each micro-batch hand-off.
+// names and sort order), every job with its args (JsonArgs), and flow arrows
+// along each micro-batch hand-off.
 #pragma once
 
 #include "emit/trace_events.h"
 
 namespace jobviz {
 
-// Formatted on up to `threads` threads (0: one per core), written in order.
-TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int threads);
+// Formatted on up to `threads` threads (0: one per core), written in order;
+// each job with the args `args` says.
+TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int threads, JsonArgs args);
 inline TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink) {
-  return WritePerfettoTrace(timeline, sink, 0);
+  return WritePerfettoTrace(timeline, sink, 0, JsonArgs::kCompact);
+}
+inline TraceStats WritePerfettoTraceFullArgs(const Timeline& timeline, const Sink& sink) {
+  return WritePerfettoTrace(timeline, sink, 0, JsonArgs::kFull);
 }
 
 // The emitter: " (N extra rows for overlapping jobs)" when there were any.

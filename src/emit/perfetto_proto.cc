@@ -208,7 +208,8 @@ void SliceEnd(ProtoTrace& trace, Nanos time, std::uint64_t track) {
   });
 }
 
-void JobSlice(ProtoTrace& trace, std::uint64_t track, const Worker& worker, const Job& job, FlowMark flow) {
+void JobSlice(ProtoTrace& trace, std::uint64_t track, const Worker& worker, const Job& job, FlowMark flow,
+              std::string_view source_root) {
   const std::uint64_t name = trace.Name(JobName(job)), category = trace.Category(job.type);
   trace.Event(job.start, [&] {
     ProtoWire& wire = trace.wire();
@@ -220,15 +221,17 @@ void JobSlice(ProtoTrace& trace, std::uint64_t track, const Worker& worker, cons
     IntAnnotation(wire, kMicroBatch, job.micro_batch);
     IntAnnotation(wire, kStep, StepNumber(job.step));
     if (StepRun(job.step) > 0) IntAnnotation(wire, kRun, StepRun(job.step));
-    StringAnnotation(wire, kSource, worker.file + ":" + std::to_string(job.line));
+    StringAnnotation(wire, kSource, JobSource(worker, job, source_root));
     // A flow starts or passes on at a job it leaves; it ends at one it only arrives at.
     if (flow.id != 0) wire.Fixed64(flow.out ? pb::kFlowIds : pb::kTerminatingFlowIds, flow.id);
   });
   SliceEnd(trace, job.end, track);
 }
 
-void StepsProcess(ProtoTrace& trace, const Timeline& timeline, TraceStats* stats) {
-  ProcessTrack(trace, kStepsUuid, kStepsPid, "Steps", 0, "", /*first=*/true);
+// The Steps process; its label names the directory the jobs' sources are relative to.
+void StepsProcess(ProtoTrace& trace, const Timeline& timeline, std::string_view source_root, TraceStats* stats) {
+  ProcessTrack(trace, kStepsUuid, kStepsPid, "Steps", 0,
+               source_root.empty() ? "" : "source root " + std::string(source_root), /*first=*/true);
   ThreadTrack(trace, kStepThreadUuid, kStepsUuid, kStepsPid, kStepsPid, "Step", 0);
   CounterTrack(trace, kBusyUuid, kStepsUuid, "busy workers", 1);
   const std::uint64_t category = trace.Category("step");
@@ -267,7 +270,7 @@ std::uint64_t RowUuid(const Timeline& timeline, int tid) {
 
 // A machine: its process track, its workers' rows and jobs.
 void MachineProcess(ProtoTrace& trace, const Timeline& timeline, const FlowChains& flows, size_t m,
-                    const std::vector<WorkerRows>& rows, TraceStats* stats) {
+                    const std::vector<WorkerRows>& rows, std::string_view source_root, TraceStats* stats) {
   const Machine& machine = timeline.machines[m];
   const int pid = MachinePid(m);
   const std::uint64_t process_uuid = kFirstMachineUuid + m;
@@ -282,7 +285,8 @@ void MachineProcess(ProtoTrace& trace, const Timeline& timeline, const FlowChain
     }
     stats->overlap_lanes += static_cast<size_t>(r.lane_count - 1);
     for (size_t j = 0; j < worker.jobs.size(); ++j) {
-      JobSlice(trace, RowUuid(timeline, r.first_tid + r.lanes[j]), worker, worker.jobs[j], flows.Of(worker, j));
+      JobSlice(trace, RowUuid(timeline, r.first_tid + r.lanes[j]), worker, worker.jobs[j], flows.Of(worker, j),
+               source_root);
       ++stats->jobs;
     }
   }
@@ -294,12 +298,13 @@ void MachineProcess(ProtoTrace& trace, const Timeline& timeline, const FlowChain
 // sequence clears its incremental state first and interns its own names.
 // The layout does not depend on the number of threads: the bytes do not either.
 void WriteSequence(ProtoTrace& trace, const Timeline& timeline, const FlowChains& flows,
-                   const std::vector<std::vector<WorkerRows>>& rows, size_t sequence, TraceStats* stats) {
+                   const std::vector<std::vector<WorkerRows>>& rows, std::string_view source_root, size_t sequence,
+                   TraceStats* stats) {
   if (sequence == 0) {
-    StepsProcess(trace, timeline, stats);
+    StepsProcess(trace, timeline, source_root, stats);
     BusyCounter(trace, timeline);
   } else {
-    MachineProcess(trace, timeline, flows, sequence - 1, rows[sequence - 1], stats);
+    MachineProcess(trace, timeline, flows, sequence - 1, rows[sequence - 1], source_root, stats);
   }
   trace.Flush();
 }
@@ -347,18 +352,19 @@ TraceStats WritePerfettoProto(const Timeline& timeline, const Sink& sink, const 
   const FlowChains flows(timeline);
   const std::vector<std::vector<WorkerRows>> rows = NumberRows(timeline, options.threads);
   const size_t sequences = 1 + timeline.machines.size();
+  const std::string source_root = SourceRoot(timeline);
   std::vector<TraceStats> stats(sequences);
   if (!options.compress) {  // straight to the sink, one sequence after the other
     for (size_t i = 0; i < sequences; ++i) {
       ProtoTrace trace(static_cast<std::uint32_t>(i + 1), kFlushBytes, sink);
-      WriteSequence(trace, timeline, flows, rows, i, &stats[i]);
+      WriteSequence(trace, timeline, flows, rows, source_root, i, &stats[i]);
     }
   } else {  // compressed in parallel, each written as soon as the ones before it are
     WriteInOrder(sequences, options.threads, [&](size_t i, std::string& out) {
       PacketCompressor compressor(out);
       const Sink compress = [&](std::string_view packets) { compressor.Compress(packets); };
       ProtoTrace trace(static_cast<std::uint32_t>(i + 1), kPackedPieceBytes, compress);
-      WriteSequence(trace, timeline, flows, rows, i, &stats[i]);
+      WriteSequence(trace, timeline, flows, rows, source_root, i, &stats[i]);
     }, sink);
   }
   TraceStats total;

@@ -258,13 +258,38 @@ std::string ProcessTitle(const Machine& machine) {
   return machine.name + " (clock " + ClockText(machine) + ")";
 }
 
-JobEventWriter::JobEventWriter(const Worker& worker, int pid, Nanos origin)
+std::string SourceRoot(const Timeline& timeline) {
+  const std::string* first = nullptr;
+  size_t common = 0;  // length of the prefix all paths share
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers) {
+      if (!first) {
+        first = &worker.file;
+        common = first->size();
+        continue;
+      }
+      const auto [a, b] = std::mismatch(first->begin(), first->begin() + static_cast<std::ptrdiff_t>(common),
+                                        worker.file.begin(), worker.file.end());
+      common = static_cast<size_t>(a - first->begin());
+    }
+  if (!first) return "";
+  const size_t slash = first->rfind('/', common == 0 ? 0 : common - 1);
+  return slash == std::string::npos || common == 0 ? "" : first->substr(0, slash + 1);
+}
+
+std::string JobSource(const Worker& worker, const Job& job, std::string_view root) {
+  return worker.file.substr(root.size()) + ":" + std::to_string(job.line);
+}
+
+JobEventWriter::JobEventWriter(const Worker& worker, int pid, Nanos origin, std::string_view source_root,
+                               JsonArgs args)
     : origin_(origin),
+      full_(args == JsonArgs::kFull),
       pid_(",\"ph\":\"X\",\"pid\":" + std::to_string(pid) + ",\"tid\":"),
-      args_("\"args\":{\"machine\":" + std::to_string(worker.machine) + ",\"worker\":" + std::to_string(worker.index) +
-            ",\"type\":"),
+      worker_("\"machine\":" + std::to_string(worker.machine) + ",\"worker\":" + std::to_string(worker.index) +
+              ",\"type\":"),
       source_(",\"source\":") {
-  AppendJsonString(source_, worker.file);
+  AppendJsonString(source_, std::string_view(worker.file).substr(source_root.size()));
   source_.back() = ':';  // the closing quote comes after the line number
 }
 
@@ -281,8 +306,10 @@ void JobEventWriter::Append(std::string& out, const Job& job, int tid, FlowMark 
   } else {
     AppendJsonString(out, JobName(job));
   }
-  out += ",\"cat\":";
-  AppendJsonString(out, type);
+  if (full_) {
+    out += ",\"cat\":";
+    AppendJsonString(out, type);
+  }
   out += pid_;
   AppendInt(out, tid);
   out += ",\"ts\":";
@@ -295,15 +322,20 @@ void JobEventWriter::Append(std::string& out, const Job& job, int tid, FlowMark 
     if (flow.in) out += ",\"flow_in\":true";
     if (flow.out) out += ",\"flow_out\":true";
   }
-  out += ',';
-  out += args_;
-  AppendJsonString(out, type);
-  out += ",\"job_id\":";
-  AppendJsonString(out, id);
-  out += ",\"micro_batch\":";
+  out += ",\"args\":{";
+  if (full_) {
+    out += worker_;
+    AppendJsonString(out, type);
+    out += ",\"job_id\":";
+    AppendJsonString(out, id);
+    out += ',';
+  }
+  out += "\"micro_batch\":";
   AppendInt(out, job.micro_batch);
-  out += ",\"step\":";
-  AppendInt(out, StepNumber(job.step));
+  if (full_) {
+    out += ",\"step\":";
+    AppendInt(out, StepNumber(job.step));
+  }
   if (StepRun(job.step) > 0) {
     out += ",\"run\":";
     AppendInt(out, StepRun(job.step));

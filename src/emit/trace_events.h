@@ -105,20 +105,31 @@ struct CounterPoint {
 };
 std::vector<CounterPoint> BusyWorkers(const Timeline& timeline, bool* sampled, int threads = 1);
 
+// The directory that all workers' logs lie in, as the paths are shown,
+// with its trailing '/': "/data/run7/" for /data/run7/machine0/workerlog.0
+// and /data/run7/machine1/workerlog.0; "" when they share none. Both
+// Perfetto traces give each job's source relative to it, and name it once,
+// so that a long log directory is not repeated in every event.
+std::string SourceRoot(const Timeline& timeline);
+// A job's "source" arg: its file below `root` and its line, "machine0/workerlog.3:40".
+std::string JobSource(const Worker& worker, const Job& job, std::string_view root);
+
 // Writes one worker's jobs as complete ("X") events of the Perfetto JSON,
-// with the job's args. What all of them share (the process, the args'
-// machine and worker, the escaped source file) is formatted once; the rest
-// is appended straight to `out`, with no allocation per job.
+// with the job's args (`args`). What all of them share (the process, the
+// args' machine and worker, the escaped source file below `source_root`) is
+// formatted once; the rest is appended straight to `out`, with no
+// allocation per job.
 class JobEventWriter {
  public:
-  JobEventWriter(const Worker& worker, int pid, Nanos origin);
+  JobEventWriter(const Worker& worker, int pid, Nanos origin, std::string_view source_root, JsonArgs args);
   // The job on the row `tid`; `flow` adds flow v2 (bind_id, flow_in/flow_out).
   void Append(std::string& out, const Job& job, int tid, FlowMark flow) const;
 
  private:
   Nanos origin_;
+  bool full_;
   std::string pid_;     // ,"ph":"X","pid":P,"tid":
-  std::string args_;    // "args":{"machine":M,"worker":W,"type":
+  std::string worker_;  // "machine":M,"worker":W,"type":   (full args)
   std::string source_;  // ,"source":"FILE:
 };
 

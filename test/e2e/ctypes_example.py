@@ -20,7 +20,7 @@ def main():
         subprocess.run([jobviz, "--log_dir", logs, "-o", trace_path, "--no-chrome", "-q"], check=True)
         with open(trace_path) as f:
             events = json.load(f)["traceEvents"]
-    jobs = [e for e in events if e["ph"] == "X" and e["cat"] != "step"]
+    jobs = [e for e in events if e["ph"] == "X" and "source" in e["args"]]
     steps = [e for e in events if e.get("cat") == "step"]
     ok = len(jobs) == 15 and len(steps) == 3 and all(e["dur"] >= 400 for e in jobs)
     print("%d jobs, %d steps" % (len(jobs), len(steps)))

@@ -25,12 +25,12 @@ def main():
                         "--profile_start", str(START), "--profile_end", str(END),
                         "--forward_us", "300", "--backward_us", "500", "--transfer_us", "50"], check=True)
         trace_path = os.path.join(logs, "trace.json")
-        subprocess.run([jobviz, "--log_dir", logs, "--multi_machine", "-o", trace_path, "--no-chrome", "-q"],
-                       check=True)
+        subprocess.run([jobviz, "--log_dir", logs, "--multi_machine", "-o", trace_path, "--no-chrome", "-q",
+                        "--json-args", "full"], check=True)
         with open(trace_path) as f:
             trace = json.load(f)
 
-    jobs = [e for e in trace["traceEvents"] if e["ph"] == "X" and e["cat"] != "step"]
+    jobs = [e for e in trace["traceEvents"] if e["ph"] == "X" and e.get("cat") != "step"]
     steps = sorted(e["args"]["step"] for e in trace["traceEvents"] if e.get("cat") == "step")
     failures = []
     window_steps = list(range(START, END))

@@ -58,7 +58,7 @@ def main():
             failures.append("merge exited %d" % r.returncode)
         else:
             names = sorted(e["name"] for e in json.load(open(os.path.join(root, b"merged.json")))["traceEvents"]
-                           if e.get("cat") == "forward")
+                           if e["ph"] == "X" and "source" in e["args"] and e["name"].startswith("forward"))
             if len(names) != 4 or not all(n.startswith("forward_\u00ff\u00fe") for n in names):
                 failures.append("merged job names %r" % names)
         # kill -9 during a write leaves PATH.tmp.PID; the next run writing PATH removes it

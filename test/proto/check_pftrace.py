@@ -179,6 +179,9 @@ def load_json_trace(path):
     with open(path) as f:
         text = f.read()
     trace = json.loads(text)
+    root = trace["metadata"]["source_root"]
+    if not root.endswith("_logs/"):
+        raise SystemExit("%s: source_root %r is not the log directory" % (path, root))
     origin = trace["metadata"]["trace_origin_ns"]
     raw_ts = re.findall(r'"ts":([-0-9.]+)', text)
     raw_dur = iter(re.findall(r'"dur":([-0-9.]+)', text))
@@ -190,10 +193,10 @@ def load_json_trace(path):
             e["ts_ns"] = json_nanos(origin, next(ts_iter))
         if "dur" in e:
             e["end_ns"] = e["ts_ns"] + int(decimal.Decimal(next(raw_dur)) * 1000)
-    return events
+    return events, root
 
 
-def compare(json_events, tracks, slices, counters):
+def compare(json_events, root, tracks, slices, counters):
     failures = []
     names = {(e["pid"], e.get("tid")): e["args"] for e in json_events if e["ph"] == "M"
              and e["name"] in ("process_name", "thread_name")}
@@ -204,6 +207,8 @@ def compare(json_events, tracks, slices, counters):
     for d in tracks.values():
         if "process" in d:
             p = d["process"][0]
+            if one(p, "pid") == 1 and p.get("process_labels") != ["source root " + root]:
+                failures.append("the Steps process is labelled %s, not with the source root" % p.get("process_labels"))
             if one(p, "process_name") != names[(one(p, "pid"), None)]["name"]:
                 failures.append("process %s named %r" % (one(p, "pid"), one(p, "process_name")))
             if one(d, "sibling_order_rank") != process_rank[one(p, "pid")] or one(d, "child_ordering") != 3:
@@ -251,7 +256,7 @@ def generated_logs(jobviz, scratch):
     """A run big enough for several sequences of several compressed pieces each."""
     gen = os.path.join(os.path.dirname(jobviz), "tools", "jobviz-gen-logs")
     logs = os.path.join(scratch, "generated")
-    subprocess.run([gen, "--out", logs, "--machines", "2", "--workers", "8", "--microbatches", "16", "--steps", "6",
+    subprocess.run([gen, "--out", logs, "--machines", "2", "--workers", "8", "--microbatches", "16", "--steps", "10",
                     "--nvtx", "--seed", "3"], check=True, stdout=subprocess.DEVNULL)
     return logs
 
@@ -272,8 +277,8 @@ def main():
         for name, source, threads, extra in cases:
             logs = os.path.join(scratch, name + "_logs")
             shutil.copytree(source, logs, ignore=shutil.ignore_patterns("pipeline_profile*"))
-            for out in ("t.json", "t.pftrace", "t.pftrace.gz"):
-                run(jobviz, logs, os.path.join(scratch, name + out), threads, extra)
+            for out in ("t.json", "t.pftrace", "t.pftrace.gz"):  # the JSON with all the args the protobuf has
+                run(jobviz, logs, os.path.join(scratch, name + out), threads, extra + ["--json-args", "full"] * (out == "t.json"))
             with open(os.path.join(scratch, name + "t.pftrace"), "rb") as f:
                 packed = f.read()
             plain, pieces = expand(packed)
@@ -286,7 +291,7 @@ def main():
             with open(plain_path, "wb") as f:
                 f.write(plain)
             tracks, slices, counters, sequences = import_like_perfetto(decode(plain_path))
-            problems = compare(load_json_trace(os.path.join(scratch, name + "t.json")), tracks, slices, counters)
+            problems = compare(*load_json_trace(os.path.join(scratch, name + "t.json")), tracks, slices, counters)
             failures += [name + ": " + p for p in problems[:20]]
             print("%s: %d slices, %d tracks, %d counter values checked; %d sequences, %d compressed pieces "
                   "(%d bytes, %d plain)" % (name, len(slices), len(tracks), len(counters), sequences, pieces,
