@@ -143,35 +143,64 @@ KeywordScanner::Hit FindAvx2(const Probe* probes, size_t reach, const char* data
 // start whose lookups share a keyword is a candidate (Teddy, as in
 // ripgrep's aho-corasick). Three loads and three lookups per 64 starts
 // instead of two loads and compares per keyword. Bytes >= 128 alias
-// bytes < 128 in the tables; the verification sorts them out. Returns like
-// NextAvx2Candidates, and is kept apart from the verification for the same
-// reason.
-__attribute__((target("avx512f,avx512bw,avx512vbmi"), noinline)) size_t NextVbmiCandidates(
-    const std::uint8_t (*tables)[128], const char* data, size_t n, size_t i, std::uint64_t* candidates) {
+// bytes < 128 in the tables; the verification sorts them out. The same
+// pass counts the newlines of the blocks it leaves behind into *newlines,
+// and hands back those of the block it stops at in *block_newlines (a bit
+// per byte), so that line numbers cost no second pass over the text.
+// Returns like NextAvx2Candidates, and is kept apart from the verification
+// for the same reason.
+__attribute__((target("avx512f,avx512bw,avx512vbmi,popcnt"), noinline)) size_t NextVbmiCandidates(
+    const std::uint8_t (*tables)[128], const char* data, size_t n, size_t i, std::uint64_t* candidates,
+    std::uint64_t* block_newlines, std::uint64_t* newlines) {
   static_assert(KeywordScanner::kFingerprint == 3);
   const __m512i low0 = _mm512_loadu_si512(tables[0]), high0 = _mm512_loadu_si512(tables[0] + 64);
   const __m512i low1 = _mm512_loadu_si512(tables[1]), high1 = _mm512_loadu_si512(tables[1] + 64);
   const __m512i low2 = _mm512_loadu_si512(tables[2]), high2 = _mm512_loadu_si512(tables[2] + 64);
+  const __m512i newline = _mm512_set1_epi8('\n');
+  std::uint64_t lines = 0;
   for (; i + 64 + KeywordScanner::kFingerprint - 1 <= n; i += 64) {
     const char* p = data + i;
-    const __m512i at0 = _mm512_permutex2var_epi8(low0, _mm512_loadu_si512(p), high0);
+    const __m512i bytes = _mm512_loadu_si512(p);
+    const __m512i at0 = _mm512_permutex2var_epi8(low0, bytes, high0);
     const __m512i at1 = _mm512_permutex2var_epi8(low1, _mm512_loadu_si512(p + 1), high1);
     const __m512i at2 = _mm512_permutex2var_epi8(low2, _mm512_loadu_si512(p + 2), high2);
     const std::uint64_t found = _mm512_test_epi8_mask(_mm512_and_si512(at0, at1), at2);
+    const std::uint64_t ends = _mm512_cmpeq_epi8_mask(bytes, newline);
     if (found != 0) {
       *candidates = found;
+      *block_newlines = ends;
+      *newlines += lines;
       return i;
     }
+    lines += static_cast<std::uint64_t>(std::popcount(ends));
   }
   *candidates = 0;
+  *newlines += lines;
   return i;
 }
 
+// VerifyCandidates for the VBMI pass, adding the newlines before the hit
+// (or before *stopped) to *newlines.
 KeywordScanner::Hit FindVbmi(const Probe* probes, size_t count, const std::uint8_t (*tables)[128], const char* data,
-                             size_t n, size_t i, size_t* stopped) {
-  return VerifyCandidates(probes, count, data, n, i, stopped, [&](size_t from, std::uint64_t* candidates) {
-    return NextVbmiCandidates(tables, data, n, from, candidates);
-  });
+                             size_t n, size_t i, size_t* stopped, std::uint64_t* newlines) {
+  for (;;) {
+    std::uint64_t candidates = 0, block_newlines = 0;
+    i = NextVbmiCandidates(tables, data, n, i, &candidates, &block_newlines, newlines);
+    if (candidates == 0) break;
+    do {
+      const int offset = std::countr_zero(candidates);
+      const int k = MatchProbes(probes, count, data, n, i + static_cast<size_t>(offset));
+      if (k >= 0) {
+        *newlines += static_cast<std::uint64_t>(std::popcount(block_newlines & ((std::uint64_t{1} << offset) - 1)));
+        return {i + static_cast<size_t>(offset), k};
+      }
+      candidates &= candidates - 1;
+    } while (candidates != 0);
+    *newlines += static_cast<std::uint64_t>(std::popcount(block_newlines));
+    i += 64;
+  }
+  *stopped = i;
+  return {KeywordScanner::npos, -1};
 }
 
 // One instance per keyword count, indexed by count - 1.
@@ -275,14 +304,36 @@ int KeywordScanner::MatchAt(std::string_view text, size_t position) const {
 }
 
 KeywordScanner::Hit KeywordScanner::FindNext(std::string_view text, size_t from) const {
+  std::uint64_t newlines = 0;
+  size_t counted_to = from;
+  return Find(text, from, &newlines, &counted_to);
+}
+
+KeywordScanner::Hit KeywordScanner::FindNextCountingLines(std::string_view text, size_t from,
+                                                          std::uint64_t* newlines) const {
+  size_t counted_to = from;
+  const Hit hit = Find(text, from, newlines, &counted_to);
+  const size_t end = hit.position == npos ? text.size() : hit.position;
+  *newlines += CountNewlines(text.substr(counted_to, end - counted_to));  // what the scan did not count
+  return hit;
+}
+
+KeywordScanner::Hit KeywordScanner::Find(std::string_view text, size_t from, std::uint64_t* newlines,
+                                         size_t* counted_to) const {
   const char* data = text.data();
   const size_t n = text.size();
   size_t i = from;
 #ifdef JOBVIZ_HAVE_AVX2_PATH
   if (vbmi_) {
-    const Hit hit = FindVbmi(probes_.data(), count_, tables_.data(), data, n, i, &i);
+    const Hit hit = FindVbmi(probes_.data(), count_, tables_.data(), data, n, i, &i, newlines);
+    *counted_to = hit.position != npos ? hit.position : i;
     if (hit.position != npos) return hit;
   }
+#else
+  (void)newlines;
+  (void)counted_to;
+#endif
+#ifdef JOBVIZ_HAVE_AVX2_PATH
   if (avx2_) {
     const Hit hit = kFindAvx2[count_ - 1](probes_.data(), reach_, data, n, i, &i);
     if (hit.position != npos) return hit;

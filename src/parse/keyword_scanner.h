@@ -3,7 +3,8 @@
 // touches all of them. Checked once at run time, the fastest path the CPU has:
 // - AVX-512 VBMI: the first kFingerprint bytes at each of 64 starts are
 //   looked up in 128-entry tables of which keywords have that byte there
-//   (Teddy, as in ripgrep's aho-corasick); all keywords in three lookups.
+//   (Teddy, as in ripgrep's aho-corasick); all keywords in three lookups,
+//   and the newlines counted in the same pass.
 // - AVX2: for each keyword, the two bytes least likely in log text (by a
 //   fixed frequency ranking, as ripgrep's memchr does) are compared at their
 //   offsets for 64 starts at a time.
@@ -36,6 +37,10 @@ class KeywordScanner {
 
   // The first occurrence of any keyword starting at or after `from`.
   Hit FindNext(std::string_view text, size_t from) const;
+  // The same, and adds to *newlines the number of '\n' from `from` to the
+  // hit (to the end of `text` when there is none): line numbers without a
+  // second pass over the text where the VBMI path counts as it scans.
+  Hit FindNextCountingLines(std::string_view text, size_t from, std::uint64_t* newlines) const;
 
   // The two offsets of `keyword` whose bytes are rarest in log text.
   static std::array<size_t, 2> RarestPair(std::string_view keyword);
@@ -47,6 +52,9 @@ class KeywordScanner {
 
  private:
   int MatchAt(std::string_view text, size_t position) const;
+  // FindNext; the VBMI path also adds the newlines in [from, *counted_to) to
+  // *newlines (the others leave *counted_to at `from`).
+  Hit Find(std::string_view text, size_t from, std::uint64_t* newlines, size_t* counted_to) const;
 
   std::array<Probe, kMaxKeywords> probes_{};
   size_t count_ = 0;

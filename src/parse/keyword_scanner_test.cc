@@ -93,7 +93,7 @@ TEST_CASE("Scanner agrees with a naive search on random text with the log keywor
   std::string alphabet = "PSNCGrofchlVTXU \n:";
   for (char c : std::string("PSNCGrofchlVTXU")) alphabet += static_cast<char>(c | 0x80);
   for (int round = 0; round < 300; ++round) {
-    std::string text(rng() % 700, ' ');
+    std::string text(rng() % 1500, ' ');
     for (char& c : text) c = alphabet[rng() % alphabet.size()];
     // Plant whole keywords and near misses (a keyword with one byte's high bit set).
     for (int planted = 0; planted < 3 && !text.empty(); ++planted) {
@@ -107,8 +107,16 @@ TEST_CASE("Scanner agrees with a naive search on random text with the log keywor
       const auto got = scanner.FindNext(text, from);
       REQUIRE(got.position == expected.position);
       REQUIRE(got.keyword == expected.keyword);
+      // Counting the lines on the way finds the same, and counts every newline from `from` to the hit.
+      std::uint64_t newlines = 1000;
+      const auto counted = scanner.FindNextCountingLines(text, from, &newlines);
+      REQUIRE(counted.position == expected.position);
+      REQUIRE(counted.keyword == expected.keyword);
+      const auto end = text.begin() + static_cast<std::ptrdiff_t>(std::min(expected.position, text.size()));
+      REQUIRE(newlines == 1000 + static_cast<std::uint64_t>(std::count(text.begin() + static_cast<std::ptrdiff_t>(from), end, '\n')));
       if (got.position == KeywordScanner::npos) break;
-      from = got.position + 1;
+      from = got.position + 1 + rng() % 40;  // as a parser resumes after a record
+      if (from > text.size()) break;
     }
   }
 }

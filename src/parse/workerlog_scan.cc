@@ -64,13 +64,11 @@ class Scanner {
 void Scanner::ScanBlock(const LineBlock& block) {
   const std::string_view text = block.text;
   const KeywordScanner& keywords = parser_.scanner();
-  size_t counted_to = 0;
   size_t from = 0;
   for (;;) {
-    const KeywordScanner::Hit hit = keywords.FindNext(text, from);
+    // lines_before_ counts the newlines up to `from`; the scan adds those up to the hit.
+    const KeywordScanner::Hit hit = keywords.FindNextCountingLines(text, from, &lines_before_);
     if (hit.position == KeywordScanner::npos) break;
-    lines_before_ += CountNewlines(text.substr(counted_to, hit.position - counted_to));
-    counted_to = hit.position;
     current_line_ = lines_before_ + 1;
 
     const void* previous_newline = memrchr(text.data(), '\n', hit.position);
@@ -87,10 +85,12 @@ void Scanner::ScanBlock(const LineBlock& block) {
     const ParsedLine parsed =
         parser_.Parse(line, hit.position - line_start, hit.keyword, &scratch_);
     HandleRecord(line, parsed, unterminated);
-    from = line_start + parsed.resume_at;
-    if (from <= hit.position) from = hit.position + 1;
+    size_t next = line_start + parsed.resume_at;
+    if (next <= hit.position) next = hit.position + 1;
+    // The part of the line the scan skips holds no newline; counted all the same, to stay exact.
+    lines_before_ += CountNewlines(text.substr(hit.position, next - hit.position));
+    from = next;
   }
-  lines_before_ += CountNewlines(text.substr(counted_to));
   if (block.cut_line && !reported_overlong_) {
     // The scan goes on through the rest of the line; say once that it was cut.
     reported_overlong_ = true;
