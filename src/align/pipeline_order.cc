@@ -55,9 +55,12 @@ Stage BuildStage(int machine, const Worker& worker, const HandOffWalk& walk) {
 }
 
 // The hand-offs between stage `s` (`here`) and `s + 1` (`next`), in a fixed
-// order (here's jobs by start).
+// order: here's jobs by start, which is their order in the worker's jobs
+// (sorted by start when the timeline is built; clock alignment shifts a
+// machine's times without reordering them), so no sort is needed.
 void VisitPairs(const Stage& here, const Stage& next, int s, const std::function<void(const HandOff&)>& visit) {
-  std::vector<std::pair<const Job*, const Job*>> pairs;
+  const Job* const first = here.worker->jobs.data();
+  std::vector<const Job*> partner(here.worker->jobs.size(), nullptr);  // by index of here's job
   auto a = here.jobs.begin(), b = next.jobs.begin();
   while (a != here.jobs.end() && b != next.jobs.end()) {
     if (a->Key() < b->Key()) {
@@ -65,11 +68,13 @@ void VisitPairs(const Stage& here, const Stage& next, int s, const std::function
     } else if (b->Key() < a->Key()) {
       ++b;
     } else {
-      pairs.emplace_back((a++)->job, (b++)->job);
+      partner[static_cast<size_t>((a++)->job - first)] = (b++)->job;
     }
   }
-  std::sort(pairs.begin(), pairs.end(), [](const auto& x, const auto& y) { return StartsBefore(*x.first, *y.first); });
-  for (const auto& [job, other] : pairs) {
+  for (size_t i = 0; i < partner.size(); ++i) {
+    const Job* const job = first + i;
+    const Job* const other = partner[i];
+    if (!other) continue;
     if (DirectionOf(job->type) == Direction::kForward)
       visit({job, other, here.machine, next.machine, here.worker, next.worker, s});
     else
