@@ -52,8 +52,10 @@ int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLo
   std::fputs(RunReport(run, plan.verbosity).c_str(), stderr);
   if (run.jobs == 0) return NoJobsError(run);
 
-  AnalyseRun(&run);
-  run.gates = EvaluateGates(plan.gates, run.summary, plan.baseline ? &*plan.baseline : nullptr);
+  if (!plan.gates.empty() || ReadsAnalysis(plan.outputs)) {  // a trace alone does not need it
+    AnalyseRun(&run);
+    run.gates = EvaluateGates(plan.gates, run.summary, plan.baseline ? &*plan.baseline : nullptr);
+  }
   stage_done("analyse");
 
   if (!EmitAll(plan.outputs, run, plan.verbosity >= kNormal)) return kExitBadInput;

@@ -25,11 +25,11 @@ const EmitterInfo kEmitters[] = {
     {OutputFormat::kPerfettoProto, "the trace", true, kTraceHint, EmitPerfettoProto},
     {OutputFormat::kPerfettoProtoPlain, "the trace", true, kTraceHint, EmitPerfettoProtoPlain},
     {OutputFormat::kChromeJson, "the legacy Chrome trace", true, kTraceHint, EmitChromeJson},
-    {OutputFormat::kSummaryTables, "the summary tables", false, "", EmitSummaryTables},
-    {OutputFormat::kSummaryJson, "the summary", false, "", EmitSummaryJson},
-    {OutputFormat::kSummaryMarkdown, "the Markdown summary", false, "", EmitSummaryMarkdown},
-    {OutputFormat::kJUnit, "the gates as JUnit XML", false, "", EmitJUnit},
-    {OutputFormat::kHtml, "the HTML report", true, "choose another path with --html", EmitHtmlReport},
+    {OutputFormat::kSummaryTables, "the summary tables", false, "", EmitSummaryTables, true},
+    {OutputFormat::kSummaryJson, "the summary", false, "", EmitSummaryJson, true},
+    {OutputFormat::kSummaryMarkdown, "the Markdown summary", false, "", EmitSummaryMarkdown, true},
+    {OutputFormat::kJUnit, "the gates as JUnit XML", false, "", EmitJUnit, true},
+    {OutputFormat::kHtml, "the HTML report", true, "choose another path with --html", EmitHtmlReport, true},
 };
 
 bool EmitToStderr(const EmitterInfo& emitter, const FinishedRun& run) {
@@ -43,6 +43,12 @@ const EmitterInfo& EmitterFor(OutputFormat format) {
   for (const EmitterInfo& emitter : kEmitters)
     if (emitter.format == format) return emitter;
   std::abort();  // every OutputFormat has a line in kEmitters
+}
+
+bool ReadsAnalysis(const std::vector<OutputRequest>& outputs) {
+  for (const OutputRequest& output : outputs)
+    if (EmitterFor(output.format).reads_analysis) return true;
+  return false;
 }
 
 bool EmitAll(const std::vector<OutputRequest>& outputs, const FinishedRun& run, bool announce) {

@@ -41,7 +41,7 @@ struct FinishedRun {
   ClockAlignment clocks;
   SkipTally skipped;             // every line not used: the reader's and the step finder's
   std::vector<std::string> warnings;  // from building, clock alignment and steps, in that order
-  Analysis analysis;
+  Analysis analysis;             // made only when an output reads it (ReadsAnalysis)
   nlohmann::json summary;        // the analysis as a document (analyse/summary.h)
   std::vector<GateResult> gates;  // --fail-on, checked against `summary`
   size_t jobs = 0;               // drawn (within --steps, when given)
@@ -69,6 +69,7 @@ struct EmitterInfo {
   bool announce;        // whether a "jobviz: wrote ..." line says it was written
   const char* hint;     // shown when the path cannot be written
   EmitFn emit;
+  bool reads_analysis = false;  // FinishedRun::analysis and summary: the traces do not
 };
 
 const EmitterInfo& EmitterFor(OutputFormat format);
@@ -79,6 +80,10 @@ struct OutputRequest {
   bool to_stderr = false;  // instead of `path` (tables beside a trace on stdout)
   std::string flag;        // the option that named it, for messages ("-o")
 };
+
+// Whether any of `outputs` shows the analysis (the summary in any form, the
+// gates, the HTML report); when none does, it need not be made.
+bool ReadsAnalysis(const std::vector<OutputRequest>& outputs);
 
 // Writes each output in order, atomically, with "jobviz: wrote" lines on
 // stderr when `announce`. Stops at the first failure, printing why; returns

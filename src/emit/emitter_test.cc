@@ -1,0 +1,62 @@
+#include "emit/emitter.h"
+
+#include <catch2/catch.hpp>
+
+#include "analyse/summary.h"
+
+using namespace jobviz;
+
+namespace {
+
+// Two stages, two micro-batches: enough for every format to write something.
+FinishedRun SampleRun() {
+  FinishedRun run;
+  Machine machine("machine0");
+  for (int w = 0; w < 2; ++w) {
+    Worker worker;
+    worker.index = w;
+    worker.file = "logs/workerlog." + std::to_string(w);
+    Nanos at = 1'000'000 + w * 500'000;
+    for (int mb = 0; mb < 2; ++mb, at += 1'000'000)
+      worker.jobs.push_back(Job{std::to_string(mb), "forward", mb, at, at + 900'000, static_cast<std::uint64_t>(mb + 1), 0});
+    for (int mb = 0; mb < 2; ++mb, at += 2'000'000)
+      worker.jobs.push_back(Job{std::to_string(mb + 2), "backward", mb, at, at + 1'800'000,
+                                static_cast<std::uint64_t>(mb + 3), 0});
+    machine.workers.push_back(worker);
+  }
+  run.timeline.machines.push_back(machine);
+  run.timeline.steps = {{0, 1'000'000, 9'000'000}};
+  run.jobs = 8;
+  run.threads = 1;
+  return run;
+}
+
+std::string Emit(OutputFormat format, const FinishedRun& run) {
+  std::string text;
+  EmitterFor(format).emit(run, [&](std::string_view piece) { text += piece; });
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("A format that says it does not read the analysis writes the same bytes without it") {
+  FinishedRun analysed = SampleRun();
+  analysed.analysis = Analyze(analysed.timeline);
+  analysed.summary = SummaryJson(analysed.analysis, analysed.timeline, RunCounts{2, 20, 8, 0});
+  const FinishedRun bare = SampleRun();  // as a run that skipped the analysis leaves it
+  int unread = 0;
+  for (OutputFormat format : {OutputFormat::kPerfettoJson, OutputFormat::kPerfettoProto, OutputFormat::kPerfettoProtoPlain,
+                              OutputFormat::kChromeJson, OutputFormat::kSummaryTables, OutputFormat::kSummaryJson,
+                              OutputFormat::kSummaryMarkdown, OutputFormat::kJUnit, OutputFormat::kHtml}) {
+    INFO("format " << static_cast<int>(format));
+    if (EmitterFor(format).reads_analysis) continue;
+    ++unread;
+    CHECK(Emit(format, analysed) == Emit(format, bare));
+  }
+  CHECK(unread == 4);  // the traces
+  // The summaries do read it: the check above could tell.
+  CHECK(Emit(OutputFormat::kSummaryJson, analysed) != Emit(OutputFormat::kSummaryJson, bare));
+  CHECK(Emit(OutputFormat::kSummaryTables, analysed) != Emit(OutputFormat::kSummaryTables, bare));
+  CHECK(ReadsAnalysis({{OutputFormat::kPerfettoJson, "t.json", false, "-o"}, {OutputFormat::kChromeJson, "p.json", false, "--chrome-output"}}) == false);
+  CHECK(ReadsAnalysis({{OutputFormat::kPerfettoJson, "t.json", false, "-o"}, {OutputFormat::kSummaryJson, "s.json", false, "--summary-json"}}) == true);
+}
