@@ -109,20 +109,26 @@ __attribute__((target("avx2"), noinline)) size_t NextAvx2Candidates(const Probe*
 }
 
 // Verifies the candidates of each round NextCandidates finds; returns the
-// first hit, or npos with *stopped set where the caller must go on.
-template <typename NextCandidates>
+// first hit, or npos with *stopped set where the caller must go on. Before
+// leaving a round, `passed(bytes)` is told how many of its 64 bytes lie
+// before the hit (all 64 when it had none), for the VBMI pass's line count.
+template <typename NextCandidates, typename Passed>
 KeywordScanner::Hit VerifyCandidates(const Probe* probes, size_t count, const char* data, size_t n, size_t i,
-                                     size_t* stopped, const NextCandidates& next_candidates) {
+                                     size_t* stopped, const NextCandidates& next_candidates, const Passed& passed) {
   for (;;) {
     std::uint64_t candidates = 0;
     i = next_candidates(i, &candidates);
     if (candidates == 0) break;
     do {
-      const size_t position = i + static_cast<size_t>(std::countr_zero(candidates));
-      const int k = MatchProbes(probes, count, data, n, position);
-      if (k >= 0) return {position, k};
+      const int offset = std::countr_zero(candidates);
+      const int k = MatchProbes(probes, count, data, n, i + static_cast<size_t>(offset));
+      if (k >= 0) {
+        passed(offset);
+        return {i + static_cast<size_t>(offset), k};
+      }
       candidates &= candidates - 1;
     } while (candidates != 0);
+    passed(64);
     i += 64;
   }
   *stopped = i;
@@ -132,9 +138,12 @@ KeywordScanner::Hit VerifyCandidates(const Probe* probes, size_t count, const ch
 template <size_t kCount>
 KeywordScanner::Hit FindAvx2(const Probe* probes, size_t reach, const char* data, size_t n, size_t i,
                              size_t* stopped) {
-  return VerifyCandidates(probes, kCount, data, n, i, stopped, [&](size_t from, std::uint64_t* candidates) {
-    return NextAvx2Candidates<kCount>(probes, reach, data, n, from, candidates);
-  });
+  return VerifyCandidates(
+      probes, kCount, data, n, i, stopped,
+      [&](size_t from, std::uint64_t* candidates) {
+        return NextAvx2Candidates<kCount>(probes, reach, data, n, from, candidates);
+      },
+      [](int) {});
 }
 
 // With AVX-512 VBMI, all keywords at once: the byte at each of the first
@@ -179,28 +188,19 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,popcnt"), noinline)) size_t N
   return i;
 }
 
-// VerifyCandidates for the VBMI pass, adding the newlines before the hit
-// (or before *stopped) to *newlines.
+// The VBMI pass, adding the newlines before the hit (or before *stopped) to *newlines.
 KeywordScanner::Hit FindVbmi(const Probe* probes, size_t count, const std::uint8_t (*tables)[128], const char* data,
                              size_t n, size_t i, size_t* stopped, std::uint64_t* newlines) {
-  for (;;) {
-    std::uint64_t candidates = 0, block_newlines = 0;
-    i = NextVbmiCandidates(tables, data, n, i, &candidates, &block_newlines, newlines);
-    if (candidates == 0) break;
-    do {
-      const int offset = std::countr_zero(candidates);
-      const int k = MatchProbes(probes, count, data, n, i + static_cast<size_t>(offset));
-      if (k >= 0) {
-        *newlines += static_cast<std::uint64_t>(std::popcount(block_newlines & ((std::uint64_t{1} << offset) - 1)));
-        return {i + static_cast<size_t>(offset), k};
-      }
-      candidates &= candidates - 1;
-    } while (candidates != 0);
-    *newlines += static_cast<std::uint64_t>(std::popcount(block_newlines));
-    i += 64;
-  }
-  *stopped = i;
-  return {KeywordScanner::npos, -1};
+  std::uint64_t block_newlines = 0;  // of the round being verified
+  return VerifyCandidates(
+      probes, count, data, n, i, stopped,
+      [&](size_t from, std::uint64_t* candidates) {
+        return NextVbmiCandidates(tables, data, n, from, candidates, &block_newlines, newlines);
+      },
+      [&](int bytes) {
+        const std::uint64_t before = bytes == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bytes) - 1;
+        *newlines += static_cast<std::uint64_t>(std::popcount(block_newlines & before));
+      });
 }
 
 // One instance per keyword count, indexed by count - 1.
@@ -329,15 +329,13 @@ KeywordScanner::Hit KeywordScanner::Find(std::string_view text, size_t from, std
     *counted_to = hit.position != npos ? hit.position : i;
     if (hit.position != npos) return hit;
   }
-#else
-  (void)newlines;
-  (void)counted_to;
-#endif
-#ifdef JOBVIZ_HAVE_AVX2_PATH
   if (avx2_) {
     const Hit hit = kFindAvx2[count_ - 1](probes_.data(), reach_, data, n, i, &i);
     if (hit.position != npos) return hit;
   }
+#else
+  (void)newlines;
+  (void)counted_to;
 #endif
   std::array<Bytes16, kMaxKeywords> byte1{}, byte2{};
   for (size_t k = 0; k < count_; ++k) {
