@@ -97,6 +97,24 @@ std::vector<std::pair<int, const Worker*>> WorkersInStageOrder(const Timeline& t
   return order;
 }
 
+std::vector<PipelineChain> PipelineChains(const Timeline& timeline) {
+  if (!timeline.topology.hybrid()) return {PipelineChain{0, 0, WorkersInStageOrder(timeline)}};
+  std::map<std::pair<int, int>, PipelineChain> chains;  // by (replica, peer)
+  for (size_t m = 0; m < timeline.machines.size(); ++m)
+    for (const Worker& worker : timeline.machines[m].workers) {
+      if (!worker.role.known()) continue;
+      PipelineChain& chain = chains[{worker.role.replica, worker.role.peer}];
+      chain.replica = worker.role.replica;
+      chain.peer = worker.role.peer;
+      const size_t stage = static_cast<size_t>(worker.role.stage);
+      if (chain.stages.size() <= stage) chain.stages.resize(stage + 1, {0, nullptr});
+      chain.stages[stage] = {static_cast<int>(m), &worker};
+    }
+  std::vector<PipelineChain> out;
+  for (auto& [key, chain] : chains) out.push_back(std::move(chain));
+  return out;
+}
+
 bool ResolveStageOrder(const std::vector<StageRef>& stages, const Timeline& timeline,
                        std::vector<std::pair<int, int>>* order, std::string* error) {
   for (const StageRef& stage : stages) {
@@ -122,9 +140,10 @@ bool ResolveStageOrder(const std::vector<StageRef>& stages, const Timeline& time
   return true;
 }
 
-void ForEachHandOff(const Timeline& timeline, const std::function<void(const HandOff&)>& visit,
-                    const HandOffWalk& walk) {
-  const auto order = WorkersInStageOrder(timeline);
+namespace {
+
+void ForEachHandOffInChain(const std::vector<std::pair<int, const Worker*>>& order,
+                           const std::function<void(const HandOff&)>& visit, const HandOffWalk& walk) {
   if (order.size() < 2) return;
   // Two neighbouring stages at a time: the sorted jobs of a run are never
   // all in memory together. The last two built are kept for the next pair.
@@ -141,6 +160,7 @@ void ForEachHandOff(const Timeline& timeline, const std::function<void(const Han
   const size_t pairs = order.size() - 1;
   for (size_t k = 0; k < pairs; ++k) {
     const size_t s = walk.last_stage_first ? pairs - 1 - k : k;
+    if (!order[s].second || !order[s + 1].second) continue;  // a stage whose log was not read
     if (walk.across_machines_only && order[s].first == order[s + 1].first) continue;
     // `other` is mostly the stage the previous pair shares: it stays while the next one is built.
     const size_t shared = walk.last_stage_first ? s : s + 1, other = walk.last_stage_first ? s + 1 : s;
@@ -150,6 +170,13 @@ void ForEachHandOff(const Timeline& timeline, const std::function<void(const Han
     const Stage& next = s == shared ? other_stage : shared_stage;
     VisitPairs(here, next, static_cast<int>(s), visit);
   }
+}
+
+}  // namespace
+
+void ForEachHandOff(const Timeline& timeline, const std::function<void(const HandOff&)>& visit,
+                    const HandOffWalk& walk) {
+  for (const PipelineChain& chain : PipelineChains(timeline)) ForEachHandOffInChain(chain.stages, visit, walk);
 }
 
 }  // namespace jobviz

@@ -1,8 +1,11 @@
 // Which job hands over to which: a micro-batch's forward on stage s feeds
 // its forward on stage s+1, its backward on stage s+1 feeds its backward on
-// stage s. Stages are in Timeline::stage_order, by default global rank order
-// (machine, then worker). Used by clock alignment (order violations) and the
-// trace's flow arrows.
+// stage s, within one pipeline: the workers of one replica and one
+// tensor-parallel index, in stage order (Timeline::topology and the workers'
+// roles). Without a topology the whole run is one pipeline in
+// Timeline::stage_order, by default global rank order (machine, then worker).
+// Used by clock alignment (order violations), the schedule and the trace's
+// flow arrows.
 #pragma once
 
 #include <functional>
@@ -48,6 +51,16 @@ struct HandOff {
 // The workers, with their machine's index, in pipeline stage order:
 // Timeline::stage_order, or global rank order (machine, then worker).
 std::vector<std::pair<int, const Worker*>> WorkersInStageOrder(const Timeline& timeline);
+
+// One pipeline: a replica's stages for one tensor-parallel index, stage s at
+// stages[s] (worker nullptr where no log of that stage was read).
+struct PipelineChain {
+  int replica = 0, peer = 0;
+  std::vector<std::pair<int, const Worker*>> stages;  // (machine index, worker)
+};
+// Every pipeline, by replica then peer; one chain in stage order when no
+// topology is known (Timeline::topology.hybrid() false).
+std::vector<PipelineChain> PipelineChains(const Timeline& timeline);
 
 // Jobs pair by type, micro-batch and how many of that pair came before on
 // the worker (so the same micro-batch of different steps pairs up right).

@@ -121,10 +121,12 @@ std::map<std::string, TypeAnalysis> JobTypes(const std::vector<const Worker*>& w
   return types;
 }
 
-// Stages: workers with jobs. Micro-batches: distinct forward micro-batch
-// ids per step on a worker, the most seen (forward as the hand-offs read it,
+// Stages: the stages with jobs of the longest pipeline (without a topology,
+// the workers with jobs). Micro-batches: distinct forward micro-batch ids per
+// step on a worker, the most seen (forward as the hand-offs read it,
 // DirectionOf).
-void CountStagesAndMicroBatches(const std::vector<const Worker*>& workers, int threads, Analysis* a) {
+void CountStagesAndMicroBatches(const Timeline& timeline, const std::vector<const Worker*>& workers, int threads,
+                                Analysis* a) {
   std::vector<int> most(workers.size(), 0);
   ParallelFor(workers.size(), threads, [&](size_t w) {
     DirectionsByType directions;
@@ -142,8 +144,12 @@ void CountStagesAndMicroBatches(const std::vector<const Worker*>& workers, int t
   });
   for (size_t w = 0; w < workers.size(); ++w) {
     if (workers[w]->jobs.empty()) continue;
-    ++a->stages;
     a->micro_batches = std::max(a->micro_batches, most[w]);
+  }
+  for (const PipelineChain& chain : PipelineChains(timeline)) {
+    int stages = 0;
+    for (const auto& [machine, worker] : chain.stages) stages += worker && !worker->jobs.empty();
+    a->stages = std::max(a->stages, stages);
   }
 }
 
@@ -203,7 +209,7 @@ Analysis Analyze(const Timeline& timeline, int threads) {
   }
   a.bubble_ratio = all_windows > 0 ? static_cast<double>(all_idle) / static_cast<double>(all_windows) : 0;
   a.job_types = JobTypes(workers, threads);
-  CountStagesAndMicroBatches(workers, threads, &a);
+  CountStagesAndMicroBatches(timeline, workers, threads, &a);
   a.schedule = RecogniseSchedule(timeline, a.stages, a.micro_batches, a.job_types);
   if (by_step) a.stragglers = Stragglers(timeline, workers, a.steps, threads);
   return a;

@@ -32,35 +32,39 @@ struct OrderVotes {
   size_t pairs = 0, fthenb = 0, one_f_one_b = 0, eager = 0;
 };
 
-// Forwards before the first backward on every stage and step, against what
-// each schedule prints (Paddle's pipeline_scheduler passes).
+// Forwards before the first backward on every stage and step of every
+// pipeline, against what each schedule prints (Paddle's pipeline_scheduler
+// passes).
 OrderVotes VoteOnOrder(const Timeline& timeline, int stages, int micro_batches) {
   OrderVotes votes;
-  int stage = 0;
-  for (const auto& [machine, worker] : WorkersInStageOrder(timeline)) {
-    if (worker->jobs.empty()) continue;
-    const int remaining = stages - stage++;
-    const auto expect_1f1b = std::min(micro_batches, remaining);
-    const auto expect_eager = std::min(micro_batches, 2 * remaining - 1);
-    std::map<std::int64_t, std::vector<bool>> by_step;  // per step, in start order: forward or backward
-    for (const Job& job : worker->jobs) {
-      const Pass pass = ClassifyJobType(job.type).pass;
-      if (pass == Pass::kForward || pass == Pass::kBackward) by_step[job.step].push_back(pass == Pass::kForward);
-    }
-    for (const auto& [step, passes] : by_step) {
-      int before = 0, forwards = 0;
-      bool seen_backward = false, forward_after_backward = false;
-      for (const bool forward : passes) {
-        forwards += forward;
-        if (forward && !seen_backward) ++before;
-        if (forward && seen_backward) forward_after_backward = true;
-        seen_backward |= !forward;
+  for (const PipelineChain& chain : PipelineChains(timeline)) {
+    int stage = 0;  // without a topology, workers with no jobs are no stage
+    for (size_t s = 0; s < chain.stages.size(); ++s) {
+      const Worker* worker = chain.stages[s].second;
+      if (!worker || worker->jobs.empty()) continue;
+      const int remaining = stages - (timeline.topology.hybrid() ? static_cast<int>(s) : stage++);
+      const auto expect_1f1b = std::min(micro_batches, remaining);
+      const auto expect_eager = std::min(micro_batches, 2 * remaining - 1);
+      std::map<std::int64_t, std::vector<bool>> by_step;  // per step, in start order: forward or backward
+      for (const Job& job : worker->jobs) {
+        const Pass pass = ClassifyJobType(job.type).pass;
+        if (pass == Pass::kForward || pass == Pass::kBackward) by_step[job.step].push_back(pass == Pass::kForward);
       }
-      if (!seen_backward) continue;
-      ++votes.pairs;
-      votes.fthenb += !forward_after_backward && before == forwards;
-      votes.one_f_one_b += before == expect_1f1b;
-      votes.eager += before == expect_eager;
+      for (const auto& [step, passes] : by_step) {
+        int before = 0, forwards = 0;
+        bool seen_backward = false, forward_after_backward = false;
+        for (const bool forward : passes) {
+          forwards += forward;
+          if (forward && !seen_backward) ++before;
+          if (forward && seen_backward) forward_after_backward = true;
+          seen_backward |= !forward;
+        }
+        if (!seen_backward) continue;
+        ++votes.pairs;
+        votes.fthenb += !forward_after_backward && before == forwards;
+        votes.one_f_one_b += before == expect_1f1b;
+        votes.eager += before == expect_eager;
+      }
     }
   }
   return votes;

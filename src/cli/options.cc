@@ -23,6 +23,7 @@ namespace {
 struct DrawFlags {
   InputPlan inputs;
   std::string run = "last", steps, output, chrome_output, align = "auto", offsets, clock_ref, stage_order, summary_json;
+  std::string topology, rank_order;
   std::string summary_md, junit, baseline, html, json_args = "compact";
   size_t html_max_jobs = kDefaultHtmlMaxJobs;
   std::vector<std::string> fail_on;
@@ -122,6 +123,13 @@ void AddClockOptions(CLI::App& app, DrawFlags& f) {
   app.add_option("--stage_order,--stage-order", f.stage_order,
                  "Pipeline stage order, first stage first (default: machine order, then worker)")
       ->type_name("M:W,M:W,...");
+  app.add_option("--topology", f.topology,
+                 "Hybrid-parallel degrees, e.g. pp=4,mp=2,sharding=4,dp=1 (default: from the logs' HybridParallelInfo or "
+                 "jobviz topology lines, else inferred); none: every worker its own stage")
+      ->type_name("AXIS=N,...");
+  app.add_option("--rank-order,--rank_order", f.rank_order,
+                 "How --topology lays out global ranks, outermost axis first (default Paddle's: dp,pp,sharding,sep,mp)")
+      ->type_name("AXIS,...");
 }
 
 std::string CheckInputs(const InputPlan& inputs, bool merge) {
@@ -214,6 +222,23 @@ Parsed<DrawPlan> ToPlan(DrawFlags& f, bool merge) {
     auto order = ParseStageOrder(f.stage_order, &error);
     if (!order) return {std::nullopt, UsageError(command, "--stage_order: " + error, "e.g. --stage_order machine1:0,machine0:1 (machines are named after their directories)")};
     plan.stage_order = std::move(*order);
+  }
+  if (!f.topology.empty() || !f.rank_order.empty()) {
+    const char* hint = "e.g. --topology pp=4,mp=2,sharding=4 (axes pp, mp or tp, sharding, dp, sep; docs/usage.md)";
+    if (!f.stage_order.empty()) return {std::nullopt, UsageError(command, "--topology and --stage_order both say where stages are; give one", hint)};
+    if (f.topology == "none") {
+      plan.topology.none = true;
+    } else if (!f.topology.empty()) {
+      AxisValues degrees;
+      if (!ParseDegrees(f.topology, &degrees, &error)) return {std::nullopt, UsageError(command, "--topology: " + error, hint)};
+      plan.topology.degrees = degrees;
+      plan.topology.degrees_text = f.topology;
+    }
+    if (!f.rank_order.empty()) {
+      if (!plan.topology.degrees) return {std::nullopt, UsageError(command, "--rank-order needs --topology", hint)};
+      if (!ParseRankOrder(f.rank_order, &plan.topology.rank_order, &error))
+        return {std::nullopt, UsageError(command, "--rank-order: " + error, "e.g. --rank-order pp,dp,mp (outermost first)")};
+    }
   }
   if (!f.baseline.empty() && !LoadBaseline(f.baseline, &plan.baseline)) return {std::nullopt, kExitUsage};
   if (!PlanGates(f.fail_on, plan.baseline, &plan.gates)) return {std::nullopt, kExitUsage};

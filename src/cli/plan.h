@@ -16,6 +16,7 @@
 #include "emit/emitter.h"
 #include "model/step_window.h"
 #include "model/timeline_builder.h"
+#include "model/topology_resolver.h"
 
 namespace jobviz {
 
@@ -42,6 +43,7 @@ struct DrawPlan {
   RunChoice run;
   ClockPlan clocks;
   std::vector<StageRef> stage_order;  // empty = global rank order
+  TopologyRequest topology;           // --topology, --rank-order
   std::optional<StepRange> steps;     // --steps: the window of steps to keep
   std::vector<Condition> gates;       // --fail-on
   std::optional<nlohmann::json> baseline;  // --baseline: a summary JSON, read and checked here

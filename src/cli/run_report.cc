@@ -189,6 +189,33 @@ std::string WarningLines(const std::vector<std::string>& warnings, bool verbose)
   return lines;
 }
 
+// Where the stages came from, in one line; nothing for a single worker.
+std::string TopologyLine(const Timeline& timeline) {
+  size_t workers = 0;
+  for (const Machine& machine : timeline.machines) workers += machine.workers.size();
+  if (workers < 2) return "";
+  const Topology& topology = timeline.topology;
+  switch (topology.source) {
+    case TopologySource::kNone:
+      if (!topology.detail.empty())
+        return "jobviz: topology: none (" + topology.detail + "): every worker is its own pipeline stage\n";
+      return "jobviz: topology: none found; every worker is its own pipeline stage, in machine then worker order "
+             "(--topology pp=N,mp=N,... says otherwise)\n";
+    case TopologySource::kStageOrder:
+      return "jobviz: topology: one pipeline of " + std::to_string(topology.pipeline_degree()) +
+             " stages in --stage_order\n";
+    default: break;
+  }
+  const int pipelines = topology.replicas() * topology.peer_degree();
+  std::string line = "jobviz: topology: " + DescribeDegrees(topology.degrees) +
+                     (topology.source == TopologySource::kInferred ? " " : " from ") +
+                     TopologySourceText(topology.source) + " (" + Plural(static_cast<size_t>(topology.replicas()), "replica", "replicas") +
+                     ", " + Plural(static_cast<size_t>(pipelines), "pipeline", "pipelines") + " of " +
+                     std::to_string(topology.pipeline_degree()) + " stages)";
+  if (!topology.detail.empty()) line += ": " + topology.detail;
+  return line + "\n";
+}
+
 std::string ReadLine(const FinishedRun& run) {
   return "jobviz: read " + Plural(run.read.files.size(), "file", "files") + " (" + FormatBytes(run.read.bytes) +
          ", " + Plural(run.read.lines, "line", "lines") + "): " + Plural(run.jobs, "job", "jobs") + " drawn, " +
@@ -205,7 +232,7 @@ std::string RunReport(const FinishedRun& run, int verbosity) {
     report += RunsLine(run.runs, run.run_choice);
     const bool verbose = verbosity >= 2;
     if (run.jobs > 0)
-      report += JobsLine(run.timeline, verbose) + ClocksLines(run.timeline, run.clocks, verbose) + StepsLine(run.timeline, run.window);
+      report += JobsLine(run.timeline, verbose) + TopologyLine(run.timeline) + ClocksLines(run.timeline, run.clocks, verbose) + StepsLine(run.timeline, run.window);
   }
   AppendSkipReport(report, run.skipped);
   if (verbosity >= 1) report += WarningLines(run.warnings, verbosity >= 2);

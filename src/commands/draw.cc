@@ -41,6 +41,7 @@ int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLo
 
   AlignOptions align;
   if (!ResolveNames(plan, &run.timeline, &align, &status)) return status;
+  if (!PlaceWorkers(plan, &run, &status)) return status;
   run.clocks = AlignClocks(run.timeline, align);
   run.warnings.insert(run.warnings.end(), run.clocks.warnings.begin(), run.clocks.warnings.end());
   stage_done("align");

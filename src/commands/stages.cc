@@ -138,6 +138,17 @@ bool ResolveNames(const DrawPlan& plan, Timeline* timeline, AlignOptions* align,
   return true;
 }
 
+bool PlaceWorkers(const DrawPlan& plan, FinishedRun* run, int* status) {
+  TopologyOutcome outcome = ResolveTopology(plan.topology, &run->timeline);
+  if (!outcome.usage_error.empty()) {
+    PrintError(outcome.usage_error, "the degrees must multiply to the number of worker logs read (docs/usage.md, --topology)");
+    *status = kExitUsage;
+    return false;
+  }
+  run->warnings.insert(run->warnings.end(), outcome.warnings.begin(), outcome.warnings.end());
+  return true;
+}
+
 bool CutSteps(const StepRange& range, FinishedRun* run, int* status) {
   std::string error;
   if (!KeepSteps(range, run->timeline, &error)) {

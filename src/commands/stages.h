@@ -52,6 +52,11 @@ void AnalyseRun(FinishedRun* run);
 // resolved against the machines read.
 bool ResolveNames(const DrawPlan& plan, Timeline* timeline, AlignOptions* align, int* status);
 
+// Where each worker sits (stage, tensor-parallel peer, replica): from
+// --topology, the logs or the jobs (model/topology_resolver.h); exit 2 when
+// the user's --topology cannot fit the logs.
+bool PlaceWorkers(const DrawPlan& plan, FinishedRun* run, int* status);
+
 // --steps: keeps only the window's jobs and steps (and counts what is left).
 bool CutSteps(const StepRange& range, FinishedRun* run, int* status);
 

@@ -130,7 +130,7 @@ std::string TimelineJson(const Timeline& timeline, const std::string& title) {
         first_row = false;
         out += "{\"machine\":" + std::to_string(m) + ",\"worker\":" + std::to_string(worker.index) +
                ",\"lane\":" + std::to_string(lane) + ",\"label\":";
-        AppendScriptSafeString(out, RowName(timeline.machines[m], worker, lane));
+        AppendScriptSafeString(out, RowName(timeline.machines[m], worker, lane, timeline.topology));
         out += ",\"file\":";
         AppendScriptSafeString(out, worker.file);
         out += ",\"first\":" + std::to_string(next_job) + ",\"count\":" + std::to_string(lane_jobs.size()) + '}';

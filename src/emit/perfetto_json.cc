@@ -121,7 +121,7 @@ void AppendPiece(std::string& out, const Timeline& timeline, const Piece& piece,
   if (piece.first_job == 0)
     for (int lane = 0; lane < rows.lane_count; ++lane) {
       out += ",\n";
-      AppendMetadata(out, pid, rows.first_tid + lane, "thread_name", "name", JsonString(RowName(machine, worker, lane)));
+      AppendMetadata(out, pid, rows.first_tid + lane, "thread_name", "name", JsonString(RowName(machine, worker, lane, timeline.topology)));
       out += ",\n";
       AppendMetadata(out, pid, rows.first_tid + lane, "thread_sort_index", "sort_index",
                      std::to_string(RowRank(rows.first_tid + lane)));

@@ -281,7 +281,7 @@ void MachineProcess(ProtoTrace& trace, const Timeline& timeline, const FlowChain
     const WorkerRows& r = rows[w];
     for (int lane = 0; lane < r.lane_count; ++lane) {
       const int tid = r.first_tid + lane;
-      ThreadTrack(trace, RowUuid(timeline, tid), process_uuid, pid, tid, RowName(machine, worker, lane), RowRank(tid));
+      ThreadTrack(trace, RowUuid(timeline, tid), process_uuid, pid, tid, RowName(machine, worker, lane, timeline.topology), RowRank(tid));
     }
     stats->overlap_lanes += static_cast<size_t>(r.lane_count - 1);
     for (size_t j = 0; j < worker.jobs.size(); ++j) {

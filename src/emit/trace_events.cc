@@ -24,8 +24,16 @@ std::string TraceText(TraceWriter write, const Timeline& timeline) {
   return text;
 }
 
-std::string RowName(const Machine& machine, const Worker& worker, int lane) {
-  std::string name = machine.name + " worker " + std::to_string(worker.index);
+std::string RoleLabel(const WorkerRole& role, const Topology& topology) {
+  if (!role.known()) return "";
+  std::string label = " · stage " + std::to_string(role.stage);
+  if (topology.peer_degree() > 1) label += " · mp " + std::to_string(role.peer);
+  if (topology.replicas() > 1) label += " · replica " + std::to_string(role.replica);
+  return label;
+}
+
+std::string RowName(const Machine& machine, const Worker& worker, int lane, const Topology& topology) {
+  std::string name = machine.name + " worker " + std::to_string(worker.index) + RoleLabel(worker.role, topology);
   if (lane > 0) name += " overlap " + std::to_string(lane);
   return name;
 }

@@ -25,7 +25,12 @@ std::vector<int> AssignLanes(const std::vector<Job>& jobs, int* lane_count);
 inline constexpr int kStepsPid = 1;
 inline int MachinePid(size_t machine) { return kStepsPid + 1 + static_cast<int>(machine); }
 // "machine0 worker 2", and "machine0 worker 2 overlap 1" for its extra rows.
-std::string RowName(const Machine& machine, const Worker& worker, int lane);
+std::string RowName(const Machine& machine, const Worker& worker, int lane, const Topology& topology);
+
+// " · stage 1 · mp 1 · replica 2": where a worker sits, the parts its
+// topology has (mp with tensor-parallel peers, replica with replicas); "" when
+// its stage is unknown.
+std::string RoleLabel(const WorkerRole& role, const Topology& topology);
 
 // A worker's rows in both Perfetto traces: its own and one per overlap lane.
 // Row ids (JSON tids) run on over all machines and workers in order, from

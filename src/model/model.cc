@@ -19,6 +19,7 @@ const char* SkipReasonText(SkipReason reason) {
     case SkipReason::kOverlongLine: return "line longer than 64 MiB (cut)";
     case SkipReason::kUnmatchedStepPop: return "NVTX pop without a push";
     case SkipReason::kImplausibleDuration: return "job lasts longer than a day";
+    case SkipReason::kMalformedTopology: return "malformed topology line";
     case SkipReason::kCount: break;
   }
   return "?";

@@ -9,6 +9,7 @@
 
 #include "model/name.h"
 #include "model/time_value.h"
+#include "model/topology.h"
 
 namespace jobviz {
 
@@ -32,7 +33,11 @@ inline constexpr std::int64_t kLongestJob = 86'400'000'000'000;
 // push/pop stack with the step ranges.
 // kStartBanner: a line a training process prints once, when it starts (a
 // second one in a file means the job was restarted: model/run_splitter.h).
-enum class RecordKind : std::uint8_t { kJob, kProfilerWindow, kStepPush, kStepPop, kClockSync, kRangePush, kStartBanner };
+// kHybridInfo, kShimTopology: where the rank sits in a hybrid-parallel job
+// (Paddle's HybridParallelInfo line, libjobviz's topology line).
+enum class RecordKind : std::uint8_t {
+  kJob, kProfilerWindow, kStepPush, kStepPop, kClockSync, kRangePush, kStartBanner, kHybridInfo, kShimTopology
+};
 
 // One recognised line of a worker log. Fields that a kind does not use stay 0.
 struct LogRecord {
@@ -44,8 +49,9 @@ struct LogRecord {
   std::int64_t micro_batch = 0;
   std::int64_t step = 0;             // pushed step number; profiler window start step
   std::int64_t window_end_step = -1; // profiler window end step, -1 when not printed
-  std::int64_t rank = 0, round = 0;  // clock sync
+  std::int64_t rank = 0, round = 0;  // clock sync; rank also of topology lines
   std::string job_id, type;          // jobs only
+  ParallelPlace place;               // topology lines only
 };
 
 enum class SkipReason : std::uint8_t {
@@ -59,6 +65,7 @@ enum class SkipReason : std::uint8_t {
   kOverlongLine,
   kUnmatchedStepPop,
   kImplausibleDuration,  // a job longer than kLongestJob: clock garbage, not a job
+  kMalformedTopology,    // a HybridParallelInfo or jobviz topology line that places no rank
   kCount
 };
 
@@ -121,6 +128,9 @@ struct Worker {
   // --run all with several runs in the file: the first line of each run
   // (the first is 0), to tell which run a job or marker belongs to.
   std::vector<std::uint64_t> run_starts;
+  // Its stage, tensor-parallel peer index and replica (model/topology_resolver.h);
+  // unknown until the topology is resolved, and when nothing says it.
+  WorkerRole role;
 };
 
 struct Machine {
@@ -141,6 +151,9 @@ struct Timeline {
   // Pipeline stage order as (machine index, worker index N); empty means
   // global rank order (machine, then worker). --stage_order sets it.
   std::vector<std::pair<int, int>> stage_order;
+  // Where the workers' roles came from; kNone: every worker its own stage,
+  // in the order above.
+  Topology topology;
   std::vector<StepSpan> steps;  // merged across workers, sorted by start
   StepSource step_source = StepSource::kNone;
   std::vector<std::string> step_warnings;

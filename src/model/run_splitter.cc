@@ -73,6 +73,9 @@ std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records) {
       case RecordKind::kRangePush:
         has_activity = true;
         break;
+      case RecordKind::kHybridInfo:  // printed at start-up, before the run's window line
+      case RecordKind::kShimTopology:
+        break;
     }
   }
   return runs;

@@ -1,6 +1,7 @@
 #include "model/timeline_builder.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace jobviz {
 
@@ -54,7 +55,21 @@ FileBuild BuildFile(const WorkerLogFile& file, WorkerLogScan& scan, const RunCho
         break;
     }
   }
+  // A topology line is printed once at start-up, possibly before the line
+  // that opens the run (a profiler window line): the latest one before the
+  // run's end says where this rank sits in it.
+  const auto is_place = [](const LogRecord& r) {
+    return r.kind == RecordKind::kHybridInfo || r.kind == RecordKind::kShimTopology;
+  };
+  std::optional<LogRecord> earlier_place;
+  if (std::none_of(scan.records.begin() + begin, scan.records.begin() + end, is_place))
+    for (size_t i = begin; i-- > 0;)
+      if (is_place(scan.records[i])) {
+        earlier_place = scan.records[i];
+        break;
+      }
   build.worker = MakeWorker(file, scan, begin, end);
+  if (earlier_place) build.worker.markers.insert(build.worker.markers.begin(), *earlier_place);
   if (choice.kind == RunChoice::Kind::kAll && runs.size() > 1) {
     build.worker.run_starts.push_back(0);
     for (size_t r = 1; r < runs.size(); ++r) build.worker.run_starts.push_back(runs[r].first_line);

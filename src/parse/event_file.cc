@@ -28,6 +28,8 @@ const char* KindName(RecordKind kind) {
     case RecordKind::kRangePush: return "range";
     case RecordKind::kClockSync: return "sync";
     case RecordKind::kStartBanner: return "start";
+    case RecordKind::kHybridInfo: return "hybrid";
+    case RecordKind::kShimTopology: return "topology";
   }
   return "?";
 }
@@ -44,6 +46,10 @@ json RecordJson(int worker, const LogRecord& r) {
     case RecordKind::kRangePush: j.update({{"s", r.start}, {"name", ValidUtf8(r.type)}}); break;
     case RecordKind::kClockSync: j.update({{"s", r.start}, {"rank", r.rank}, {"round", r.round}}); break;
     case RecordKind::kStartBanner: break;
+    case RecordKind::kHybridInfo:
+    case RecordKind::kShimTopology:
+      j.update({{"rank", r.rank}, {"at", r.place.index}, {"of", r.place.degree}});
+      break;
   }
   if (r.thread != 0) j["th"] = r.thread;  // for restart detection in merge
   return j;
@@ -113,6 +119,21 @@ LogRecord RecordFrom(const json& j) {
     r.round = Int64At(j, "round");
   } else if (kind == "start") {
     r.kind = RecordKind::kStartBanner;
+  } else if (kind == "hybrid" || kind == "topology") {
+    r.kind = kind == "hybrid" ? RecordKind::kHybridInfo : RecordKind::kShimTopology;
+    r.rank = Int64At(j, "rank");
+    const json& at = j.at("at");
+    const json& of = j.at("of");
+    if (r.rank < 0 || r.rank >= kRunStride || !at.is_array() || !of.is_array() || at.size() != kAxes || of.size() != kAxes)
+      throw BadRecord(SkipReason::kMalformedTopology, "'rank', 'at' or 'of' is not a topology");
+    for (size_t a = 0; a < kAxes; ++a) {
+      const std::int64_t index = at[a].is_number_integer() ? at[a].get<std::int64_t>() : -1;
+      const std::int64_t degree = of[a].is_number_integer() ? of[a].get<std::int64_t>() : -1;
+      if (index < 0 || index >= 1'000'000 || degree < 0 || degree > 1'000'000 || (degree > 0 && index >= degree))
+        throw BadRecord(SkipReason::kMalformedTopology, "a coordinate or degree out of range");
+      r.place.index[a] = static_cast<std::int32_t>(index);
+      r.place.degree[a] = static_cast<std::int32_t>(degree);
+    }
   } else {
     throw std::runtime_error("unknown record kind '" + kind + "'");
   }

@@ -75,6 +75,41 @@ const std::vector<LineFormat>& LineFormats() {
            "W1020 09:15:01.101362 22317 gpu_resources.cc:119] Please NOTE: device: 0, GPU Compute Capability: 8.0, "
            "Driver API Version: 12.0, Runtime API Version: 11.8",
        }},
+      // Paddle's fleet prints where a rank sits once, at start-up
+      // (HybridCommunicateGroup in topology.py); the fields after rank_id
+      // vary in order and number between versions (parse/hybrid_info.h).
+      {LineKind::kHybridInfo,
+       "HybridParallelInfo line",
+       "HybridParallelInfo:",
+       {
+           {"HybridParallelInfo: rank_id: <integer>", R"(HybridParallelInfo:\s*rank_id:\s*(\d+))"},
+           {", <name>: <integer, None or [ranks]>, ...",
+            R"(((?:\s*,\s*[\w/ ]+?(?::group)?\s*:\s*(?:\d+|None|\[[^\]]*\]))*))"},
+       },
+       {
+           "[2024-04-30 17:28:28,401] [    INFO] topology.py:288 - HybridParallelInfo: rank_id: 0, mp_degree: 2, "
+           "sharding_degree: 4, pp_degree: 4, dp_degree: 1, sep_degree: 1, mp_group: [0, 1],  sharding_group: [0, 2, "
+           "4, 6], pp_group: [0, 8, 16, 24], dp_group: [0], sep:group: None, check/clip group: [0, 1, 2, 3]",
+           "2022-07-20 09:46:51,333-INFO: [topology.py:187:__init__] HybridParallelInfo: rank_id: 0, mp_degree: 1, "
+           "sharding_degree: 1, pp_degree: 1, dp_degree: 4, mp_group: [0],  sharding_group: [0], pp_group: [0], "
+           "dp_group: [0, 1, 2, 3], check/clip group: [0]",
+           "2022-04-02 23:32:10,565-INFO: [topology.py:152:__init__] HybridParallelInfo: rank_id: 0, dp_degree: 4, "
+           "mp_degree: 1, pp_degree: 1, dp_group: [0, 1, 2, 3], mp_group: [0], pp_group: [0], check/clip group: [0]",
+       }},
+      // Written by libjobviz when the training script says where its rank
+      // sits (jobviz::Profiler::Options pp_rank, dp_rank, tp_rank).
+      {LineKind::kShimTopology,
+       "jobviz topology line",
+       "Jobviz Topology:",
+       {
+           {"Jobviz Topology: rank = <integer>", R"(Jobviz Topology:\s*rank\s*=\s*(\d+))"},
+           {", pp_rank = <integer>", R"(,\s*pp_rank\s*=\s*(\d+))"},
+           {", dp_rank = <integer>", R"(,\s*dp_rank\s*=\s*(\d+))"},
+           {", tp_rank = <integer>", R"(,\s*tp_rank\s*=\s*(\d+))"},
+       },
+       {
+           "Jobviz Topology: rank = 5, pp_rank = 1, dp_rank = 0, tp_rank = 1",
+       }},
   };
   return formats;
 }

@@ -11,11 +11,14 @@
 #include "parse/keyword_scanner.h"
 #include "parse/line_formats.h"
 #include "model/time_value.h"
+#include "model/topology.h"
 
 namespace jobviz {
 
 struct ParsedLine {
-  enum class Kind { kJob, kProfilerWindow, kStepPush, kRangePush, kStepPop, kClockSync, kStartBanner, kMalformed };
+  enum class Kind {
+    kJob, kProfilerWindow, kStepPush, kRangePush, kStepPop, kClockSync, kStartBanner, kHybridInfo, kShimTopology, kMalformed
+  };
   Kind kind = Kind::kMalformed;
   LineKind format = LineKind::kJob;
 
@@ -29,6 +32,8 @@ struct ParsedLine {
   // kStepPush: step. kClockSync: rank, round.
   std::int64_t start_step = 0, end_step = -1, step = 0, rank = 0, round = 0;
   ParsedMillis time;  // kStepPush, kStepPop, kClockSync
+  // kHybridInfo, kShimTopology: `rank` and where it sits.
+  ParallelPlace place;
 
   // Offset just past the record in the text it was parsed from; the reader
   // keeps scanning there, so two records run together on one line both count.

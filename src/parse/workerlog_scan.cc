@@ -21,6 +21,8 @@ SkipReason MalformedReason(LineKind format) {
     case LineKind::kNvtx: return SkipReason::kMalformedStepLine;
     case LineKind::kClockSync: return SkipReason::kMalformedClockSync;
     case LineKind::kStartBanner: break;  // any line with the keyword is one
+    case LineKind::kHybridInfo:
+    case LineKind::kShimTopology: return SkipReason::kMalformedTopology;
   }
   return SkipReason::kMalformedJob;
 }
@@ -193,6 +195,12 @@ void Scanner::HandleRecord(std::string_view line, const ParsedLine& parsed, bool
       break;
     case ParsedLine::Kind::kStartBanner:
       record.kind = RecordKind::kStartBanner;
+      break;
+    case ParsedLine::Kind::kHybridInfo:
+    case ParsedLine::Kind::kShimTopology:
+      record.kind = parsed.kind == ParsedLine::Kind::kHybridInfo ? RecordKind::kHybridInfo : RecordKind::kShimTopology;
+      record.rank = parsed.rank;
+      record.place = parsed.place;
       break;
     case ParsedLine::Kind::kMalformed:
       return;

@@ -1,0 +1,124 @@
+#include "model/topology_inference.h"
+
+#include <algorithm>
+#include <map>
+
+#include "model/time_value.h"
+
+namespace jobviz {
+
+namespace {
+
+// Peers of one stage finish their collectives together: their jobs start and
+// end within microseconds. Replicas drift by far more within a step.
+constexpr Nanos kLockstepFloor = 20'000;   // 20 us
+constexpr double kLockstepShare = 0.02;    // or 2% of the median job
+constexpr double kLockstepQuorum = 0.9;    // of the jobs within the tolerance
+
+Nanos MedianDuration(const Worker& worker) {
+  std::vector<Nanos> durations;
+  for (const Job& job : worker.jobs) durations.push_back(job.end - job.start);
+  if (durations.empty()) return 0;
+  std::nth_element(durations.begin(), durations.begin() + static_cast<std::ptrdiff_t>(durations.size() / 2), durations.end());
+  return durations[durations.size() / 2];
+}
+
+bool IsForward(const Job& job) { return job.type.str().rfind("forward", 0) == 0; }
+bool IsBackward(const Job& job) { return job.type.str().rfind("backward", 0) == 0; }
+
+// Forwards before the first backward, per step; the most common count.
+int WarmUpForwards(const Worker& worker) {
+  std::map<std::int64_t, std::pair<int, bool>> by_step;  // step -> (forwards so far, backward seen)
+  for (const Job& job : worker.jobs) {
+    auto& [forwards, backward_seen] = by_step[job.step];
+    if (backward_seen) continue;
+    if (IsBackward(job)) backward_seen = true;
+    else if (IsForward(job)) ++forwards;
+  }
+  std::map<int, int> votes;
+  for (const auto& [step, count] : by_step)
+    if (count.second) ++votes[count.first];
+  int best = 0, best_votes = 0;
+  for (const auto& [count, n] : votes)
+    if (n > best_votes) best = count, best_votes = n;
+  return best;
+}
+
+bool HasChunks(const Worker& worker) {
+  for (const Job& job : worker.jobs) {
+    const std::string& type = job.type.str();
+    if ((IsForward(job) && type.size() > 7) || (IsBackward(job) && type != "backward")) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool InLockstep(const Worker& a, const Worker& b) {
+  if (a.jobs.empty() || a.jobs.size() != b.jobs.size()) return false;
+  const Nanos tolerance = std::max<Nanos>(
+      kLockstepFloor, static_cast<Nanos>(kLockstepShare * static_cast<double>(std::max(MedianDuration(a), MedianDuration(b)))));
+  size_t close = 0;
+  for (size_t i = 0; i < a.jobs.size(); ++i) {
+    const Job& x = a.jobs[i];
+    const Job& y = b.jobs[i];
+    if (x.type != y.type || x.micro_batch != y.micro_batch) return false;
+    close += std::abs(SaturatingSub(x.start, y.start)) <= tolerance && std::abs(SaturatingSub(x.end, y.end)) <= tolerance;
+  }
+  return static_cast<double>(close) >= kLockstepQuorum * static_cast<double>(a.jobs.size());
+}
+
+void InferTopology(Timeline* timeline, std::vector<std::string>* /*warnings*/) {
+  // Peer groups: runs of consecutive workers of one machine in lockstep with
+  // the run's first worker.
+  std::vector<std::vector<Worker*>> groups;
+  size_t workers = 0;
+  for (Machine& machine : timeline->machines)
+    for (size_t w = 0; w < machine.workers.size(); ++w, ++workers) {
+      Worker& worker = machine.workers[w];
+      if (w > 0 && !groups.empty() && groups.back().front()->machine == worker.machine &&
+          InLockstep(*groups.back().front(), worker))
+        groups.back().push_back(&worker);
+      else
+        groups.push_back({&worker});
+    }
+  if (workers < 2) return;
+  const size_t peers = groups.front().size();
+  const bool uniform = std::all_of(groups.begin(), groups.end(), [&](const auto& g) { return g.size() == peers; });
+  if (!uniform) return;  // groups of mixed sizes: no consistent tensor-parallel degree
+  // Stages: by warm-up count under 1F1B (p - s forwards before the first
+  // backward on stage s); replicas are the stages that repeat.
+  std::vector<int> warm(groups.size());
+  bool chunks = false;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    warm[g] = WarmUpForwards(*groups[g].front());
+    chunks |= HasChunks(*groups[g].front());
+  }
+  const int p = *std::max_element(warm.begin(), warm.end());
+  std::map<int, int> per_stage;
+  for (const int w : warm) ++per_stage[w];
+  const bool by_warm_up = !chunks && p >= 2 && static_cast<int>(per_stage.size()) == p && per_stage.begin()->first == 1 &&
+                          std::all_of(per_stage.begin(), per_stage.end(), [&](const auto& s) {
+                            return s.second == per_stage.begin()->second;
+                          });
+  if (peers == 1 && (!by_warm_up || per_stage.begin()->second == 1)) return;  // nothing beyond today's guess
+  Topology& topology = timeline->topology;
+  topology.source = TopologySource::kInferred;
+  const int replicas = by_warm_up ? per_stage.begin()->second : 1;
+  const int stages = by_warm_up ? p : static_cast<int>(groups.size());
+  topology.degrees = {replicas, stages, 1, 1, static_cast<std::int32_t>(peers)};
+  std::map<int, int> next_replica;  // by stage
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const int stage = by_warm_up ? p - warm[g] : static_cast<int>(g);
+    const int replica = by_warm_up ? next_replica[stage]++ : 0;
+    for (size_t k = 0; k < groups[g].size(); ++k)
+      groups[g][k]->role = {-1, stage, static_cast<int>(k), replica};
+  }
+  topology.detail = peers > 1 ? "mp" + std::to_string(peers) + ": workers of one machine whose jobs run in lockstep; "
+                              : "no tensor-parallel peers in lockstep; ";
+  topology.detail += by_warm_up ? "stages from the 1F1B warm-up (p - s forwards before the first backward)"
+                                : "stages in rank order (the warm-up does not name them)";
+  topology.detail += "; likely, not certain: give --topology to be sure";
+}
+
+}  // namespace jobviz

@@ -1,0 +1,120 @@
+#include "parse/hybrid_info.h"
+
+#include <charconv>
+#include <map>
+#include <optional>
+#include <vector>
+
+namespace jobviz {
+
+namespace {
+
+bool IsSpace(char c) { return c == ' ' || c == '\t'; }
+
+std::string_view Trim(std::string_view text) {
+  while (!text.empty() && IsSpace(text.front())) text.remove_prefix(1);
+  while (!text.empty() && IsSpace(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+bool IsLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+// "key: value" pairs separated by commas; a value may be a [list, with, commas].
+// "sep:group" is one key (a ':' followed by a letter belongs to the key).
+std::map<std::string, std::string_view> SplitFields(std::string_view text) {
+  std::map<std::string, std::string_view> fields;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && (IsSpace(text[i]) || text[i] == ',')) ++i;
+    const size_t key_start = i;
+    while (i < text.size() && !(text[i] == ':' && !(i + 1 < text.size() && IsLetter(text[i + 1])))) ++i;
+    if (i >= text.size()) break;
+    std::string key(Trim(text.substr(key_start, i - key_start)));
+    for (char& c : key)
+      if (c == ':') c = '_';
+    ++i;  // the ':'
+    while (i < text.size() && IsSpace(text[i])) ++i;
+    const size_t value_start = i;
+    if (i < text.size() && text[i] == '[') {
+      const size_t close = text.find(']', i);
+      i = close == std::string_view::npos ? text.size() : close + 1;
+    } else {
+      while (i < text.size() && text[i] != ',') ++i;
+    }
+    fields[key] = Trim(text.substr(value_start, i - value_start));
+  }
+  return fields;
+}
+
+std::optional<std::int64_t> Integer(std::string_view text) {
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 0) return std::nullopt;
+  return value;
+}
+
+// "[0, 8, 16, 24]" -> ranks; nullopt for anything else ("None", "[0, 1, ...]").
+std::optional<std::vector<std::int64_t>> RankList(std::string_view text) {
+  if (text.size() < 2 || text.front() != '[' || text.back() != ']') return std::nullopt;
+  text = text.substr(1, text.size() - 2);
+  std::vector<std::int64_t> ranks;
+  if (Trim(text).empty()) return ranks;
+  while (true) {
+    const size_t comma = text.find(',');
+    const auto rank = Integer(Trim(text.substr(0, comma)));
+    if (!rank) return std::nullopt;
+    ranks.push_back(*rank);
+    if (comma == std::string_view::npos) return ranks;
+    text.remove_prefix(comma + 1);
+  }
+}
+
+}  // namespace
+
+bool ParseHybridFields(std::string_view text, std::int64_t rank, ParallelPlace* place, std::string* error) {
+  const auto fields = SplitFields(text);
+  *place = ParallelPlace{};
+  for (size_t a = 0; a < kAxes; ++a) {
+    const std::string name = AxisName(static_cast<ParallelAxis>(a));
+    std::optional<std::int64_t> degree;
+    if (const auto it = fields.find(name + "_degree"); it != fields.end()) {
+      degree = Integer(it->second);
+      if (!degree || *degree < 1 || *degree > 1'000'000) {
+        *error = name + "_degree is not a whole number from 1";
+        return false;
+      }
+    }
+    const auto group_field = fields.find(name + "_group");
+    const bool has_group = group_field != fields.end() && group_field->second != "None";
+    if (!has_group) {
+      if (degree.value_or(1) > 1) {
+        *error = name + "_degree is " + std::to_string(*degree) + " but the line has no " + name + "_group";
+        return false;
+      }
+      place->degree[a] = static_cast<std::int32_t>(degree.value_or(1));
+      continue;
+    }
+    const auto group = RankList(group_field->second);
+    if (!group) {
+      *error = name + "_group is not a list of ranks";
+      return false;
+    }
+    if (degree && static_cast<std::int64_t>(group->size()) != *degree) {
+      *error = name + "_group holds " + std::to_string(group->size()) + " ranks but " + name + "_degree is " +
+               std::to_string(*degree);
+      return false;
+    }
+    size_t position = group->size();
+    for (size_t i = 0; i < group->size(); ++i)
+      if ((*group)[i] == rank) position = i;
+    if (position == group->size()) {
+      *error = "rank_id " + std::to_string(rank) + " is not in its own " + name + "_group";
+      return false;
+    }
+    place->index[a] = static_cast<std::int32_t>(position);
+    place->degree[a] = static_cast<std::int32_t>(group->size());
+  }
+  return true;
+}
+
+}  // namespace jobviz
