@@ -78,6 +78,7 @@ WorkerAnalysis AnalyzeWorker(const Machine& machine, const Worker& worker, const
   w.machine = worker.machine;
   w.worker = worker.index;
   w.name = machine.name + " worker " + std::to_string(worker.index);
+  w.role = worker.role;
   // The worker's job intervals by step, in one pass.
   std::map<std::int64_t, std::vector<std::pair<Nanos, Nanos>>> by_step_intervals;
   for (const Job& job : worker.jobs) by_step_intervals[by_step ? job.step : kNoStep].emplace_back(job.start, job.end);
@@ -212,6 +213,12 @@ Analysis Analyze(const Timeline& timeline, int threads) {
   CountStagesAndMicroBatches(timeline, workers, threads, &a);
   a.schedule = RecogniseSchedule(timeline, a.stages, a.micro_batches, a.job_types);
   if (by_step) a.stragglers = Stragglers(timeline, workers, a.steps, threads);
+  a.topology = timeline.topology;
+  if (timeline.topology.hybrid()) {
+    a.stage_table = AnalyzeStages(timeline, a.workers);
+    a.lagging_peers = FindLaggingPeers(timeline);
+    if (by_step) a.last_replicas = FindLastReplicas(timeline, a.steps);
+  }
   return a;
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analyse/hybrid_analysis.h"
 #include "analyse/schedule.h"
 #include "model/model.h"
 #include "model/time_value.h"
@@ -29,6 +30,7 @@ struct WorkerStep {
 struct WorkerAnalysis {
   int machine = 0, worker = 0;
   std::string name;  // "machine0 worker 1"
+  WorkerRole role;   // its stage, peer and replica when the topology is known
   Nanos busy = 0, idle = 0, windows = 0;  // sums over steps
   double bubble_ratio = 0;                // idle / windows
   std::vector<WorkerStep> steps;
@@ -54,6 +56,12 @@ struct Analysis {
   ScheduleFit schedule;     // recognised from job types and order, with its ideal bubble
   std::map<std::string, TypeAnalysis> job_types;
   std::vector<Straggler> stragglers;
+  // With a hybrid topology (Topology::hybrid()): the stages, and what only
+  // replicas and tensor-parallel peers can show (analyse/hybrid_analysis.h).
+  Topology topology;
+  std::vector<StageAnalysis> stage_table;
+  std::vector<LaggingPeer> lagging_peers;
+  std::vector<LastReplica> last_replicas;
 };
 
 // On up to `threads` threads (0: one per core); the result does not depend on it.

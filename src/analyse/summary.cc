@@ -13,6 +13,41 @@ void AddRun(nlohmann::json& entry, std::int64_t step_key) {
   if (StepRun(step_key) > 0) entry["run"] = StepRun(step_key);
 }
 
+// The topology, the per-stage table and the hybrid findings: only where a
+// topology is known, so runs of one pipeline keep today's document.
+void AddTopology(const Analysis& a, nlohmann::json& doc) {
+  using nlohmann::json;
+  const Topology& t = a.topology;
+  json degrees = json::object();
+  for (size_t axis = 0; axis < kAxes; ++axis) degrees[AxisName(static_cast<ParallelAxis>(axis))] = t.degrees[axis];
+  doc["topology"] = {{"source", TopologySourceText(t.source)}, {"degrees", degrees}, {"replicas", t.replicas()},
+                     {"pipelines", t.replicas() * t.peer_degree()}, {"detail", t.detail}};
+  for (size_t w = 0; w < a.workers.size(); ++w) {
+    const WorkerRole& role = a.workers[w].role;
+    json& entry = doc["workers"][w];
+    entry["stage"] = role.known() ? json(role.stage) : json(nullptr);
+    entry["mp"] = role.peer;
+    entry["replica"] = role.replica;
+    entry["rank"] = role.rank >= 0 ? json(role.rank) : json(nullptr);
+  }
+  doc["stage_table"] = json::array();
+  for (const StageAnalysis& s : a.stage_table)
+    doc["stage_table"].push_back({{"stage", s.stage}, {"workers", s.workers},
+                                  {"forward_mean_us", Micros(s.forward.mean)}, {"forward_p95_us", Micros(s.forward.p95)},
+                                  {"backward_mean_us", Micros(s.backward.mean)}, {"backward_p95_us", Micros(s.backward.p95)},
+                                  {"busy_us", Micros(s.busy)}, {"idle_us", Micros(s.idle)}, {"bubble_ratio", s.bubble_ratio}});
+  doc["lagging_peers"] = json::array();
+  for (const LaggingPeer& p : a.lagging_peers)
+    doc["lagging_peers"].push_back({{"machine", p.machine}, {"worker", p.worker}, {"name", p.name}, {"stage", p.role.stage},
+                                    {"mp", p.role.peer}, {"replica", p.role.replica}, {"behind_us", Micros(p.behind)},
+                                    {"jobs", p.jobs}});
+  doc["last_replicas"] = json::array();
+  for (const LastReplica& r : a.last_replicas) {
+    doc["last_replicas"].push_back({{"step", StepNumber(r.step)}, {"replica", r.replica}, {"late_by_us", Micros(r.late_by)}});
+    AddRun(doc["last_replicas"].back(), r.step);
+  }
+}
+
 }  // namespace
 
 nlohmann::json SummaryJson(const Analysis& a, const Timeline& timeline, const RunCounts& counts) {
@@ -53,6 +88,7 @@ nlohmann::json SummaryJson(const Analysis& a, const Timeline& timeline, const Ru
                                  {"name", s.name}, {"late_by_us", Micros(s.late_by)}});
     AddRun(doc["stragglers"].back(), s.step);
   }
+  if (a.topology.hybrid()) AddTopology(a, doc);
   doc["clock"] = json::array();
   for (size_t m = 0; m < timeline.machines.size(); ++m) {
     const Machine& machine = timeline.machines[m];
@@ -77,6 +113,11 @@ const nlohmann::json& SummarySchema() {
     one.job_types[kAnyKey] = {};
     one.stragglers.push_back({});
     one.schedule.ideal_bubble = 0.0;
+    one.topology.source = TopologySource::kOption;  // the hybrid keys too
+    one.workers.back().role.stage = 0;
+    one.stage_table.push_back({});
+    one.lagging_peers.push_back({});
+    one.last_replicas.push_back({});
     Timeline timeline;
     timeline.machines.emplace_back();
     return SummaryJson(one, timeline, {});

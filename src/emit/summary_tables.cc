@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "emit/trace_events.h"
 #include "model/time_value.h"
 
 namespace jobviz {
@@ -77,6 +78,46 @@ std::string IdealText(const Analysis& a) {
   return "ideal for " + s.name + " with " + shape + ": " + Percent(*s.ideal_bubble);
 }
 
+// "pp4 × mp2 × sharding4 from HybridParallelInfo lines (4 replicas, 8 pipelines of 4 stages)".
+std::string TopologyText(const Topology& t) {
+  std::string text = "Topology: " + DescribeDegrees(t.degrees) +
+                     (t.source == TopologySource::kInferred ? " " : " from ") + TopologySourceText(t.source) + " (" +
+                     std::to_string(t.replicas()) + (t.replicas() == 1 ? " replica, " : " replicas, ") +
+                     std::to_string(t.replicas() * t.peer_degree()) + " pipelines of " +
+                     std::to_string(t.pipeline_degree()) + " stages)";
+  return t.detail.empty() ? text : text + ": " + t.detail;
+}
+
+// The sections only a hybrid topology has.
+void AddHybridSections(const Analysis& a, std::vector<SummarySection>* sections) {
+  sections->push_back({"", TopologyText(a.topology), {}});
+  SummarySection stages{"Stages", "", {{"stage", "workers", "forward mean", "forward p95", "backward mean", "backward p95",
+                                        "busy", "idle", "bubble"}}};
+  for (const StageAnalysis& s : a.stage_table)
+    stages.rows.push_back({std::to_string(s.stage), std::to_string(s.workers), FormatDuration(s.forward.mean),
+                           FormatDuration(s.forward.p95), FormatDuration(s.backward.mean), FormatDuration(s.backward.p95),
+                           FormatDuration(s.busy), FormatDuration(s.idle), Percent(s.bubble_ratio)});
+  sections->push_back(std::move(stages));
+  if (a.topology.peer_degree() > 1) {
+    if (a.lagging_peers.empty()) {
+      sections->push_back({"", "Tensor-parallel peers: in lockstep (none behind its peers by more than " +
+                                   FormatDuration(kPeerLagFloor) + " or 5% of a job)", {}});
+    } else {
+      SummarySection peers{"Tensor-parallel peers out of lockstep", "", {{"worker", "behind its peers (median)", "jobs"}}};
+      for (const LaggingPeer& p : a.lagging_peers)
+        peers.rows.push_back({p.name + RoleLabel(p.role, a.topology), FormatDuration(p.behind), std::to_string(p.jobs)});
+      sections->push_back(std::move(peers));
+    }
+  }
+  if (!a.last_replicas.empty()) {
+    SummarySection replicas{"Replica last to finish (the one the gradient all-reduce waits for)", "",
+                            {{"step", "replica", "after the median replica"}}};
+    for (const LastReplica& r : a.last_replicas)
+      replicas.rows.push_back({StepColumn(r.step), std::to_string(r.replica), FormatDuration(r.late_by)});
+    sections->push_back(std::move(replicas));
+  }
+}
+
 }  // namespace
 
 std::vector<SummarySection> SummarySections(const Analysis& a, const Timeline& timeline) {
@@ -89,10 +130,11 @@ std::vector<SummarySection> SummarySections(const Analysis& a, const Timeline& t
   }
   SummarySection workers{"Workers", "", {{"worker", "busy", "idle", "bubble"}}};
   for (const WorkerAnalysis& w : a.workers)
-    workers.rows.push_back({w.name, FormatDuration(w.busy), FormatDuration(w.idle), Percent(w.bubble_ratio)});
+    workers.rows.push_back({w.name + RoleLabel(w.role, a.topology), FormatDuration(w.busy), FormatDuration(w.idle), Percent(w.bubble_ratio)});
   sections.push_back(std::move(workers));
   std::string bubble = "Pipeline bubble: " + Percent(a.bubble_ratio) + " (" + IdealText(a) + ")";
   sections.push_back({"", bubble, {}});
+  if (a.topology.hybrid()) AddHybridSections(a, &sections);
   SummarySection types{"Job types", "", {{"job type", "count", "total", "mean", "p50", "p95"}}};
   for (const auto& [type, t] : a.job_types)
     types.rows.push_back({type, std::to_string(t.count), FormatDuration(t.total), FormatDuration(t.mean),

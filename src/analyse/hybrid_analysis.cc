@@ -1,0 +1,147 @@
+#include "analyse/hybrid_analysis.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "analyse/analysis.h"
+#include "analyse/schedule.h"
+
+namespace jobviz {
+
+namespace {
+
+PassStats Stats(std::vector<Nanos> durations) {
+  PassStats stats;
+  stats.count = durations.size();
+  if (durations.empty()) return stats;
+  Nanos total = 0;
+  for (const Nanos d : durations) total = SaturatingAdd(total, d);
+  stats.mean = total / static_cast<Nanos>(durations.size());
+  stats.p95 = PercentileOf(durations, 95);
+  return stats;
+}
+
+bool IsComputePass(Pass pass) { return pass != Pass::kOther; }
+
+}  // namespace
+
+std::vector<StageAnalysis> AnalyzeStages(const Timeline& timeline, const std::vector<WorkerAnalysis>& workers) {
+  std::map<int, StageAnalysis> stages;
+  std::map<int, std::pair<std::vector<Nanos>, std::vector<Nanos>>> durations;  // forward, backward
+  size_t w = 0;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers) {
+      const WorkerAnalysis& analysed = workers[w++];
+      if (!worker.role.known()) continue;
+      StageAnalysis& stage = stages[worker.role.stage];
+      stage.stage = worker.role.stage;
+      ++stage.workers;
+      stage.busy = SaturatingAdd(stage.busy, analysed.busy);
+      stage.idle = SaturatingAdd(stage.idle, analysed.idle);
+      auto& [forward, backward] = durations[worker.role.stage];
+      for (const Job& job : worker.jobs) {
+        const Pass pass = ClassifyJobType(job.type).pass;
+        if (pass == Pass::kForward) forward.push_back(job.end - job.start);
+        else if (pass == Pass::kBackward || pass == Pass::kBackwardInput) backward.push_back(job.end - job.start);
+      }
+    }
+  std::vector<StageAnalysis> out;
+  for (auto& [s, stage] : stages) {
+    stage.forward = Stats(std::move(durations[s].first));
+    stage.backward = Stats(std::move(durations[s].second));
+    const Nanos window = SaturatingAdd(stage.busy, stage.idle);
+    stage.bubble_ratio = window > 0 ? static_cast<double>(stage.idle) / static_cast<double>(window) : 0;
+    out.push_back(stage);
+  }
+  return out;
+}
+
+std::vector<LaggingPeer> FindLaggingPeers(const Timeline& timeline) {
+  // The peers of each (replica, stage), and each peer's jobs by (type,
+  // micro-batch, occurrence) in its start order.
+  using JobKey = std::tuple<std::uint32_t, std::int64_t, std::int64_t, int>;  // type, micro-batch, step, occurrence
+  struct Peer {
+    const Worker* worker;
+    std::map<JobKey, const Job*> jobs;
+  };
+  std::map<std::pair<int, int>, std::vector<Peer>> groups;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers) {
+      if (!worker.role.known()) continue;
+      Peer peer{&worker, {}};
+      std::map<std::tuple<std::uint32_t, std::int64_t, std::int64_t>, int> seen;
+      for (const Job& job : worker.jobs) {
+        if (!IsComputePass(ClassifyJobType(job.type).pass)) continue;
+        const auto key = std::make_tuple(job.type.index(), job.micro_batch, job.step);
+        peer.jobs[std::tuple_cat(key, std::make_tuple(seen[key]++))] = &job;
+      }
+      groups[{worker.role.replica, worker.role.stage}].push_back(std::move(peer));
+    }
+  std::vector<LaggingPeer> lagging;
+  for (const auto& [key, peers] : groups) {
+    if (peers.size() < 2) continue;
+    std::vector<std::vector<Nanos>> lags(peers.size());
+    std::vector<Nanos> durations;
+    for (const auto& [job_key, job] : peers[0].jobs) {
+      std::vector<const Job*> same;
+      for (const Peer& peer : peers) {
+        const auto it = peer.jobs.find(job_key);
+        if (it == peer.jobs.end()) break;
+        same.push_back(it->second);
+      }
+      if (same.size() != peers.size()) continue;  // a job not every peer ran
+      Nanos earliest = same[0]->start;
+      for (const Job* job : same) earliest = std::min(earliest, job->start);
+      for (size_t p = 0; p < peers.size(); ++p) lags[p].push_back(same[p]->start - earliest);
+      durations.push_back(same[0]->end - same[0]->start);
+    }
+    if (durations.empty()) continue;
+    const Nanos threshold = std::max<Nanos>(kPeerLagFloor, PercentileOf(durations, 50) / 20);
+    // The peer furthest behind, when it is behind by more than the noise.
+    size_t worst = 0;
+    std::vector<Nanos> medians(peers.size());
+    for (size_t p = 0; p < peers.size(); ++p) {
+      medians[p] = PercentileOf(lags[p], 50);
+      if (medians[p] > medians[worst]) worst = p;
+    }
+    if (medians[worst] <= threshold) continue;
+    const Worker& worker = *peers[worst].worker;
+    lagging.push_back({worker.machine, worker.index,
+                       timeline.machines[static_cast<size_t>(worker.machine)].name + " worker " + std::to_string(worker.index),
+                       worker.role, medians[worst], lags[worst].size()});
+  }
+  std::sort(lagging.begin(), lagging.end(), [](const LaggingPeer& a, const LaggingPeer& b) { return a.behind > b.behind; });
+  return lagging;
+}
+
+std::vector<LastReplica> FindLastReplicas(const Timeline& timeline, const std::vector<StepWindow>& steps) {
+  std::map<std::int64_t, std::map<int, Nanos>> last;  // step -> replica -> last compute job end
+  int replicas = 0;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers) {
+      if (!worker.role.known()) continue;
+      replicas = std::max(replicas, worker.role.replica + 1);
+      for (const Job& job : worker.jobs) {
+        if (job.step == kNoStep || !IsComputePass(ClassifyJobType(job.type).pass)) continue;
+        auto [it, inserted] = last[job.step].try_emplace(worker.role.replica, job.end);
+        it->second = std::max(it->second, job.end);
+      }
+    }
+  std::vector<LastReplica> out;
+  if (replicas < 2) return out;
+  for (const StepWindow& window : steps) {
+    const auto it = last.find(window.step);
+    if (it == last.end() || it->second.size() < 2) continue;
+    std::vector<Nanos> ends;
+    int latest = it->second.begin()->first;
+    for (const auto& [replica, end] : it->second) {
+      ends.push_back(end);
+      if (end > it->second.at(latest)) latest = replica;
+    }
+    out.push_back({window.step, latest, it->second.at(latest) - PercentileOf(ends, 50)});
+  }
+  return out;
+}
+
+}  // namespace jobviz
