@@ -45,6 +45,11 @@ jobviz_status jobviz_job_end(jobviz_profiler* profiler, jobviz_stream* stream, j
 jobviz_status jobviz_step_begin(jobviz_profiler* profiler, int64_t step);
 jobviz_status jobviz_step_end(jobviz_profiler* profiler);
 jobviz_status jobviz_set_profile_window(jobviz_profiler* profiler, int64_t start, int64_t end);
+/* Writes the line that tells jobviz this rank's pipeline stage (pp_rank),
+ * replica (dp_rank: data parallel or sharding) and tensor-parallel index
+ * (tp_rank), for frameworks that do not print Paddle's HybridParallelInfo
+ * line. Once per profiler; values 0..999999 (else INVALID_ARGUMENT). */
+jobviz_status jobviz_set_topology(jobviz_profiler* profiler, int pp_rank, int dp_rank, int tp_rank);
 /* Records lost to a full buffer so far. */
 uint64_t jobviz_records_lost(const jobviz_profiler* profiler);
 

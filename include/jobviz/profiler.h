@@ -42,6 +42,12 @@ struct ProfilerConfig {
   // emulated machines): readings become t + offset + (t - start) * drift.
   std::int64_t emulated_clock_offset_ns = 0;
   double emulated_clock_drift_ppm = 0;
+  // Where this rank sits in a hybrid-parallel job, when the framework does
+  // not print it (Paddle's HybridParallelInfo line): its pipeline stage, its
+  // replica (data parallel / sharding) and its tensor-parallel index. With
+  // pp_rank >= 0 the constructor writes one "Jobviz Topology" line; -1 (the
+  // default): none (SetTopology can write it later). Values below 10^6.
+  int pp_rank = -1, dp_rank = 0, tp_rank = 0;
 };
 
 // Identifies one job between BeginJob and EndJob. Invalid when the job is
@@ -95,6 +101,12 @@ class Profiler {
   // SyncClocks at the end yourself. Detach (nullptrs) before the stream goes.
   // A host-side communicator needs no stream (nullptr).
   void AttachClockSync(Communicator* communicator, Stream* stream);
+
+  // Writes the "Jobviz Topology" line that tells jobviz this rank's stage,
+  // replica and tensor-parallel index (ProfilerConfig::pp_rank). Once per
+  // profiler: false (and nothing written) for a second call, a value outside
+  // 0..999999, or after Shutdown.
+  bool SetTopology(int pp_rank, int dp_rank, int tp_rank);
 
   // Changes the profiling window (overrides the environment).
   void SetProfileWindow(std::int64_t start, std::int64_t end);

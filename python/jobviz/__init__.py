@@ -203,6 +203,15 @@ def nccl_communicator_from_group(rank: int, size: int,
     return NcclCommunicator(objects[0], rank, size)
 
 
+def _topology_index(name: str, value: Any) -> int:
+    """A pp_rank, dp_rank or tp_rank: an int from 0 to 999999 (as jobviz reads the line)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} is an int, not {type(value).__name__}")
+    if not 0 <= value < 1_000_000:
+        raise ValueError(f"{name} must be 0..999999, not {value}")
+    return value
+
+
 class Profiler(_Handle):
     """Records jobs and steps of one rank and writes them to its worker log.
 
@@ -213,20 +222,31 @@ class Profiler(_Handle):
       JOBVIZ_PROFILE_START / JOBVIZ_PROFILE_END from the environment.
     emulate_clock_offset_ns, emulate_clock_drift_ppm: pretend this process's clock is
       off (tests and demos of clock alignment on one machine).
+    pp_rank, dp_rank, tp_rank: where this rank sits in a hybrid-parallel job (pipeline
+      stage, data-parallel or sharding replica, tensor-parallel index), written once as a
+      "Jobviz Topology" line so that jobviz knows the pipelines; give pp_rank to write it
+      (dp_rank and tp_rank default to 0). Not needed where Paddle prints HybridParallelInfo.
     """
 
     _destroy = staticmethod(lambda h: _lib.jobviz_profiler_destroy(h))
 
     def __init__(self, rank: int, local_worker: int, world_size: int, log_path: Optional[str] = None,
                  window: Optional[Tuple[int, int]] = None, emulate_clock_offset_ns: int = 0,
-                 emulate_clock_drift_ppm: float = 0.0) -> None:
+                 emulate_clock_drift_ppm: float = 0.0, pp_rank: Optional[int] = None, dp_rank: int = 0,
+                 tp_rank: int = 0) -> None:
         super().__init__()
+        place = None
+        if pp_rank is not None:
+            place = tuple(_topology_index(name, value) for name, value in
+                          (("pp_rank", pp_rank), ("dp_rank", dp_rank), ("tp_rank", tp_rank)))
         start, end = window if window is not None else (-1, -1)
         path = str(log_path).encode() if log_path else None
         _check(_lib.jobviz_profiler_create_emulated(int(rank), int(local_worker), int(world_size), path, int(start),
                                                     int(end), int(emulate_clock_offset_ns),
                                                     float(emulate_clock_drift_ppm), ctypes.byref(self._handle)),
                f"cannot create the profiler (log {log_path!r})")
+        if place is not None:
+            _check(_lib.jobviz_set_topology(self.handle, *place), "write the topology line")
         self._job_ids = itertools.count()
         self._streams: dict = {}  # CUDA stream handle -> its wrapper
         self._sync: Optional[Tuple[Communicator, Any]] = None

@@ -56,6 +56,7 @@ def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
         "jobviz_step_begin": ([p, c.c_int64], c.c_int),
         "jobviz_step_end": ([p], c.c_int),
         "jobviz_set_profile_window": ([p, c.c_int64, c.c_int64], c.c_int),
+        "jobviz_set_topology": ([p, c.c_int, c.c_int, c.c_int], c.c_int),
         "jobviz_records_lost": ([p], c.c_uint64),
         "jobviz_stream_wrap_cuda": ([p, c.POINTER(p)], c.c_int),
         "jobviz_stream_create_cpu": ([c.POINTER(p)], c.c_int),

@@ -4,6 +4,7 @@
 
 #include "analyse/fail_on.h"
 #include "analyse/summary.h"
+#include "analyse/summary_diff.h"
 
 using namespace jobviz;
 
@@ -237,4 +238,39 @@ TEST_CASE("The analysis does not depend on the number of threads") {
   REQUIRE(parallel.stragglers.size() == 3);
   CHECK(parallel.stragglers[0].worker == 2);
   CHECK(parallel.workers[7].name == "m1 worker 3");
+}
+
+TEST_CASE("Elements named in brackets: workers by name, stages by number, in gates, the schema and the diff") {
+  Timeline t = Fixture();
+  t.machines[0].name = "machine.0";  // a dot inside the brackets is part of the name
+  t.topology.source = TopologySource::kOption;
+  t.topology.degrees[static_cast<size_t>(ParallelAxis::kPp)] = 2;
+  t.machines[0].workers[0].role = {0, 0, 0, 0};
+  t.machines[0].workers[1].role = {1, 1, 0, 0};
+  const nlohmann::json summary = SummaryJson(Analyze(t), t, RunCounts{});
+  std::string error;
+  CHECK(*ResolveMetric(summary, "workers[machine.0 worker 1].bubble_ratio", &error) == Approx(0.5));
+  CHECK(*ResolveMetric(summary, "stage_table[1].bubble_ratio", &error) == Approx(0.5));
+  CHECK(*ResolveMetric(summary, "stage_table[0].workers", &error) == 1);
+  CHECK(*ResolveMetric(summary, "stage_table.bubble_ratio.max", &error) == Approx(0.5));
+  CHECK_FALSE(ResolveMetric(summary, "stage_table[7].bubble_ratio", &error));
+  CHECK(error.find("no element '7' in 'stage_table'") != std::string::npos);
+  CHECK_FALSE(ResolveMetric(summary, "steps[x].duration_us", &error));
+  CHECK_FALSE(ResolveMetric(summary, "bubble_ratio[1]", &error));
+  const nlohmann::json& schema = SummarySchema();
+  for (const char* good : {"workers[anything].bubble_ratio", "stage_table[3].bubble_ratio", "lagging_peers.behind_us.count",
+                           "last_replicas.late_by_us.max", "topology.replicas", "topology.degrees.pp"}) {
+    INFO(good);
+    CHECK(CheckMetricPath(schema, good, &error));
+  }
+  // Every metric the diff prints is a gate that resolves.
+  const auto rows = DiffSummaries(summary, summary);
+  bool stage_rows = false;
+  for (const MetricChange& row : rows) {
+    INFO(row.metric);
+    CHECK(CheckMetricPath(schema, row.metric, &error));
+    CHECK(ResolveMetric(summary, row.metric, &error).has_value() == row.now.has_value());
+    stage_rows |= row.metric == "stage_table[1].backward_mean_us";
+  }
+  CHECK(stage_rows);
 }

@@ -34,14 +34,58 @@ struct Target {
   std::string field, aggregate;  // set when `node` is an array
 };
 
+// "a.b[x.y].c" -> a, b[x.y], c: a dot inside brackets belongs to the key.
+std::vector<std::string> SplitPath(const std::string& path) {
+  std::vector<std::string> parts(1);
+  int depth = 0;
+  for (const char c : path) {
+    if (c == '.' && depth == 0) {
+      parts.emplace_back();
+      continue;
+    }
+    depth += c == '[' ? 1 : c == ']' && depth > 0 ? -1 : 0;
+    parts.back() += c;
+  }
+  return parts;
+}
+
+// The element of an array of objects that `key` names: its "name", or its
+// "stage" number (stage_table[2]). In the schema (`any_key`) the one element.
+const nlohmann::json* Element(const nlohmann::json& array, const std::string& key, bool any_key) {
+  if (any_key) return array.empty() ? nullptr : &array[0];
+  for (const auto& item : array) {
+    if (!item.is_object()) continue;
+    const auto name = item.find("name");
+    if (name != item.end() && name->is_string() && name->get<std::string>() == key) return &item;
+    const auto stage = item.find("stage");
+    if (stage != item.end() && stage->is_number_integer() && std::to_string(stage->get<std::int64_t>()) == key) return &item;
+  }
+  return nullptr;
+}
+
 // Follows `path` through objects (kAnyKey matching any key when
-// `any_key`); an array must be followed by a field and an aggregate.
+// `any_key`) and elements named in brackets (workers[machine0 worker 1],
+// stage_table[2]); an array must be followed by a field and an aggregate.
 std::optional<Target> Follow(const nlohmann::json& root, const std::string& path, bool any_key, std::string* error) {
-  std::vector<std::string> parts;
-  std::stringstream in(path);
-  for (std::string part; std::getline(in, part, '.');) parts.push_back(part);
+  const std::vector<std::string> parts = SplitPath(path);
   const nlohmann::json* node = &root;
   for (size_t i = 0; i < parts.size(); ++i) {
+    const size_t open = parts[i].find('[');
+    if (open != std::string::npos && parts[i].back() == ']' && node->is_object()) {
+      const std::string member = parts[i].substr(0, open), key = parts[i].substr(open + 1, parts[i].size() - open - 2);
+      const auto it = node->find(member);
+      if (it == node->end() || !it->is_array()) {
+        *error = "'" + path + "': no list '" + member + "' in the summary";
+        return std::nullopt;
+      }
+      node = Element(*it, key, any_key);
+      if (!node) {
+        *error = "'" + path + "': no element '" + key + "' in '" + member + "' (elements are named by their \"name\", "
+                 "or by \"stage\")";
+        return std::nullopt;
+      }
+      continue;
+    }
     if (node->is_object()) {
       auto it = node->find(parts[i]);
       if (it == node->end() && any_key) it = node->find(kAnyKey);

@@ -41,6 +41,17 @@ std::set<std::string> WorkerNames(const nlohmann::json& a, const nlohmann::json&
   return names;
 }
 
+// The stages of the per-stage table in either summary.
+std::set<std::int64_t> Stages(const nlohmann::json& a, const nlohmann::json& b) {
+  std::set<std::int64_t> stages;
+  for (const nlohmann::json* s : {&a, &b})
+    if (s->contains("stage_table") && (*s)["stage_table"].is_array())
+      for (const auto& stage : (*s)["stage_table"])
+        if (stage.is_object() && stage.contains("stage") && stage["stage"].is_number_integer())
+          stages.insert(stage["stage"].get<std::int64_t>());
+  return stages;
+}
+
 }  // namespace
 
 std::optional<double> MetricChange::relative() const {
@@ -59,6 +70,14 @@ std::vector<MetricChange> DiffSummaries(const nlohmann::json& base, const nlohma
     add(path);
   for (const std::string& type : KeysOf(base, now, "job_types")) add("job_types." + type + ".mean_us");
   for (const char* path : {"stragglers.late_by_us.count", "stragglers.late_by_us.max", "counts.jobs", "counts.skipped"})
+    add(path);
+  // Hybrid runs: each stage's times and bubble, and the hybrid findings.
+  for (const std::int64_t stage : Stages(base, now))
+    for (const char* field : {"bubble_ratio", "forward_mean_us", "backward_mean_us"}) {
+      const std::string path = "stage_table[" + std::to_string(stage) + "]." + field;
+      rows.push_back({path, At(base, path), At(now, path)});
+    }
+  for (const char* path : {"lagging_peers.behind_us.count", "lagging_peers.behind_us.max", "last_replicas.late_by_us.max"})
     add(path);
   for (const std::string& name : WorkerNames(base, now)) {
     MetricChange row{"workers[" + name + "].bubble_ratio", WorkerBubble(base, name), WorkerBubble(now, name)};

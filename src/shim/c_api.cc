@@ -73,6 +73,11 @@ jobviz_status jobviz_job_end(jobviz_profiler* profiler, jobviz_stream* stream, j
   return JOBVIZ_OK;
 }
 
+jobviz_status jobviz_set_topology(jobviz_profiler* profiler, int pp_rank, int dp_rank, int tp_rank) {
+  if (!profiler || !profiler->profiler->SetTopology(pp_rank, dp_rank, tp_rank)) return JOBVIZ_ERROR_INVALID_ARGUMENT;
+  return JOBVIZ_OK;
+}
+
 jobviz_status jobviz_step_begin(jobviz_profiler* profiler, int64_t step) {
   if (!profiler) return JOBVIZ_ERROR_INVALID_ARGUMENT;
   profiler->profiler->BeginStep(step);

@@ -2,9 +2,24 @@
 // the record ring and writer of profiler_impl.h / profiler_writer.cc.
 #include "profiler_impl.h"
 
+#include <stdexcept>
+
 namespace jobviz {
 
+namespace {
+
+// As jobviz reads the topology line: each value 0..999999.
+bool ValidTopology(int pp_rank, int dp_rank, int tp_rank) {
+  constexpr int kLimit = 1'000'000;
+  return pp_rank >= 0 && dp_rank >= 0 && tp_rank >= 0 && pp_rank < kLimit && dp_rank < kLimit && tp_rank < kLimit;
+}
+
+}  // namespace
+
 Profiler::Profiler(ProfilerConfig config) : config_(std::move(config)), impl_(std::make_unique<Impl>()) {
+  // Checked before the writer thread starts: a constructor that throws later would leave it running.
+  if (config_.pp_rank >= 0 && !ValidTopology(config_.pp_rank, config_.dp_rank, config_.tp_rank))
+    throw std::invalid_argument("jobviz: pp_rank, dp_rank and tp_rank must be 0..999999");
   if (config_.host_name.empty()) {
     char host[256] = {};
     gethostname(host, sizeof host - 1);
@@ -41,6 +56,15 @@ Profiler::Profiler(ProfilerConfig config) : config_(std::move(config)), impl_(st
   impl_->logger->info("jobviz profiler: rank = {}, local worker = {}, world size = {}, host = {}",
                       config_.global_rank, config_.local_worker, config_.world_size, config_.host_name);
   impl_->writer = std::thread([this] { impl_->WriterLoop(); });
+  if (config_.pp_rank >= 0) SetTopology(config_.pp_rank, config_.dp_rank, config_.tp_rank);  // checked above
+}
+
+bool Profiler::SetTopology(int pp_rank, int dp_rank, int tp_rank) {
+  if (!ValidTopology(pp_rank, dp_rank, tp_rank)) return false;
+  if (impl_->shut_down.load() || impl_->topology_written.exchange(true)) return false;
+  impl_->logger->info("Jobviz Topology: rank = {}, pp_rank = {}, dp_rank = {}, tp_rank = {}", config_.global_rank, pp_rank,
+                      dp_rank, tp_rank);
+  return true;
 }
 
 Profiler::~Profiler() { Shutdown(); }

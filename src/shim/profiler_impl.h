@@ -145,6 +145,7 @@ struct Profiler::Impl {
   ClockModel clock_model;
   const ClockModel* emulated_clock = nullptr;
 
+  std::atomic<bool> topology_written{false};  // SetTopology: once
   std::shared_ptr<spdlog::logger> logger;
   std::mutex drain_mutex;  // the writer thread and Shutdown() both drain
   std::thread writer;

@@ -298,3 +298,48 @@ TEST_CASE("Lines that a full disk refuses are counted lost, not written") {
   CHECK(stats.lines_written == 0);
   CHECK(stats.records_lost >= 20);
 }
+
+TEST_CASE("The topology line is written once, parses back to the rank's place, and bad values are refused") {
+  const std::string path = TempLog();
+  {
+    ProfilerConfig config;
+    config.global_rank = 5;
+    config.output_path = path;
+    config.pp_rank = 2;
+    config.dp_rank = 1;
+    config.tp_rank = 1;
+    Profiler profiler(config);
+    CHECK_FALSE(profiler.SetTopology(0, 0, 0));  // once per profiler
+  }
+  const WorkerLogScan scan = ScanOutput(path);
+  std::vector<LogRecord> places;
+  for (const LogRecord& r : scan.records)
+    if (r.kind == RecordKind::kShimTopology) places.push_back(r);
+  REQUIRE(places.size() == 1);
+  CHECK(places[0].rank == 5);
+  CHECK(places[0].place.at(ParallelAxis::kPp) == 2);
+  CHECK(places[0].place.at(ParallelAxis::kDp) == 1);
+  CHECK(places[0].place.at(ParallelAxis::kMp) == 1);
+  CHECK(scan.skipped.total() == 0);
+  std::remove(path.c_str());
+
+  ProfilerConfig bad;
+  bad.output_path = TempLog();
+  bad.pp_rank = 1'000'000;
+  CHECK_THROWS_AS(Profiler(bad), std::invalid_argument);
+  bad.pp_rank = 0;
+  bad.tp_rank = -2;
+  CHECK_THROWS_AS(Profiler(bad), std::invalid_argument);
+  std::remove(bad.output_path.c_str());
+
+  jobviz_profiler* c_profiler = nullptr;
+  const std::string c_path = TempLog();
+  REQUIRE(jobviz_profiler_create(0, 0, 1, c_path.c_str(), -1, -1, &c_profiler) == JOBVIZ_OK);
+  CHECK(jobviz_set_topology(c_profiler, -1, 0, 0) == JOBVIZ_ERROR_INVALID_ARGUMENT);
+  CHECK(jobviz_set_topology(c_profiler, 1, 0, 3) == JOBVIZ_OK);
+  CHECK(jobviz_set_topology(c_profiler, 1, 0, 3) == JOBVIZ_ERROR_INVALID_ARGUMENT);
+  CHECK(jobviz_set_topology(nullptr, 1, 0, 3) == JOBVIZ_ERROR_INVALID_ARGUMENT);
+  jobviz_profiler_destroy(c_profiler);
+  CHECK(ReadFile(c_path).find("Jobviz Topology: rank = 0, pp_rank = 1, dp_rank = 0, tp_rank = 3\n") != std::string::npos);
+  std::remove(c_path.c_str());
+}

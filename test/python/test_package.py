@@ -48,6 +48,54 @@ class PackageTest(unittest.TestCase):
             text = f.read()
         self.assertIn("Profiler Info: Job (100), type = backward, micro_batch_id = 0", text)
 
+    def test_topology_lines_make_pipelines_that_jobviz_follows(self):
+        """Four ranks, pp2 x tp2 (one process here, one CPU stream each): with
+        pp_rank/tp_rank given, jobviz reads the topology from the lines, pairs
+        hand-offs only between consecutive stages of one tp index, and
+        recognises 1F1B over 2 stages."""
+        streams = [jobviz.CpuStream() for _ in range(4)]
+        logs = [os.path.join(self.dir.name, "workerlog.%d" % r) for r in range(4)]
+        profs = [jobviz.Profiler(rank=r, local_worker=r, world_size=4, log_path=logs[r], pp_rank=r // 2,
+                                 tp_rank=r % 2) for r in range(4)]
+        order = {0: [("forward", 0), ("forward", 1), ("backward", 0), ("forward", 2), ("backward", 1),
+                     ("backward", 2)],
+                 1: [("forward", 0), ("backward", 0), ("forward", 1), ("backward", 1), ("forward", 2),
+                     ("backward", 2)]}
+        for prof in profs:
+            prof.begin_step(0)
+        # Stage 1 waits for stage 0's forward; stage 0 for stage 1's backward:
+        # each rank's stream sleeps so that its order matches the schedule.
+        for r, prof in enumerate(profs):
+            stage = r // 2
+            for typ, mb in order[stage]:
+                with prof.job(streams[r], typ, micro_batch=mb):
+                    streams[r].sleep(300 if typ == "forward" else 600)
+        for r, prof in enumerate(profs):
+            streams[r].synchronize()
+            prof.end_step()
+            prof.close()
+        with open(logs[3]) as f:
+            self.assertIn("Jobviz Topology: rank = 3, pp_rank = 1, dp_rank = 0, tp_rank = 1", f.read())
+        result = subprocess.run([JOBVIZ_EXE, "--log_dir", self.dir.name, "--no-chrome", "-o",
+                                 os.path.join(self.dir.name, "t.json"), "--summary-json", "-"],
+                                capture_output=True, text=True)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("topology: pp2 × mp2 from jobviz topology lines", result.stderr)
+        import json
+        summary = json.loads(result.stdout)
+        self.assertEqual(summary["stages"], 2)
+        self.assertEqual(summary["topology"]["source"], "jobviz topology lines")
+        self.assertEqual([w["stage"] for w in summary["workers"]], [0, 0, 1, 1])
+        self.assertEqual([w["mp"] for w in summary["workers"]], [0, 1, 0, 1])
+
+    def test_topology_arguments_are_checked_before_anything_is_written(self):
+        for bad, error in ((-1, ValueError), (1_000_000, ValueError), (1.5, TypeError), (True, TypeError)):
+            with self.assertRaises(error):
+                jobviz.Profiler(rank=0, local_worker=0, world_size=1, log_path=self.log, pp_rank=bad)
+            with self.assertRaises(error):
+                jobviz.Profiler(rank=0, local_worker=0, world_size=1, log_path=self.log, pp_rank=0, tp_rank=bad)
+        self.assertFalse(os.path.exists(self.log))
+
     def test_window_records_only_its_steps(self):
         stream = jobviz.CpuStream()
         prof = jobviz.Profiler(rank=0, local_worker=0, world_size=1, log_path=self.log, window=(2, 4))
