@@ -98,20 +98,28 @@ std::vector<std::pair<int, const Worker*>> WorkersInStageOrder(const Timeline& t
 }
 
 std::vector<PipelineChain> PipelineChains(const Timeline& timeline) {
-  if (!timeline.topology.hybrid()) return {PipelineChain{0, 0, WorkersInStageOrder(timeline)}};
-  std::map<std::pair<int, int>, PipelineChain> chains;  // by (replica, peer)
+  if (!timeline.topology.hybrid()) {
+    PipelineChain one{0, 0, WorkersInStageOrder(timeline), {}};
+    for (size_t s = 0; s < one.stages.size(); ++s) one.numbers.push_back(static_cast<int>(s));
+    return {std::move(one)};
+  }
+  // By (replica, peer): each worker with its stage, then sorted by stage.
+  std::map<std::pair<int, int>, std::vector<std::tuple<int, int, const Worker*>>> members;
   for (size_t m = 0; m < timeline.machines.size(); ++m)
-    for (const Worker& worker : timeline.machines[m].workers) {
-      if (!worker.role.known()) continue;
-      PipelineChain& chain = chains[{worker.role.replica, worker.role.peer}];
-      chain.replica = worker.role.replica;
-      chain.peer = worker.role.peer;
-      const size_t stage = static_cast<size_t>(worker.role.stage);
-      if (chain.stages.size() <= stage) chain.stages.resize(stage + 1, {0, nullptr});
-      chain.stages[stage] = {static_cast<int>(m), &worker};
-    }
+    for (const Worker& worker : timeline.machines[m].workers)
+      if (worker.role.known())
+        members[{worker.role.replica, worker.role.peer}].emplace_back(worker.role.stage, static_cast<int>(m), &worker);
   std::vector<PipelineChain> out;
-  for (auto& [key, chain] : chains) out.push_back(std::move(chain));
+  for (auto& [key, entries] : members) {
+    std::sort(entries.begin(), entries.end(),
+              [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+    PipelineChain chain{key.first, key.second, {}, {}};
+    for (const auto& [stage, machine, worker] : entries) {
+      chain.stages.emplace_back(machine, worker);
+      chain.numbers.push_back(stage);
+    }
+    out.push_back(std::move(chain));
+  }
   return out;
 }
 
@@ -142,8 +150,9 @@ bool ResolveStageOrder(const std::vector<StageRef>& stages, const Timeline& time
 
 namespace {
 
-void ForEachHandOffInChain(const std::vector<std::pair<int, const Worker*>>& order,
-                           const std::function<void(const HandOff&)>& visit, const HandOffWalk& walk) {
+void ForEachHandOffInChain(const PipelineChain& chain, const std::function<void(const HandOff&)>& visit,
+                           const HandOffWalk& walk) {
+  const std::vector<std::pair<int, const Worker*>>& order = chain.stages;
   if (order.size() < 2) return;
   // Two neighbouring stages at a time: the sorted jobs of a run are never
   // all in memory together. The last two built are kept for the next pair.
@@ -160,7 +169,7 @@ void ForEachHandOffInChain(const std::vector<std::pair<int, const Worker*>>& ord
   const size_t pairs = order.size() - 1;
   for (size_t k = 0; k < pairs; ++k) {
     const size_t s = walk.last_stage_first ? pairs - 1 - k : k;
-    if (!order[s].second || !order[s + 1].second) continue;  // a stage whose log was not read
+    if (chain.numbers[s + 1] != chain.numbers[s] + 1) continue;  // a stage between whose log was not read
     if (walk.across_machines_only && order[s].first == order[s + 1].first) continue;
     // `other` is mostly the stage the previous pair shares: it stays while the next one is built.
     const size_t shared = walk.last_stage_first ? s : s + 1, other = walk.last_stage_first ? s + 1 : s;
@@ -168,7 +177,7 @@ void ForEachHandOffInChain(const std::vector<std::pair<int, const Worker*>>& ord
     const Stage& shared_stage = stage(shared, other);
     const Stage& here = s == shared ? shared_stage : other_stage;
     const Stage& next = s == shared ? other_stage : shared_stage;
-    VisitPairs(here, next, static_cast<int>(s), visit);
+    VisitPairs(here, next, chain.numbers[s], visit);
   }
 }
 
@@ -176,7 +185,7 @@ void ForEachHandOffInChain(const std::vector<std::pair<int, const Worker*>>& ord
 
 void ForEachHandOff(const Timeline& timeline, const std::function<void(const HandOff&)>& visit,
                     const HandOffWalk& walk) {
-  for (const PipelineChain& chain : PipelineChains(timeline)) ForEachHandOffInChain(chain.stages, visit, walk);
+  for (const PipelineChain& chain : PipelineChains(timeline)) ForEachHandOffInChain(chain, visit, walk);
 }
 
 }  // namespace jobviz

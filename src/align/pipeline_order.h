@@ -52,11 +52,13 @@ struct HandOff {
 // Timeline::stage_order, or global rank order (machine, then worker).
 std::vector<std::pair<int, const Worker*>> WorkersInStageOrder(const Timeline& timeline);
 
-// One pipeline: a replica's stages for one tensor-parallel index, stage s at
-// stages[s] (worker nullptr where no log of that stage was read).
+// One pipeline: a replica's stages for one tensor-parallel index, in stage
+// order. Stages whose logs were not read are missing: stage numbers[k] is at
+// stages[k], and two entries hand over only when their numbers are adjacent.
 struct PipelineChain {
   int replica = 0, peer = 0;
   std::vector<std::pair<int, const Worker*>> stages;  // (machine index, worker)
+  std::vector<int> numbers;                           // each entry's stage
 };
 // Every pipeline, by replica then peer; one chain in stage order when no
 // topology is known (Timeline::topology.hybrid() false).

@@ -149,7 +149,7 @@ void CountStagesAndMicroBatches(const Timeline& timeline, const std::vector<cons
   }
   for (const PipelineChain& chain : PipelineChains(timeline)) {
     int stages = 0;
-    for (const auto& [machine, worker] : chain.stages) stages += worker && !worker->jobs.empty();
+    for (const auto& [machine, worker] : chain.stages) stages += !worker->jobs.empty();
     a->stages = std::max(a->stages, stages);
   }
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 
 #include "analyse/analysis.h"
 #include "analyse/schedule.h"
@@ -24,9 +25,23 @@ PassStats Stats(std::vector<Nanos> durations) {
 
 bool IsComputePass(Pass pass) { return pass != Pass::kOther; }
 
+// ClassifyJobType for a run's jobs, each type worked out once.
+class PassesByType {
+ public:
+  Pass Of(Name type) {
+    const auto [it, inserted] = known_.try_emplace(type.index());
+    if (inserted) it->second = ClassifyJobType(type).pass;
+    return it->second;
+  }
+
+ private:
+  std::unordered_map<std::uint32_t, Pass> known_;
+};
+
 }  // namespace
 
 std::vector<StageAnalysis> AnalyzeStages(const Timeline& timeline, const std::vector<WorkerAnalysis>& workers) {
+  PassesByType passes;
   std::map<int, StageAnalysis> stages;
   std::map<int, std::pair<std::vector<Nanos>, std::vector<Nanos>>> durations;  // forward, backward
   size_t w = 0;
@@ -41,7 +56,7 @@ std::vector<StageAnalysis> AnalyzeStages(const Timeline& timeline, const std::ve
       stage.idle = SaturatingAdd(stage.idle, analysed.idle);
       auto& [forward, backward] = durations[worker.role.stage];
       for (const Job& job : worker.jobs) {
-        const Pass pass = ClassifyJobType(job.type).pass;
+        const Pass pass = passes.Of(job.type);
         if (pass == Pass::kForward) forward.push_back(job.end - job.start);
         else if (pass == Pass::kBackward || pass == Pass::kBackwardInput) backward.push_back(job.end - job.start);
       }
@@ -63,32 +78,48 @@ std::vector<LaggingPeer> FindLaggingPeers(const Timeline& timeline) {
   using JobKey = std::tuple<std::uint32_t, std::int64_t, std::int64_t, int>;  // type, micro-batch, step, occurrence
   struct Peer {
     const Worker* worker;
-    std::map<JobKey, const Job*> jobs;
-  };
-  std::map<std::pair<int, int>, std::vector<Peer>> groups;
-  for (const Machine& machine : timeline.machines)
-    for (const Worker& worker : machine.workers) {
-      if (!worker.role.known()) continue;
-      Peer peer{&worker, {}};
-      std::map<std::tuple<std::uint32_t, std::int64_t, std::int64_t>, int> seen;
-      for (const Job& job : worker.jobs) {
-        if (!IsComputePass(ClassifyJobType(job.type).pass)) continue;
-        const auto key = std::make_tuple(job.type.index(), job.micro_batch, job.step);
-        peer.jobs[std::tuple_cat(key, std::make_tuple(seen[key]++))] = &job;
-      }
-      groups[{worker.role.replica, worker.role.stage}].push_back(std::move(peer));
+    std::vector<std::pair<JobKey, const Job*>> jobs;  // sorted by key
+    const Job* Find(const JobKey& key) const {
+      const auto it = std::lower_bound(jobs.begin(), jobs.end(), key,
+                                       [](const auto& entry, const JobKey& k) { return entry.first < k; });
+      return it != jobs.end() && it->first == key ? it->second : nullptr;
     }
+  };
+  // The workers of each (replica, stage); their keyed jobs are built one
+  // group at a time, so only one group's are in memory.
+  std::map<std::pair<int, int>, std::vector<const Worker*>> groups;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers)
+      if (worker.role.known()) groups[{worker.role.replica, worker.role.stage}].push_back(&worker);
+  PassesByType passes;
+  const auto keyed = [&](const Worker& worker) {
+    Peer peer{&worker, {}};
+    for (const Job& job : worker.jobs)  // in start order: the occurrence counts below follow it
+      if (IsComputePass(passes.Of(job.type)))
+        peer.jobs.emplace_back(JobKey{job.type.index(), job.micro_batch, job.step, 0}, &job);
+    std::stable_sort(peer.jobs.begin(), peer.jobs.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (size_t i = 1; i < peer.jobs.size(); ++i) {
+      JobKey& key = peer.jobs[i].first;
+      const JobKey& before = peer.jobs[i - 1].first;
+      if (std::get<0>(key) == std::get<0>(before) && std::get<1>(key) == std::get<1>(before) &&
+          std::get<2>(key) == std::get<2>(before))
+        std::get<3>(key) = std::get<3>(before) + 1;
+    }
+    return peer;
+  };
   std::vector<LaggingPeer> lagging;
-  for (const auto& [key, peers] : groups) {
-    if (peers.size() < 2) continue;
+  for (const auto& [group, workers] : groups) {
+    if (workers.size() < 2) continue;
+    std::vector<Peer> peers;
+    for (const Worker* worker : workers) peers.push_back(keyed(*worker));
     std::vector<std::vector<Nanos>> lags(peers.size());
     std::vector<Nanos> durations;
     for (const auto& [job_key, job] : peers[0].jobs) {
       std::vector<const Job*> same;
       for (const Peer& peer : peers) {
-        const auto it = peer.jobs.find(job_key);
-        if (it == peer.jobs.end()) break;
-        same.push_back(it->second);
+        const Job* found = peer.Find(job_key);
+        if (!found) break;
+        same.push_back(found);
       }
       if (same.size() != peers.size()) continue;  // a job not every peer ran
       Nanos earliest = same[0]->start;
@@ -117,13 +148,14 @@ std::vector<LaggingPeer> FindLaggingPeers(const Timeline& timeline) {
 
 std::vector<LastReplica> FindLastReplicas(const Timeline& timeline, const std::vector<StepWindow>& steps) {
   std::map<std::int64_t, std::map<int, Nanos>> last;  // step -> replica -> last compute job end
+  PassesByType passes;
   int replicas = 0;
   for (const Machine& machine : timeline.machines)
     for (const Worker& worker : machine.workers) {
       if (!worker.role.known()) continue;
       replicas = std::max(replicas, worker.role.replica + 1);
       for (const Job& job : worker.jobs) {
-        if (job.step == kNoStep || !IsComputePass(ClassifyJobType(job.type).pass)) continue;
+        if (job.step == kNoStep || !IsComputePass(passes.Of(job.type))) continue;
         auto [it, inserted] = last[job.step].try_emplace(worker.role.replica, job.end);
         it->second = std::max(it->second, job.end);
       }

@@ -41,8 +41,8 @@ OrderVotes VoteOnOrder(const Timeline& timeline, int stages, int micro_batches) 
     int stage = 0;  // without a topology, workers with no jobs are no stage
     for (size_t s = 0; s < chain.stages.size(); ++s) {
       const Worker* worker = chain.stages[s].second;
-      if (!worker || worker->jobs.empty()) continue;
-      const int remaining = stages - (timeline.topology.hybrid() ? static_cast<int>(s) : stage++);
+      if (worker->jobs.empty()) continue;
+      const int remaining = stages - (timeline.topology.hybrid() ? chain.numbers[s] : stage++);
       const auto expect_1f1b = std::min(micro_batches, remaining);
       const auto expect_eager = std::min(micro_batches, 2 * remaining - 1);
       std::map<std::int64_t, std::vector<bool>> by_step;  // per step, in start order: forward or backward

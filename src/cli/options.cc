@@ -24,7 +24,7 @@ struct DrawFlags {
   InputPlan inputs;
   std::string run = "last", steps, output, chrome_output, align = "auto", offsets, clock_ref, stage_order, summary_json;
   std::string topology, rank_order;
-  std::string summary_md, junit, baseline, html, json_args = "compact";
+  std::string summary_md, junit, baseline, html, json_args = "compact", rows = "machine";
   size_t html_max_jobs = kDefaultHtmlMaxJobs;
   std::vector<std::string> fail_on;
   bool no_chrome = false, summary_on = false, summary_off = false, quiet = false, verbose = false;
@@ -77,6 +77,10 @@ void AddOutputOptions(CLI::App& app, DrawFlags& f) {
                  "Perfetto trace to write (default LOG_DIR/pipeline_profile_perfetto.json); a .pftrace name writes "
                  "native protobuf, a .gz name gzip")
       ->type_name("PATH");
+  app.add_option("--rows", f.rows,
+                 "Group the rows of the Perfetto traces and the HTML report by machine (default) or by pipeline stage "
+                 "(stage: a process per stage, its workers by replica and tensor-parallel index)")
+      ->check(CLI::IsMember({"machine", "stage"}));
   app.add_option("--json-args", f.json_args,
                  "Args of each job in the Perfetto JSON: compact (micro_batch, source) or full (also machine, worker, "
                  "type, job_id, step; as a .pftrace always has)")
@@ -245,6 +249,7 @@ Parsed<DrawPlan> ToPlan(DrawFlags& f, bool merge) {
   plan.outputs = PlanOutputs(f);
   plan.html_max_jobs = f.html_max_jobs;
   plan.json_args = f.json_args == "full" ? JsonArgs::kFull : JsonArgs::kCompact;
+  plan.rows_by_stage = f.rows == "stage";
   if (const std::string clash = OutputClash(plan.outputs); !clash.empty())
     return {std::nullopt, UsageError(command, clash, "write each output to a path of its own")};
   plan.verbosity = f.quiet ? kQuiet : f.verbose ? kVerbose : kNormal;

@@ -50,6 +50,7 @@ struct DrawPlan {
   std::vector<OutputRequest> outputs; // in the order they are written
   size_t html_max_jobs = kDefaultHtmlMaxJobs;
   JsonArgs json_args = JsonArgs::kCompact;
+  bool rows_by_stage = false;  // --rows stage
   int verbosity = kNormal;
 };
 

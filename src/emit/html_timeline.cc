@@ -104,12 +104,15 @@ std::string TimelineJson(const Timeline& timeline, const std::string& title) {
   std::string out = "{\"title\":";
   AppendScriptSafeString(out, title);
   out += ",\"origin_utc\":\"" + FormatUtc(origin) + "\",\"trace_name\":\"jobviz.pftrace.gz\",\"machines\":[";
-  for (size_t m = 0; m < timeline.machines.size(); ++m) {
-    if (m) out += ',';
+  // The row groups as the traces have them (machines, or stages under --rows stage).
+  const std::vector<RowGroup> groups = LayOutRows(timeline, 1);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const Machine* machine = groups[g].machine >= 0 ? &timeline.machines[static_cast<size_t>(groups[g].machine)] : nullptr;
+    if (g) out += ',';
     out += "{\"name\":";
-    AppendScriptSafeString(out, timeline.machines[m].name);
+    AppendScriptSafeString(out, machine ? machine->name : groups[g].title);
     out += ",\"clock\":";
-    AppendScriptSafeString(out, ClockText(timeline.machines[m]));
+    AppendScriptSafeString(out, machine ? ClockText(*machine) : "");  // a stage spans machines
     out += '}';
   }
   out += "],\"rows\":[";
@@ -118,17 +121,18 @@ std::string TimelineJson(const Timeline& timeline, const std::string& title) {
   JobColumns columns;
   size_t next_job = 0;
   bool first_row = true;
-  for (size_t m = 0; m < timeline.machines.size(); ++m)
-    for (const Worker& worker : timeline.machines[m].workers) {
-      int lane_count = 1;
-      const std::vector<int> lanes = AssignLanes(worker.jobs, &lane_count);
-      std::vector<std::vector<const Job*>> by_lane(static_cast<size_t>(lane_count));
-      for (size_t j = 0; j < worker.jobs.size(); ++j) by_lane[static_cast<size_t>(lanes[j])].push_back(&worker.jobs[j]);
-      for (int lane = 0; lane < lane_count; ++lane) {
+  for (size_t g = 0; g < groups.size(); ++g)
+    for (size_t w = 0; w < groups[g].workers.size(); ++w) {
+      const auto& [m, worker_in_group] = groups[g].workers[w];
+      const Worker& worker = *worker_in_group;
+      const WorkerRows& rows = groups[g].rows[w];
+      std::vector<std::vector<const Job*>> by_lane(static_cast<size_t>(rows.lane_count));
+      for (size_t j = 0; j < worker.jobs.size(); ++j) by_lane[static_cast<size_t>(rows.lanes[j])].push_back(&worker.jobs[j]);
+      for (int lane = 0; lane < rows.lane_count; ++lane) {
         const auto& lane_jobs = by_lane[static_cast<size_t>(lane)];
         if (!first_row) out += ',';
         first_row = false;
-        out += "{\"machine\":" + std::to_string(m) + ",\"worker\":" + std::to_string(worker.index) +
+        out += "{\"machine\":" + std::to_string(g) + ",\"worker\":" + std::to_string(worker.index) +
                ",\"lane\":" + std::to_string(lane) + ",\"label\":";
         AppendScriptSafeString(out, RowName(timeline.machines[m], worker, lane, timeline.topology));
         out += ",\"file\":";

@@ -157,3 +157,49 @@ TEST_CASE("The embedded trace is the .pftrace of the jobs shown") {
                      [&](std::string_view piece) { expected += piece; });
   CHECK(Gunzip(FromBase64(html.trace_base64)) == expected);
 }
+
+TEST_CASE("--rows stage: the HTML rows are grouped by pipeline stage, labelled with their roles, also in a window of steps") {
+  // dp2 x pp2 on two machines: machine m is replica m, worker w stage w.
+  Timeline t;
+  t.topology.source = TopologySource::kOption;
+  t.topology.degrees = {2, 2, 1, 1, 1};
+  for (int m = 0; m < 2; ++m) {
+    Machine& machine = t.machines.emplace_back("machine" + std::to_string(m));
+    for (int w = 0; w < 2; ++w) {
+      Worker worker;
+      worker.machine = m;
+      worker.index = w;
+      worker.file = machine.name + "/workerlog." + std::to_string(w);
+      worker.role = {2 * m + w, w, 0, m};
+      for (int s = 0; s < 2; ++s) {
+        const Nanos start = 1'000'000'000'000 + s * 1000 + w * 100;
+        worker.jobs.push_back({std::to_string(s), "forward", 0, start, start + 50, static_cast<std::uint64_t>(s + 1), s});
+      }
+      machine.workers.push_back(worker);
+    }
+  }
+  for (int s = 0; s < 2; ++s) t.steps.push_back({s, 1'000'000'000'000 + s * 1000, 1'000'000'000'000 + s * 1000 + 500});
+  t.rows_by_stage = true;
+  for (const size_t max_jobs : {size_t{1000}, size_t{4}}) {  // everything, and a window of one step (a copy)
+    INFO(max_jobs);
+    const HtmlTimeline html = BuildHtmlTimeline(t, max_jobs, "t");
+    const auto data = nlohmann::json::parse(html.json);
+    REQUIRE(data["machines"].size() == 2);
+    CHECK(data["machines"][0]["name"] == "stage 0");
+    CHECK(data["machines"][1]["name"] == "stage 1");
+    CHECK(data["machines"][0]["clock"] == "");
+    std::vector<std::string> labels;
+    std::vector<int> groups;
+    for (const auto& row : data["rows"]) {
+      labels.push_back(row["label"]);
+      groups.push_back(row["machine"]);
+    }
+    CHECK(labels == std::vector<std::string>{"machine0 worker 0 · stage 0 · replica 0", "machine1 worker 0 · stage 0 · replica 1",
+                                             "machine0 worker 1 · stage 1 · replica 0", "machine1 worker 1 · stage 1 · replica 1"});
+    CHECK(groups == std::vector<int>{0, 0, 1, 1});
+  }
+  t.rows_by_stage = false;  // the default: by machine, as before
+  const auto data = nlohmann::json::parse(BuildHtmlTimeline(t, 1000, "t").json);
+  CHECK(data["machines"][1]["name"] == "machine1");
+  CHECK(data["rows"][1]["label"] == "machine0 worker 1 · stage 1 · replica 0");
+}

@@ -81,25 +81,27 @@ void AppendStepsProcess(EventStream& events, const Timeline& timeline, Nanos ori
   }
 }
 
-// The machines' events cut into pieces of at most kPieceJobs jobs, which
-// are formatted on several threads and written in order. A piece that starts
-// a worker also writes its rows' metadata, and one that starts a machine the
-// machine's.
+// The row groups' events (LayOutRows: machines, or stages) cut into pieces of
+// at most kPieceJobs jobs, which are formatted on several threads and written
+// in order. A piece that starts a worker also writes its rows' metadata, and
+// one that starts a group the group's process.
 constexpr size_t kPieceJobs = 8192;
 
 struct Piece {
-  size_t machine = 0;
-  const Worker* worker = nullptr;  // null: a machine without workers
+  size_t group = 0;
+  size_t machine = 0;              // the worker's
+  const Worker* worker = nullptr;  // null: a group without workers
   const WorkerRows* rows = nullptr;
   size_t first_job = 0, last_job = 0;
+  bool first_of_group = false;
 };
 
-void AppendMachineMetadata(std::string& out, size_t m, const Machine& machine) {
-  const int pid = MachinePid(m);
+void AppendGroupMetadata(std::string& out, size_t g, const RowGroup& group) {
+  const int pid = GroupPid(g);
   out += ",\n";
-  AppendMetadata(out, pid, -1, "process_name", "name", JsonString(ProcessTitle(machine)));
+  AppendMetadata(out, pid, -1, "process_name", "name", JsonString(group.title));
   out += ",\n";
-  AppendMetadata(out, pid, -1, "process_sort_index", "sort_index", std::to_string(m + 1));
+  AppendMetadata(out, pid, -1, "process_sort_index", "sort_index", std::to_string(g + 1));
 }
 
 // How a piece's jobs are written: the same for all pieces.
@@ -109,13 +111,12 @@ struct JobFormat {
   JsonArgs args = JsonArgs::kCompact;
 };
 
-void AppendPiece(std::string& out, const Timeline& timeline, const Piece& piece, const FlowChains& flows,
-                 const JobFormat& format) {
-  const Machine& machine = timeline.machines[piece.machine];
-  const int pid = MachinePid(piece.machine);
-  const bool first_of_machine = piece.first_job == 0 && (!piece.worker || piece.worker == &machine.workers.front());
-  if (first_of_machine) AppendMachineMetadata(out, piece.machine, machine);
+void AppendPiece(std::string& out, const Timeline& timeline, const std::vector<RowGroup>& groups, const Piece& piece,
+                 const FlowChains& flows, const JobFormat& format) {
+  const int pid = GroupPid(piece.group);
+  if (piece.first_of_group) AppendGroupMetadata(out, piece.group, groups[piece.group]);
   if (!piece.worker) return;
+  const Machine& machine = timeline.machines[piece.machine];
   const Worker& worker = *piece.worker;
   const WorkerRows& rows = *piece.rows;
   if (piece.first_job == 0)
@@ -135,22 +136,21 @@ void AppendPiece(std::string& out, const Timeline& timeline, const Piece& piece,
 }
 
 // The pieces, in order; counts the jobs and extra rows.
-std::vector<Piece> PlanPieces(const Timeline& timeline, const std::vector<std::vector<WorkerRows>>& rows,
-                              TraceStats* stats) {
+std::vector<Piece> PlanPieces(const std::vector<RowGroup>& groups, TraceStats* stats) {
   std::vector<Piece> pieces;
-  for (size_t m = 0; m < timeline.machines.size(); ++m) {
-    const std::vector<Worker>& workers = timeline.machines[m].workers;
-    if (workers.empty()) pieces.push_back({m, nullptr, nullptr, 0, 0});
-    for (size_t w = 0; w < workers.size(); ++w) {
-      const Worker& worker = workers[w];
-      stats->overlap_lanes += static_cast<size_t>(rows[m][w].lane_count - 1);
-      stats->jobs += worker.jobs.size();
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const RowGroup& group = groups[g];
+    if (group.workers.empty()) pieces.push_back({g, 0, nullptr, nullptr, 0, 0, true});
+    for (size_t w = 0; w < group.workers.size(); ++w) {
+      const auto& [machine, worker] = group.workers[w];
+      stats->overlap_lanes += static_cast<size_t>(group.rows[w].lane_count - 1);
+      stats->jobs += worker->jobs.size();
       size_t first = 0;
       do {
-        const size_t last = std::min(worker.jobs.size(), first + kPieceJobs);
-        pieces.push_back({m, &worker, &rows[m][w], first, last});
+        const size_t last = std::min(worker->jobs.size(), first + kPieceJobs);
+        pieces.push_back({g, machine, worker, &group.rows[w], first, last, w == 0 && first == 0});
         first = last;
-      } while (first < worker.jobs.size());
+      } while (first < worker->jobs.size());
     }
   }
   return pieces;
@@ -187,10 +187,10 @@ TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int th
   const FlowChains flows(timeline);
   AppendStepsProcess(events, timeline, format.origin, &stats);  // the first event: every piece after starts with ",\n"
   events.Flush();
-  const std::vector<std::vector<WorkerRows>> rows = NumberRows(timeline, threads);
-  const std::vector<Piece> pieces = PlanPieces(timeline, rows, &stats);
+  const std::vector<RowGroup> groups = LayOutRows(timeline, threads);
+  const std::vector<Piece> pieces = PlanPieces(groups, &stats);
   WriteInOrder(pieces.size(), threads, [&](size_t i, std::string& out) {
-    AppendPiece(out, timeline, pieces[i], flows, format);
+    AppendPiece(out, timeline, groups, pieces[i], flows, format);
   }, sink);
   stats.flows = flows.hand_offs();
   AppendBusyCounter(sink, timeline, format.origin, threads);

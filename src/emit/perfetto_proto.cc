@@ -263,29 +263,33 @@ void BusyCounter(ProtoTrace& trace, const Timeline& timeline) {
     });
 }
 
-// A row's track uuid: after the machines' process tracks, in row order.
-std::uint64_t RowUuid(const Timeline& timeline, int tid) {
-  return kFirstMachineUuid + timeline.machines.size() + static_cast<std::uint64_t>(RowRank(tid));
+// A row's track uuid: after the groups' process tracks, in row order.
+std::uint64_t RowUuid(const std::vector<RowGroup>& groups, int tid) {
+  return kFirstMachineUuid + groups.size() + static_cast<std::uint64_t>(RowRank(tid));
 }
 
-// A machine: its process track, its workers' rows and jobs.
-void MachineProcess(ProtoTrace& trace, const Timeline& timeline, const FlowChains& flows, size_t m,
-                    const std::vector<WorkerRows>& rows, std::string_view source_root, TraceStats* stats) {
-  const Machine& machine = timeline.machines[m];
-  const int pid = MachinePid(m);
-  const std::uint64_t process_uuid = kFirstMachineUuid + m;
-  ProcessTrack(trace, process_uuid, pid, ProcessTitle(machine), static_cast<int>(m) + 1,
-               machine.clock_method.empty() ? "" : "clock " + ClockText(machine), /*first=*/true);
-  for (size_t w = 0; w < machine.workers.size(); ++w) {
-    const Worker& worker = machine.workers[w];
-    const WorkerRows& r = rows[w];
+// A row group (a machine, or a stage under --rows stage): its process track,
+// its workers' rows and jobs.
+void GroupProcess(ProtoTrace& trace, const Timeline& timeline, const FlowChains& flows,
+                  const std::vector<RowGroup>& groups, size_t g, std::string_view source_root, TraceStats* stats) {
+  const RowGroup& group = groups[g];
+  const int pid = GroupPid(g);
+  const std::uint64_t process_uuid = kFirstMachineUuid + g;
+  const Machine* group_machine = group.machine >= 0 ? &timeline.machines[static_cast<size_t>(group.machine)] : nullptr;
+  ProcessTrack(trace, process_uuid, pid, group.title, static_cast<int>(g) + 1,
+               group_machine && !group_machine->clock_method.empty() ? "clock " + ClockText(*group_machine) : "",
+               /*first=*/true);
+  for (size_t w = 0; w < group.workers.size(); ++w) {
+    const auto& [m, worker] = group.workers[w];
+    const WorkerRows& r = group.rows[w];
     for (int lane = 0; lane < r.lane_count; ++lane) {
       const int tid = r.first_tid + lane;
-      ThreadTrack(trace, RowUuid(timeline, tid), process_uuid, pid, tid, RowName(machine, worker, lane, timeline.topology), RowRank(tid));
+      ThreadTrack(trace, RowUuid(groups, tid), process_uuid, pid, tid,
+                  RowName(timeline.machines[m], *worker, lane, timeline.topology), RowRank(tid));
     }
     stats->overlap_lanes += static_cast<size_t>(r.lane_count - 1);
-    for (size_t j = 0; j < worker.jobs.size(); ++j) {
-      JobSlice(trace, RowUuid(timeline, r.first_tid + r.lanes[j]), worker, worker.jobs[j], flows.Of(worker, j),
+    for (size_t j = 0; j < worker->jobs.size(); ++j) {
+      JobSlice(trace, RowUuid(groups, r.first_tid + r.lanes[j]), *worker, worker->jobs[j], flows.Of(*worker, j),
                source_root);
       ++stats->jobs;
     }
@@ -298,13 +302,13 @@ void MachineProcess(ProtoTrace& trace, const Timeline& timeline, const FlowChain
 // sequence clears its incremental state first and interns its own names.
 // The layout does not depend on the number of threads: the bytes do not either.
 void WriteSequence(ProtoTrace& trace, const Timeline& timeline, const FlowChains& flows,
-                   const std::vector<std::vector<WorkerRows>>& rows, std::string_view source_root, size_t sequence,
+                   const std::vector<RowGroup>& groups, std::string_view source_root, size_t sequence,
                    TraceStats* stats) {
   if (sequence == 0) {
     StepsProcess(trace, timeline, source_root, stats);
     BusyCounter(trace, timeline);
   } else {
-    MachineProcess(trace, timeline, flows, sequence - 1, rows[sequence - 1], source_root, stats);
+    GroupProcess(trace, timeline, flows, groups, sequence - 1, source_root, stats);
   }
   trace.Flush();
 }
@@ -350,21 +354,21 @@ class PacketCompressor {
 
 TraceStats WritePerfettoProto(const Timeline& timeline, const Sink& sink, const ProtoOptions& options) {
   const FlowChains flows(timeline);
-  const std::vector<std::vector<WorkerRows>> rows = NumberRows(timeline, options.threads);
-  const size_t sequences = 1 + timeline.machines.size();
+  const std::vector<RowGroup> groups = LayOutRows(timeline, options.threads);
+  const size_t sequences = 1 + groups.size();
   const std::string source_root = SourceRoot(timeline);
   std::vector<TraceStats> stats(sequences);
   if (!options.compress) {  // straight to the sink, one sequence after the other
     for (size_t i = 0; i < sequences; ++i) {
       ProtoTrace trace(static_cast<std::uint32_t>(i + 1), kFlushBytes, sink);
-      WriteSequence(trace, timeline, flows, rows, source_root, i, &stats[i]);
+      WriteSequence(trace, timeline, flows, groups, source_root, i, &stats[i]);
     }
   } else {  // compressed in parallel, each written as soon as the ones before it are
     WriteInOrder(sequences, options.threads, [&](size_t i, std::string& out) {
       PacketCompressor compressor(out);
       const Sink compress = [&](std::string_view packets) { compressor.Compress(packets); };
       ProtoTrace trace(static_cast<std::uint32_t>(i + 1), kPackedPieceBytes, compress);
-      WriteSequence(trace, timeline, flows, rows, source_root, i, &stats[i]);
+      WriteSequence(trace, timeline, flows, groups, source_root, i, &stats[i]);
     }, sink);
   }
   TraceStats total;

@@ -5,7 +5,9 @@
 #include <ctime>
 #include <limits>
 #include <condition_variable>
+#include <map>
 #include <mutex>
+#include <tuple>
 
 #include "analyse/analysis.h"
 #include "emit/json_text.h"
@@ -38,12 +40,35 @@ std::string RowName(const Machine& machine, const Worker& worker, int lane, cons
   return name;
 }
 
-std::vector<std::vector<WorkerRows>> NumberRows(const Timeline& timeline, int threads) {
-  std::vector<std::vector<WorkerRows>> rows(timeline.machines.size());
+std::vector<RowGroup> LayOutRows(const Timeline& timeline, int threads) {
+  std::vector<RowGroup> groups;
+  if (!timeline.rows_by_stage) {
+    for (size_t m = 0; m < timeline.machines.size(); ++m) {
+      RowGroup& group = groups.emplace_back();
+      group.title = ProcessTitle(timeline.machines[m]);
+      group.machine = static_cast<int>(m);
+      for (const Worker& worker : timeline.machines[m].workers) group.workers.emplace_back(m, &worker);
+    }
+  } else {
+    std::map<int, std::vector<std::pair<size_t, const Worker*>>> by_stage;  // -1: unknown, put last below
+    for (size_t m = 0; m < timeline.machines.size(); ++m)
+      for (const Worker& worker : timeline.machines[m].workers) by_stage[worker.role.stage].emplace_back(m, &worker);
+    const auto add = [&](int stage, std::vector<std::pair<size_t, const Worker*>> members) {
+      std::stable_sort(members.begin(), members.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.second->role.replica, a.second->role.peer) < std::tie(b.second->role.replica, b.second->role.peer);
+      });
+      RowGroup& group = groups.emplace_back();
+      group.title = stage >= 0 ? "stage " + std::to_string(stage) : "no stage";
+      group.workers = std::move(members);
+    };
+    for (auto& [stage, members] : by_stage)
+      if (stage >= 0) add(stage, std::move(members));
+    if (by_stage.count(-1)) add(-1, std::move(by_stage[-1]));
+  }
   std::vector<std::pair<const Worker*, WorkerRows*>> all;
-  for (size_t m = 0; m < timeline.machines.size(); ++m) {
-    rows[m].resize(timeline.machines[m].workers.size());
-    for (size_t w = 0; w < rows[m].size(); ++w) all.emplace_back(&timeline.machines[m].workers[w], &rows[m][w]);
+  for (RowGroup& group : groups) {
+    group.rows.resize(group.workers.size());
+    for (size_t w = 0; w < group.workers.size(); ++w) all.emplace_back(group.workers[w].second, &group.rows[w]);
   }
   ParallelFor(all.size(), threads, [&](size_t i) { all[i].second->lanes = AssignLanes(all[i].first->jobs, &all[i].second->lane_count); });
   int next_tid = kStepsPid + 1;
@@ -51,7 +76,7 @@ std::vector<std::vector<WorkerRows>> NumberRows(const Timeline& timeline, int th
     r->first_tid = next_tid;
     next_tid += r->lane_count;
   }
-  return rows;
+  return groups;
 }
 
 std::string& EventStream::Begin() {

@@ -33,16 +33,28 @@ std::string RowName(const Machine& machine, const Worker& worker, int lane, cons
 std::string RoleLabel(const WorkerRole& role, const Topology& topology);
 
 // A worker's rows in both Perfetto traces: its own and one per overlap lane.
-// Row ids (JSON tids) run on over all machines and workers in order, from
-// kStepsPid + 1; a row's sort rank is its place in that order.
+// Row ids (JSON tids) run on over all row groups and workers in order, from
+// kStepsPid + 1 (LayOutRows); a row's sort rank is its place in that order.
 struct WorkerRows {
   std::vector<int> lanes;  // per job (AssignLanes)
   int lane_count = 1;
   int first_tid = 0;
 };
 inline int RowRank(int tid) { return tid - (kStepsPid + 1); }
-// Per machine, per worker; lanes worked out on up to `threads` threads (0: one per core).
-std::vector<std::vector<WorkerRows>> NumberRows(const Timeline& timeline, int threads);
+// The rows of both Perfetto traces and the HTML report in groups, each group
+// one process (pid GroupPid(g), sort index g + 1): by default one per machine,
+// its workers in order (empty machines too); with Timeline::rows_by_stage one
+// per pipeline stage, its workers by replica, peer index, machine and worker,
+// then a "no stage" group for workers whose stage is unknown. Row ids run on
+// over the groups in order, as NumberRows does over the machines.
+struct RowGroup {
+  std::string title;  // the process name: ProcessTitle(machine), or "stage 2"
+  int machine = -1;   // the machine a machine group is; -1 for a stage group
+  std::vector<std::pair<size_t, const Worker*>> workers;  // (machine index, worker), in row order
+  std::vector<WorkerRows> rows;                           // per worker
+};
+std::vector<RowGroup> LayOutRows(const Timeline& timeline, int threads);
+inline int GroupPid(size_t group) { return MachinePid(group); }
 
 struct TraceStats {
   size_t jobs = 0;

@@ -154,6 +154,9 @@ struct Timeline {
   // Where the workers' roles came from; kNone: every worker its own stage,
   // in the order above.
   Topology topology;
+  // --rows stage: the traces and the HTML report group rows by pipeline
+  // stage instead of by machine (emit/trace_events.h, LayOutRows).
+  bool rows_by_stage = false;
   std::vector<StepSpan> steps;  // merged across workers, sorted by start
   StepSource step_source = StepSource::kNone;
   std::vector<std::string> step_warnings;

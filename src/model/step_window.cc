@@ -54,6 +54,8 @@ bool KeepSteps(const StepRange& range, Timeline& timeline, std::string* error) {
 Timeline CopyJobsWhere(const Timeline& timeline, const std::function<bool(const Job&)>& keep) {
   Timeline copy;
   copy.stage_order = timeline.stage_order;
+  copy.topology = timeline.topology;
+  copy.rows_by_stage = timeline.rows_by_stage;
   copy.step_source = timeline.step_source;
   copy.step_warnings = timeline.step_warnings;
   std::vector<std::int64_t> kept_steps;
@@ -68,6 +70,7 @@ Timeline CopyJobsWhere(const Timeline& timeline, const std::function<bool(const 
       w.index = worker.index;
       w.file = worker.file;
       w.markers = worker.markers;
+      w.role = worker.role;
       for (const Job& job : worker.jobs)
         if (keep(job)) {
           w.jobs.push_back(job);

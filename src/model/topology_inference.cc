@@ -26,25 +26,36 @@ Nanos MedianDuration(const Worker& worker) {
 bool IsForward(const Job& job) { return job.type.str().rfind("forward", 0) == 0; }
 bool IsBackward(const Job& job) { return job.type.str().rfind("backward", 0) == 0; }
 
-// Forwards before the first backward, per step; the most common count.
+// Forwards before the first backward, per step; the most common count. One
+// pass over the jobs in start order, where a step's jobs follow each other.
 int WarmUpForwards(const Worker& worker) {
-  std::map<std::int64_t, std::pair<int, bool>> by_step;  // step -> (forwards so far, backward seen)
-  for (const Job& job : worker.jobs) {
-    auto& [forwards, backward_seen] = by_step[job.step];
-    if (backward_seen) continue;
-    if (IsBackward(job)) backward_seen = true;
-    else if (IsForward(job)) ++forwards;
-  }
   std::map<int, int> votes;
-  for (const auto& [step, count] : by_step)
-    if (count.second) ++votes[count.first];
+  std::int64_t step = kNoStep;
+  int forwards = 0;
+  bool counting = false;
+  for (const Job& job : worker.jobs) {
+    if (!counting || job.step != step) {
+      step = job.step;
+      forwards = 0;
+      counting = true;
+    }
+    if (forwards < 0) continue;  // this step's first backward was seen
+    if (IsBackward(job)) {
+      ++votes[forwards];
+      forwards = -1;
+    } else if (IsForward(job)) {
+      ++forwards;
+    }
+  }
   int best = 0, best_votes = 0;
   for (const auto& [count, n] : votes)
     if (n > best_votes) best = count, best_votes = n;
   return best;
 }
 
-bool HasChunks(const Worker& worker) {
+// Interleaved chunks (forward1) or split backward (backward_b): the warm-up
+// formula above is that of plain 1F1B only.
+bool HasChunksOrSplitBackward(const Worker& worker) {
   for (const Job& job : worker.jobs) {
     const std::string& type = job.type.str();
     if ((IsForward(job) && type.size() > 7) || (IsBackward(job) && type != "backward")) return true;
@@ -56,19 +67,19 @@ bool HasChunks(const Worker& worker) {
 
 bool InLockstep(const Worker& a, const Worker& b) {
   if (a.jobs.empty() || a.jobs.size() != b.jobs.size()) return false;
+  // The same jobs in the same order first: it fails at once for two stages.
+  for (size_t i = 0; i < a.jobs.size(); ++i)
+    if (a.jobs[i].type != b.jobs[i].type || a.jobs[i].micro_batch != b.jobs[i].micro_batch) return false;
   const Nanos tolerance = std::max<Nanos>(
       kLockstepFloor, static_cast<Nanos>(kLockstepShare * static_cast<double>(std::max(MedianDuration(a), MedianDuration(b)))));
   size_t close = 0;
-  for (size_t i = 0; i < a.jobs.size(); ++i) {
-    const Job& x = a.jobs[i];
-    const Job& y = b.jobs[i];
-    if (x.type != y.type || x.micro_batch != y.micro_batch) return false;
-    close += std::abs(SaturatingSub(x.start, y.start)) <= tolerance && std::abs(SaturatingSub(x.end, y.end)) <= tolerance;
-  }
+  for (size_t i = 0; i < a.jobs.size(); ++i)
+    close += std::abs(SaturatingSub(a.jobs[i].start, b.jobs[i].start)) <= tolerance &&
+             std::abs(SaturatingSub(a.jobs[i].end, b.jobs[i].end)) <= tolerance;
   return static_cast<double>(close) >= kLockstepQuorum * static_cast<double>(a.jobs.size());
 }
 
-void InferTopology(Timeline* timeline, std::vector<std::string>* /*warnings*/) {
+void InferTopology(Timeline* timeline) {
   // Peer groups: runs of consecutive workers of one machine in lockstep with
   // the run's first worker.
   std::vector<std::vector<Worker*>> groups;
@@ -92,7 +103,7 @@ void InferTopology(Timeline* timeline, std::vector<std::string>* /*warnings*/) {
   bool chunks = false;
   for (size_t g = 0; g < groups.size(); ++g) {
     warm[g] = WarmUpForwards(*groups[g].front());
-    chunks |= HasChunks(*groups[g].front());
+    chunks |= HasChunksOrSplitBackward(*groups[g].front());
   }
   const int p = *std::max_element(warm.begin(), warm.end());
   std::map<int, int> per_stage;
@@ -114,11 +125,9 @@ void InferTopology(Timeline* timeline, std::vector<std::string>* /*warnings*/) {
     for (size_t k = 0; k < groups[g].size(); ++k)
       groups[g][k]->role = {-1, stage, static_cast<int>(k), replica};
   }
-  topology.detail = peers > 1 ? "mp" + std::to_string(peers) + ": workers of one machine whose jobs run in lockstep; "
-                              : "no tensor-parallel peers in lockstep; ";
-  topology.detail += by_warm_up ? "stages from the 1F1B warm-up (p - s forwards before the first backward)"
-                                : "stages in rank order (the warm-up does not name them)";
-  topology.detail += "; likely, not certain: give --topology to be sure";
+  topology.detail = peers > 1 ? "mp" + std::to_string(peers) + " from workers in lockstep, " : "no peers in lockstep, ";
+  topology.detail += by_warm_up ? "stages from the 1F1B warm-up" : "stages in rank order";
+  topology.detail += "; likely, not certain (--topology settles it)";
 }
 
 }  // namespace jobviz

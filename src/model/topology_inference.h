@@ -18,7 +18,7 @@ namespace jobviz {
 
 // Fills Timeline::topology (source kInferred, with a detail saying what the
 // inference rests on) and the workers' roles, or leaves them as they are.
-void InferTopology(Timeline* timeline, std::vector<std::string>* warnings);
+void InferTopology(Timeline* timeline);
 
 // True when two workers' jobs run in lockstep (exposed for tests).
 bool InLockstep(const Worker& a, const Worker& b);

@@ -183,7 +183,7 @@ TopologyOutcome ResolveTopology(const TopologyRequest& request, Timeline* timeli
     return outcome;
   }
   if (RolesFromLines(workers, launcher_ranks, &topology, &outcome.warnings)) return outcome;
-  InferTopology(timeline, &outcome.warnings);
+  InferTopology(timeline);
   return outcome;
 }
 

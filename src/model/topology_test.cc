@@ -170,6 +170,7 @@ TEST_CASE("Pipelines are a replica's stages for one tensor-parallel index; hand-
     CHECK(chain.stages[1].first == 1);
     CHECK(chain.stages[0].second->role.peer == chain.stages[1].second->role.peer);
     CHECK(chain.stages[0].second->role.replica == chain.stages[1].second->role.replica);
+    CHECK(chain.numbers == std::vector<int>{0, 1});
   }
   std::set<std::pair<const Worker*, const Worker*>> pairs;
   ForEachHandOff(t, [&](const HandOff& h) {
@@ -179,6 +180,21 @@ TEST_CASE("Pipelines are a replica's stages for one tensor-parallel index; hand-
     pairs.insert({h.sender_worker, h.receiver_worker});
   });
   CHECK(pairs.size() == 8);  // each chain: one forward and one backward direction
+}
+
+TEST_CASE("A stage whose log was not read breaks the pipeline there; a stage number far out costs nothing") {
+  // pp4, logs of stages 0, 1 and 3 only (one per machine), and a worker that claims stage 999999.
+  Timeline t = Workers(4, 1, {{"0", "forward", 0, 0, kMs, 1, 1}});
+  for (int m = 0; m < 4; ++m) t.machines[m].workers[0].markers.push_back(PlaceRecord(m, PlaceOfRank(m, Degrees(1, 4, 1, 1, 1), PaddleRankOrder())));
+  t.machines[2].workers[0].markers[0].place.index[static_cast<size_t>(ParallelAxis::kPp)] = 999'999;
+  ResolveTopology({}, &t);
+  REQUIRE(t.topology.source == TopologySource::kHybridInfo);
+  const auto chains = PipelineChains(t);
+  REQUIRE(chains.size() == 1);
+  CHECK(chains[0].numbers == std::vector<int>{0, 1, 3, 999'999});
+  std::vector<int> pairs;
+  ForEachHandOff(t, [&](const HandOff& h) { pairs.push_back(h.stage); });
+  CHECK(pairs == std::vector<int>{0});  // only 0 -> 1 are neighbours
 }
 
 TEST_CASE("--topology: ranks in launcher order; a count that cannot fit is a usage error; contradicting lines are named") {

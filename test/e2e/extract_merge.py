@@ -4,7 +4,8 @@
 usage: extract_merge.py JOBVIZ REPO_ROOT
 
 For a multi-machine fixture with clock sync lines and one whose logs have
-skipped lines and appended runs, the trace, legacy trace, summary JSON and
+skipped lines and appended runs, and a hybrid-parallel one whose topology
+comes from HybridParallelInfo lines, the trace, legacy trace, summary JSON and
 report must be identical (the report up to the output file names).
 """
 import os
@@ -15,7 +16,10 @@ import tempfile
 
 CASES = [("test/fixtures/skewed", ["machine0", "machine1"], []),
          ("test/fixtures/many_machines", ["machine2", "machine10"], ["--run", "all"]),
-         ("test/fixtures/variants", None, [])]  # one machine, with skipped lines of every kind
+         ("test/fixtures/variants", None, []),  # one machine, with skipped lines of every kind
+         # HybridParallelInfo lines travel in the events files: same topology, stages and causal clocks.
+         ("test/fixtures/hybrid/mp2sharding4pp4_skewed", ["machine0", "machine1", "machine2", "machine3"],
+          ["--clock_align", "causal"])]
 
 
 def run(cmd, cwd):

@@ -6,7 +6,8 @@ pipeline, zero pipeline-order violations on true clocks, causal and sync
 alignment on a skewed run within a few microseconds of the true offsets,
 flow arrows only between consecutive stages of one replica and one
 tensor-parallel index (read from the Perfetto JSON's flows and row names),
-and --topology giving the same result as the lines it replaces.
+--topology giving the same result as the lines it replaces, --rows stage
+grouping rows by stage, and --steps keeping the topology.
 
   hybrid_topology.py JOBVIZ SOURCE_ROOT
 """
@@ -122,6 +123,21 @@ def main():
                 check_structure(name + " --topology", truth, by_option, report, "--topology")
                 check(by_option.get("stage_table") == summary.get("stage_table"),
                       "%s: --topology gives another stage table than the lines" % name)
+            # --rows stage: a process per stage holding exactly that stage's rows; the same flows.
+            by_stage, _, _ = run(jobviz, logs, ["--rows", "stage"], scratch)
+            if by_stage is not None:
+                check_flows(name + " --rows stage", by_stage)
+                process = {e["pid"]: e["args"]["name"] for e in by_stage["traceEvents"]
+                           if e.get("ph") == "M" and e.get("name") == "process_name"}
+                for (pid, tid), (stage, _, _) in rows(by_stage).items():
+                    check(process.get(pid) == "stage %d" % stage,
+                          "%s --rows stage: a stage %d row in process %s" % (name, stage, process.get(pid)))
+                check(len(rows(by_stage)) == truth["world"], "%s --rows stage: %d rows" % (name, len(rows(by_stage))))
+            # --steps keeps the topology (a window of the run is still hybrid).
+            _, window, report = run(jobviz, logs, ["--steps", "2:2"], scratch)
+            if window is not None:
+                check(window.get("topology", {}).get("source") == source and window["stages"] == truth["stages"],
+                      "%s --steps 2:2: topology %s, stages %s" % (name, window.get("topology"), window["stages"]))
             # Skewed machines: both estimators recover the true offsets.
             if any(truth["offsets_us"].values()):
                 for mode in ("sync", "causal"):

@@ -18,6 +18,7 @@
 #include "model/step_finder.h"
 #include "model/step_window.h"
 #include "model/timeline_builder.h"
+#include "model/topology_resolver.h"
 
 namespace jobviz::fuzz {
 
@@ -35,6 +36,21 @@ inline void RunPipeline(const LogSet& logs, std::vector<WorkerLogScan> scans, st
   if (!built.error.empty()) return;
   FinishedRun finished;
   finished.timeline = std::move(built.timeline);
+  // Where the workers sit: from the lines, inferred, or (bit 4) a --topology
+  // of every worker its own stage in two replicas when the count allows.
+  TopologyRequest topology;
+  if (choices & 0x10) {
+    size_t workers = 0;
+    for (const Machine& machine : finished.timeline.machines) workers += machine.workers.size();
+    if (workers % 2 == 0 && workers > 0) topology.degrees = AxisValues{2, static_cast<std::int32_t>(workers / 2), 1, 1, 1};
+  }
+  const TopologyOutcome placed = ResolveTopology(topology, &finished.timeline);
+  Require(placed.usage_error.empty(), "a --topology that fits the files is no usage error");
+  for (const Machine& machine : finished.timeline.machines)
+    for (const Worker& worker : machine.workers)
+      Require(!finished.timeline.topology.hybrid() || !worker.role.known() ||
+                  worker.role.stage < finished.timeline.topology.pipeline_degree(),
+              "a worker's stage is below the pipeline degree");
   AlignOptions align;
   align.mode = static_cast<AlignMode>((choices >> 2) % 4);
   finished.clocks = AlignClocks(finished.timeline, align);

@@ -273,7 +273,11 @@ def main():
                  ("stage_order", os.path.join(root, "test/fixtures/skewed"), 1, multi),
                  ("generated", generated_logs(jobviz, scratch), 1, multi),
                  # several runs in one log: steps and jobs carry a "run" arg
-                 ("appended_runs", os.path.join(root, "test/fixtures/appended_runs"), 1, ["--run", "all"])]
+                 ("appended_runs", os.path.join(root, "test/fixtures/appended_runs"), 1, ["--run", "all"]),
+                 # hybrid parallel: row names with stage, mp and replica; --rows stage makes a process per
+                 # stage whose rows come from several machines (dp2 x pp2: each machine one replica)
+                 ("hybrid", os.path.join(root, "test/fixtures/hybrid/mp2sharding4pp4_skewed"), 2, multi),
+                 ("hybrid_rows_stage", os.path.join(root, "test/fixtures/hybrid/dp2pp2"), 2, multi + ["--rows", "stage"])]
         for name, source, threads, extra in cases:
             logs = os.path.join(scratch, name + "_logs")
             shutil.copytree(source, logs, ignore=shutil.ignore_patterns("pipeline_profile*"))

@@ -69,7 +69,7 @@
     if (entry.machine !== undefined) {
       const machine = data.machines[entry.machine];
       div.className = 'machine';
-      div.textContent = machine.name + (data.machines.length > 1 ? ' · clock ' + machine.clock : '');
+      div.textContent = machine.name + (data.machines.length > 1 && machine.clock ? ' · clock ' + machine.clock : '');
       div.title = div.textContent;
     } else {
       const row = data.rows[entry.row];
