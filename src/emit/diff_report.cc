@@ -45,7 +45,8 @@ std::string DiffReport(const std::vector<MetricChange>& rows, const std::string&
   std::vector<std::vector<std::string>> table = {{"metric", "base", "new", "change"}};
   for (const MetricChange& row : rows) table.push_back({row.metric, Number(row.base), Number(row.now), Change(row)});
   if (format == DiffFormat::kMarkdown)
-    return "## jobviz diff\n\nbase: `" + base_name + "`, new: `" + new_name + "`\n\n" + MarkdownTable(table);
+    return "## jobviz diff\n\nbase: " + MarkdownCode(base_name, false) + ", new: " + MarkdownCode(new_name, false) +
+           "\n\n" + MarkdownTable(table, {0});
   return "base: " + base_name + "\nnew:  " + new_name + "\n" + TextTable(table);
 }
 

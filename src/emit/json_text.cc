@@ -13,7 +13,8 @@ namespace {
 size_t Utf8SequenceLength(std::string_view text, size_t i) {
   const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
   const unsigned char lead = byte(i);
-  size_t length = lead >= 0xf0 && lead <= 0xf4 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc2 && lead <= 0xdf ? 2 : 0;
+  // F5-FF never start a sequence (past U+10FFFF), nor C0, C1 (overlong).
+  size_t length = lead >= 0xf0 && lead <= 0xf4 ? 4 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xc2 && lead <= 0xdf ? 2 : 0;
   if (length == 0 || i + length > text.size()) return 0;
   for (size_t k = 1; k < length; ++k)
     if ((byte(i + k) & 0xc0) != 0x80) return 0;
@@ -120,7 +121,16 @@ std::string& JsonMembers::Object(std::string_view key) { return Key(key); }
 
 std::string MarkupText(const std::string& text) {
   std::string out;
-  for (char c : ValidUtf8(text)) {
+  const std::string valid = ValidUtf8(text);
+  for (size_t i = 0; i < valid.size(); ++i) {
+    const char c = valid[i];
+    // U+FFFE and U+FFFF (EF BF BE/BF) are no XML characters: a parser
+    // refuses the document. They become U+FFFD, the replacement character.
+    if (c == '\xef' && i + 2 < valid.size() && valid[i + 1] == '\xbf' && (valid[i + 2] == '\xbe' || valid[i + 2] == '\xbf')) {
+      out += "\xef\xbf\xbd";
+      i += 2;
+      continue;
+    }
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;

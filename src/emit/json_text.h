@@ -32,7 +32,8 @@ std::string ValidUtf8(std::string_view text);
 
 // Text for XML and HTML element content and attribute values (JUnit, the
 // HTML report): the five special characters escaped, bytes that are not
-// valid UTF-8 read as Latin-1, and control characters XML 1.0 forbids as '?'.
+// valid UTF-8 read as Latin-1, control characters XML 1.0 forbids as '?', and
+// U+FFFE and U+FFFF (no XML characters either) as U+FFFD.
 std::string MarkupText(const std::string& text);
 
 // Appends one JSON object member by member, straight into `out`:

@@ -35,3 +35,53 @@ TEST_CASE("Integers") {
   AppendInt(out, 9223372036854775807);
   CHECK(out == "-429223372036854775807");
 }
+
+namespace {
+
+// True when every code point of UTF-8 `text` is an XML 1.0 Char
+// (#x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF]).
+bool AllXmlChars(const std::string& text) {
+  for (size_t i = 0; i < text.size();) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    const size_t length = byte < 0x80 ? 1 : byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : 2;
+    if (i + length > text.size()) return false;
+    std::uint32_t cp = length == 1 ? byte : byte & (0xff >> (length + 1));
+    for (size_t k = 1; k < length; ++k) cp = cp << 6 | (static_cast<unsigned char>(text[i + k]) & 0x3f);
+    const bool ok = cp == 0x9 || cp == 0xa || cp == 0xd || (cp >= 0x20 && cp <= 0xd7ff) ||
+                    (cp >= 0xe000 && cp <= 0xfffd) || (cp >= 0x10000 && cp <= 0x10ffff);
+    if (!ok) return false;
+    i += length;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("Markup text holds only characters XML allows, whatever bytes come in") {
+  CHECK(MarkupText("a\xef\xbf\xbe" "b\xef\xbf\xbf") == "a\xef\xbf\xbd" "b\xef\xbf\xbd");
+  CHECK(MarkupText("\xef\xbf\xbd ok") == "\xef\xbf\xbd ok");  // U+FFFD itself stays
+  CHECK(MarkupText("\xef\xbf") == MarkupText(std::string("\xef\xbf")));  // a cut sequence: no read past the end
+  for (const char* hostile : {"\xef\xbf\xbe", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\x01\x0b\x7f", "\xc0\xaf",
+                              "\xef\xbf", "x\xff\xfey"}) {
+    INFO(hostile);
+    CHECK(AllXmlChars(MarkupText(hostile)));
+  }
+  // Every two- and three-byte sequence, valid or not.
+  std::string all;
+  for (int a = 0x80; a < 0x100; ++a)
+    for (int b = 0x80; b < 0xc0; ++b) {
+      all += static_cast<char>(a);
+      all += static_cast<char>(b);
+      all += '\xbf';
+      all += ' ';
+    }
+  CHECK(AllXmlChars(MarkupText(all)));
+}
+
+TEST_CASE("Bytes F5 to FF start no UTF-8 sequence: read as Latin-1 in JSON strings and markup") {
+  CHECK(ValidUtf8("\xf5\x80\xbf") == "\xc3\xb5\xc2\x80\xc2\xbf");
+  CHECK(ValidUtf8("\xff\xbf\xbf") == "\xc3\xbf\xc2\xbf\xc2\xbf");
+  std::string json;
+  AppendJsonString(json, "\xf8\x88\x80\x80\x80");  // a strict parser accepts it, and reads the Latin-1 text
+  CHECK(nlohmann::json::parse(json).get<std::string>() == ValidUtf8("\xf8\x88\x80\x80\x80"));
+}

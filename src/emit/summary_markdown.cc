@@ -13,7 +13,7 @@ std::string EmitSummaryMarkdown(const FinishedRun& run, const Sink& sink) {
     if (!section.text.empty()) out += "**" + MarkdownCell(section.text) + "**\n\n";
     if (!section.rows.empty()) out += "### " + section.title + "\n\n" + MarkdownTable(section.rows) + "\n";
   }
-  if (!run.gates.empty()) out += "### Gates (--fail-on)\n\n" + MarkdownTable(GateRows(run.gates, "`")) + "\n";
+  if (!run.gates.empty()) out += "### Gates (--fail-on)\n\n" + MarkdownTable(GateRows(run.gates), {0}) + "\n";
   sink(out);
   return "";
 }

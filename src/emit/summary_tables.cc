@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
 #include "emit/trace_events.h"
 #include "model/time_value.h"
@@ -35,23 +36,53 @@ std::string TextTable(const std::vector<std::vector<std::string>>& rows) {
   return out;
 }
 
-// A table cell: pipes and line breaks would end the cell or the row.
+// Text as itself in GitHub-flavoured Markdown (which renders raw HTML): HTML's
+// special characters as entities, Markdown's punctuation backslash-escaped,
+// line breaks (which would end a table row) as spaces. Names come from
+// directory names and summary files: a name is never markup.
 std::string MarkdownCell(const std::string& text) {
   std::string cell;
   for (char c : text) {
-    if (c == '|') cell += "\\|";
-    else if (c == '\n' || c == '\r') cell += ' ';
-    else cell += c;
+    switch (c) {
+      case '<': cell += "&lt;"; break;
+      case '>': cell += "&gt;"; break;
+      case '&': cell += "&amp;"; break;
+      case '\n': case '\r': cell += ' '; break;
+      case '\\': case '`': case '*': case '_': case '[': case ']': case '|': case '~': case '#': case '!':
+        cell += '\\';
+        cell += c;
+        break;
+      default: cell += c;
+    }
   }
   return cell;
 }
 
+std::string MarkdownCode(const std::string& text, bool in_table) {
+  // Backticks inside need a longer fence; a space pads content that starts
+  // or ends with one. Inside a code span nothing else is markup, but a table
+  // still ends a cell at '|' unless it is escaped (GFM strips the backslash).
+  size_t longest = 0, run = 0;
+  std::string content;
+  for (char c : text) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+    if (c == '\n' || c == '\r') content += ' ';
+    else if (c == '|' && in_table) content += "\\|";
+    else content += c;
+  }
+  const std::string fence(longest + 1, '`');
+  const bool pad = !content.empty() && (content.front() == '`' || content.back() == '`');
+  return fence + (pad ? " " : "") + content + (pad ? " " : "") + fence;
+}
+
 // First column left-aligned, the figures right-aligned.
-std::string MarkdownTable(const std::vector<std::vector<std::string>>& rows) {
+std::string MarkdownTable(const std::vector<std::vector<std::string>>& rows, const std::set<size_t>& code_columns) {
   std::string out;
   for (size_t r = 0; r < rows.size(); ++r) {
     out += "|";
-    for (const std::string& cell : rows[r]) out += " " + MarkdownCell(cell) + " |";
+    for (size_t c = 0; c < rows[r].size(); ++c)
+      out += " " + (r > 0 && code_columns.count(c) ? MarkdownCode(rows[r][c], true) : MarkdownCell(rows[r][c])) + " |";
     out += "\n";
     if (r == 0) {
       out += "|";
@@ -158,10 +189,10 @@ std::vector<SummarySection> SummarySections(const Analysis& a, const Timeline& t
   return sections;
 }
 
-std::vector<std::vector<std::string>> GateRows(const std::vector<GateResult>& gates, const std::string& quote) {
+std::vector<std::vector<std::string>> GateRows(const std::vector<GateResult>& gates) {
   std::vector<std::vector<std::string>> rows = {{"gate", "value", "result"}};
   for (const GateResult& gate : gates)
-    rows.push_back({quote + gate.condition.text + quote, gate.Message(), !gate.value ? "error" : gate.failed ? "FAILED" : "passed"});
+    rows.push_back({gate.condition.text, gate.Message(), !gate.value ? "error" : gate.failed ? "FAILED" : "passed"});
   return rows;
 }
 

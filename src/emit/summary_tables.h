@@ -1,6 +1,7 @@
 // The analysis as aligned tables for a terminal (--summary).
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,16 +20,23 @@ struct SummarySection {
 std::vector<SummarySection> SummarySections(const Analysis& analysis, const Timeline& timeline);
 
 // The --fail-on results as rows: gate, value, result ("passed", "FAILED" or
-// "error"); `quote` goes around the condition (Markdown: a backtick).
-std::vector<std::vector<std::string>> GateRows(const std::vector<GateResult>& gates, const std::string& quote = "");
+// "error"). Markdown shows the condition as code (MarkdownTable's code_columns).
+std::vector<std::vector<std::string>> GateRows(const std::vector<GateResult>& gates);
 
 std::string Percent(double ratio);  // "43.9%"
 
 // Rows (the first is the header) as aligned text, or as a Markdown table
 // (first column left-aligned, the figures right-aligned).
 std::string TextTable(const std::vector<std::vector<std::string>>& rows);
-std::string MarkdownTable(const std::vector<std::vector<std::string>>& rows);
-std::string MarkdownCell(const std::string& text);  // pipes escaped, line breaks as spaces
+// `code_columns`: columns whose cells (below the header) are code spans.
+std::string MarkdownTable(const std::vector<std::vector<std::string>>& rows, const std::set<size_t>& code_columns = {});
+// Text that shows as itself in GitHub-flavoured Markdown: HTML's special
+// characters as entities, Markdown's punctuation (\ ` * _ [ ] | ~ # !)
+// backslash-escaped, line breaks as spaces.
+std::string MarkdownCell(const std::string& text);
+// `text` as a code span whose fence no backtick inside can close; in a table
+// cell its pipes are escaped (GFM removes the backslash there).
+std::string MarkdownCode(const std::string& text, bool in_table);
 
 std::string SummaryTables(const Analysis& analysis);
 

@@ -61,6 +61,31 @@ def main():
                            if e["ph"] == "X" and "source" in e["args"] and e["name"].startswith("forward"))
             if len(names) != 4 or not all(n.startswith("forward_\u00ff\u00fe") for n in names):
                 failures.append("merged job names %r" % names)
+        # Names are never markup in Markdown: a machine directory named like an HTML element, and a
+        # job-type key of a summary, stay text in --summary-md and in `jobviz diff --md`.
+        html_logs = os.path.join(root, b"html_logs")
+        os.makedirs(os.path.join(html_logs, b"machine0<img src=x onerror=alert(1)>"))
+        os.makedirs(os.path.join(html_logs, b"machine1*b*"))
+        for m in (b"machine0<img src=x onerror=alert(1)>", b"machine1*b*"):
+            with open(os.path.join(html_logs, m, b"workerlog.0"), "wb") as f:
+                f.write(JOB % (b"1", 0, 100, 101))
+        r = run(jobviz, b"--log_dir", html_logs, b"--multi_machine", b"-q", b"--no-chrome", b"-o", b"h.json",
+                b"--summary-md", b"s.md", b"--summary-json", b"hs.json", b"--fail-on", b"counts.jobs > 100", cwd=root)
+        markdown = open(os.path.join(root, b"s.md"), encoding="utf-8").read() if r.returncode == 0 else ""
+        if "<img" in markdown or "*b*" in markdown or "machine0&lt;img src=x onerror=alert(1)&gt;" not in markdown:
+            failures.append("--summary-md: a name became markup:\n" + markdown)
+        if "| `counts.jobs > 100` |" not in markdown:
+            failures.append("--summary-md: the gate is not a code span:\n" + markdown)
+        hostile = json.load(open(os.path.join(root, b"hs.json"), encoding="utf-8"))
+        hostile["job_types"]["<script>x</script>`|"] = {"mean_us": 1.0}
+        with open(os.path.join(root, b"hostile.json"), "w", encoding="utf-8") as f:
+            json.dump(hostile, f)
+        r = run(jobviz, b"diff", b"hs.json", b"hostile.json", b"--md", cwd=root)
+        diff = subprocess.run([jobviz, b"diff", b"hs.json", b"hostile.json", b"--md"], cwd=root,
+                              capture_output=True).stdout.decode("utf-8")
+        if "| ``job_types.<script>x</script>`\\|.mean_us`` |" not in diff:
+            failures.append("diff --md: a hostile key is not one inert code span:\n" + diff)
+
         # kill -9 during a write leaves PATH.tmp.PID; the next run writing PATH removes it
         # (when that process is gone), and leaves a live process's alone.
         dead = subprocess.Popen(["true"])
