@@ -224,12 +224,20 @@ std::optional<double> Threshold(const Condition& c, const nlohmann::json* baseli
     *error = "the baseline: " + *error;
     return std::nullopt;
   }
+  double threshold = *base;
   switch (c.base) {
-    case Condition::Base::kPlus: return *base + c.threshold;
-    case Condition::Base::kMinus: return *base - c.threshold;
-    case Condition::Base::kTimes: return *base * c.threshold;
-    default: return *base;
+    case Condition::Base::kPlus: threshold = *base + c.threshold; break;
+    case Condition::Base::kMinus: threshold = *base - c.threshold; break;
+    case Condition::Base::kTimes: threshold = *base * c.threshold; break;
+    default: break;
   }
+  if (!std::isfinite(threshold)) {  // a gate against inf can never fire: as a written inf, refused
+    char shown[96];
+    std::snprintf(shown, sizeof shown, "the threshold from the baseline (%g) is %g", *base, threshold);
+    *error = "'" + c.text + "': " + shown + ", not a finite number";
+    return std::nullopt;
+  }
+  return threshold;
 }
 
 std::vector<GateResult> EvaluateGates(const std::vector<Condition>& gates, const nlohmann::json& summary,

@@ -26,7 +26,8 @@ std::set<std::string> KeysOf(const nlohmann::json& a, const nlohmann::json& b, c
 std::optional<double> WorkerBubble(const nlohmann::json& summary, const std::string& name) {
   if (!summary.contains("workers") || !summary["workers"].is_array()) return std::nullopt;
   for (const auto& worker : summary["workers"])
-    if (worker.is_object() && worker.value("name", "") == name && worker.contains("bubble_ratio") &&
+    if (worker.is_object() && worker.contains("name") && worker["name"].is_string() && worker["name"] == name &&
+        worker.contains("bubble_ratio") &&
         worker["bubble_ratio"].is_number())
       return worker["bubble_ratio"].get<double>();
   return std::nullopt;

@@ -191,9 +191,13 @@ bool PlanGates(const std::vector<std::string>& texts, const std::optional<nlohma
   for (const std::string& text : texts) {
     std::string error;
     auto condition = ParseCondition(text, &error);
-    if (!condition || !CheckMetricPath(SummarySchema(), condition->path, &error) ||
-        !Threshold(*condition, baseline ? &*baseline : nullptr, &error)) {
+    if (!condition || !CheckMetricPath(SummarySchema(), condition->path, &error)) {
       PrintError("--fail-on " + error, "the names are the keys of --summary-json (docs/analysis.md)");
+      return false;
+    }
+    if (!Threshold(*condition, baseline ? &*baseline : nullptr, &error)) {
+      PrintError("--fail-on " + error, baseline ? "check the --baseline file: is it the summary of a good run?"
+                                                : "the names are the keys of --summary-json (docs/analysis.md)");
       return false;
     }
     gates->push_back(std::move(*condition));
