@@ -45,7 +45,9 @@ struct ProfilerConfig {
   // Where this rank sits in a hybrid-parallel job, when the framework does
   // not print it (Paddle's HybridParallelInfo line): its pipeline stage, its
   // replica (data parallel / sharding) and its tensor-parallel index. With
-  // pp_rank >= 0 the constructor writes one "Jobviz Topology" line; -1 (the
+  // pp_rank >= 0 the constructor writes one HybridParallelInfo line, Paddle's
+  // with coordinates: "HybridParallelInfo: rank_id: 5, pp_rank: 1, dp_rank: 0,
+  // tp_rank: 1"; -1 (the
   // default): none (SetTopology can write it later). Values below 10^6.
   int pp_rank = -1, dp_rank = 0, tp_rank = 0;
 };
@@ -102,7 +104,7 @@ class Profiler {
   // A host-side communicator needs no stream (nullptr).
   void AttachClockSync(Communicator* communicator, Stream* stream);
 
-  // Writes the "Jobviz Topology" line that tells jobviz this rank's stage,
+  // Writes the HybridParallelInfo line that tells jobviz this rank's stage,
   // replica and tensor-parallel index (ProfilerConfig::pp_rank). Once per
   // profiler: false (and nothing written) for a second call, a value outside
   // 0..999999, or after Shutdown.

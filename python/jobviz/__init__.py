@@ -224,7 +224,7 @@ class Profiler(_Handle):
       off (tests and demos of clock alignment on one machine).
     pp_rank, dp_rank, tp_rank: where this rank sits in a hybrid-parallel job (pipeline
       stage, data-parallel or sharding replica, tensor-parallel index), written once as a
-      "Jobviz Topology" line so that jobviz knows the pipelines; give pp_rank to write it
+      HybridParallelInfo line (Paddle's, with pp_rank/dp_rank/tp_rank) so that jobviz knows the pipelines; give pp_rank to write it
       (dp_rank and tp_rank default to 0). Not needed where Paddle prints HybridParallelInfo.
     """
 

@@ -1,6 +1,7 @@
 #include "model/topology_inference.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "model/time_value.h"
@@ -23,44 +24,65 @@ Nanos MedianDuration(const Worker& worker) {
   return durations[durations.size() / 2];
 }
 
-bool IsForward(const Job& job) { return job.type.str().rfind("forward", 0) == 0; }
-bool IsBackward(const Job& job) { return job.type.str().rfind("backward", 0) == 0; }
+// What the warm-up needs of a job type, worked out once per type: millions
+// of jobs share a handful of types.
+struct TypeFlags {
+  bool forward = false, backward = false;
+  bool chunked = false;  // forward1, backward0, backward_b, backward_w: not plain 1F1B
+};
+class TypeFlagsCache {
+ public:
+  // By Name::index(): interned names are numbered densely from 1.
+  const TypeFlags& Of(Name type) {
+    const size_t i = type.index();
+    if (i >= known_.size()) known_.resize(i + 1);
+    auto& [known, flags] = known_[i];
+    if (!known) {
+      const std::string& text = type.str();
+      flags.forward = text.rfind("forward", 0) == 0;
+      flags.backward = text.rfind("backward", 0) == 0;
+      flags.chunked = (flags.forward && text != "forward") || (flags.backward && text != "backward");
+      known = true;
+    }
+    return flags;
+  }
 
-// Forwards before the first backward, per step; the most common count. One
-// pass over the jobs in start order, where a step's jobs follow each other.
-int WarmUpForwards(const Worker& worker) {
+ private:
+  std::vector<std::pair<bool, TypeFlags>> known_;
+};
+
+struct WarmUp {
+  int forwards = 0;      // before the first backward of a step: the most common count
+  bool chunked = false;  // some job type is not plain forward/backward
+};
+
+// One pass over the jobs in start order, where a step's jobs follow each other.
+WarmUp CountWarmUp(const Worker& worker, TypeFlagsCache& types) {
   std::map<int, int> votes;
+  WarmUp result;
   std::int64_t step = kNoStep;
   int forwards = 0;
   bool counting = false;
   for (const Job& job : worker.jobs) {
+    const TypeFlags& flags = types.Of(job.type);
+    result.chunked |= flags.chunked;
     if (!counting || job.step != step) {
       step = job.step;
       forwards = 0;
       counting = true;
     }
     if (forwards < 0) continue;  // this step's first backward was seen
-    if (IsBackward(job)) {
+    if (flags.backward) {
       ++votes[forwards];
       forwards = -1;
-    } else if (IsForward(job)) {
+    } else if (flags.forward) {
       ++forwards;
     }
   }
-  int best = 0, best_votes = 0;
+  int best_votes = 0;
   for (const auto& [count, n] : votes)
-    if (n > best_votes) best = count, best_votes = n;
-  return best;
-}
-
-// Interleaved chunks (forward1) or split backward (backward_b): the warm-up
-// formula above is that of plain 1F1B only.
-bool HasChunksOrSplitBackward(const Worker& worker) {
-  for (const Job& job : worker.jobs) {
-    const std::string& type = job.type.str();
-    if ((IsForward(job) && type.size() > 7) || (IsBackward(job) && type != "backward")) return true;
-  }
-  return false;
+    if (n > best_votes) result.forwards = count, best_votes = n;
+  return result;
 }
 
 }  // namespace
@@ -70,13 +92,27 @@ bool InLockstep(const Worker& a, const Worker& b) {
   // The same jobs in the same order first: it fails at once for two stages.
   for (size_t i = 0; i < a.jobs.size(); ++i)
     if (a.jobs[i].type != b.jobs[i].type || a.jobs[i].micro_batch != b.jobs[i].micro_batch) return false;
-  const Nanos tolerance = std::max<Nanos>(
-      kLockstepFloor, static_cast<Nanos>(kLockstepShare * static_cast<double>(std::max(MedianDuration(a), MedianDuration(b)))));
-  size_t close = 0;
+  // Jobs within `tolerance` of each other; stops once too many are not.
+  const size_t quorum = static_cast<size_t>(std::ceil(kLockstepQuorum * static_cast<double>(a.jobs.size())));
+  const auto enough_close = [&](Nanos tolerance) {
+    size_t apart = 0;
+    for (size_t i = 0; i < a.jobs.size(); ++i) {
+      apart += std::abs(SaturatingSub(a.jobs[i].start, b.jobs[i].start)) > tolerance ||
+               std::abs(SaturatingSub(a.jobs[i].end, b.jobs[i].end)) > tolerance;
+      if (apart > a.jobs.size() - quorum) return false;
+    }
+    return true;
+  };
+  const auto tolerance_of = [](Nanos duration) {
+    return std::max<Nanos>(kLockstepFloor, static_cast<Nanos>(kLockstepShare * static_cast<double>(duration)));
+  };
+  // First against a bound of the tolerance from the longest job (no median
+  // to compute): stages that run the same sequence apart fail here.
+  Nanos longest = 0;
   for (size_t i = 0; i < a.jobs.size(); ++i)
-    close += std::abs(SaturatingSub(a.jobs[i].start, b.jobs[i].start)) <= tolerance &&
-             std::abs(SaturatingSub(a.jobs[i].end, b.jobs[i].end)) <= tolerance;
-  return static_cast<double>(close) >= kLockstepQuorum * static_cast<double>(a.jobs.size());
+    longest = std::max({longest, a.jobs[i].end - a.jobs[i].start, b.jobs[i].end - b.jobs[i].start});
+  if (!enough_close(tolerance_of(longest))) return false;
+  return enough_close(tolerance_of(std::max(MedianDuration(a), MedianDuration(b))));
 }
 
 void InferTopology(Timeline* timeline) {
@@ -101,9 +137,11 @@ void InferTopology(Timeline* timeline) {
   // backward on stage s); replicas are the stages that repeat.
   std::vector<int> warm(groups.size());
   bool chunks = false;
+  TypeFlagsCache types;
   for (size_t g = 0; g < groups.size(); ++g) {
-    warm[g] = WarmUpForwards(*groups[g].front());
-    chunks |= HasChunksOrSplitBackward(*groups[g].front());
+    const WarmUp warm_up = CountWarmUp(*groups[g].front(), types);
+    warm[g] = warm_up.forwards;
+    chunks |= warm_up.chunked;
   }
   const int p = *std::max_element(warm.begin(), warm.end());
   std::map<int, int> per_stage;

@@ -124,8 +124,9 @@ TEST_CASE("HybridParallelInfo lines of every published form place their rank") {
   CHECK(parsed.place.at(ParallelAxis::kDp) == 2);
   CHECK(parsed.place.degree == Degrees(4, 1, 1, 1, 1));  // no sharding or sep: degree 1
 
-  parsed = parser.ParseFirst("Jobviz Topology: rank = 5, pp_rank = 1, dp_rank = 0, tp_rank = 1", &scratch);
-  REQUIRE(parsed.kind == ParsedLine::Kind::kShimTopology);
+  parsed = parser.ParseFirst("HybridParallelInfo: rank_id: 5, pp_rank: 1, dp_rank: 0, tp_rank: 1", &scratch);
+  REQUIRE(parsed.kind == ParsedLine::Kind::kShimTopology);  // libjobviz's form: coordinates
+  CHECK(parsed.place.degree == Degrees(0, 0, 1, 1, 0));     // dp, pp, mp not stated (the largest index + 1); the rest 1
   CHECK(parsed.rank == 5);
   CHECK(parsed.place.at(ParallelAxis::kPp) == 1);
   CHECK(parsed.place.at(ParallelAxis::kMp) == 1);
@@ -134,15 +135,22 @@ TEST_CASE("HybridParallelInfo lines of every published form place their rank") {
 TEST_CASE("HybridParallelInfo lines that place no rank are malformed, with the reason") {
   ParallelPlace place;
   std::string error;
-  CHECK_FALSE(ParseHybridFields(", pp_degree: 4, pp_group: [0, 8, 16, 24]", 9, &place, &error));
+  bool by_coordinates = false;
+  const auto Fields = [&](std::string_view text, std::int64_t rank, ParallelPlace* out, std::string* why) {
+    return ParseHybridFields(text, rank, out, &by_coordinates, why);
+  };
+  CHECK_FALSE(Fields(", pp_rank: 1000000", 9, &place, &error));
+  CHECK(error == "pp_rank is not a whole number below 1000000");
+  CHECK_FALSE(Fields(", pp_rank: -1", 9, &place, &error));
+  CHECK_FALSE(Fields(", pp_degree: 4, pp_group: [0, 8, 16, 24]", 9, &place, &error));
   CHECK(error == "rank_id 9 is not in its own pp_group");
-  CHECK_FALSE(ParseHybridFields(", pp_degree: 4, pp_group: [1, 9, 17]", 9, &place, &error));
+  CHECK_FALSE(Fields(", pp_degree: 4, pp_group: [1, 9, 17]", 9, &place, &error));
   CHECK(error == "pp_group holds 3 ranks but pp_degree is 4");
-  CHECK_FALSE(ParseHybridFields(", pp_degree: 4", 9, &place, &error));
-  CHECK_FALSE(ParseHybridFields(", pp_group: [1, 9, ...]", 9, &place, &error));
+  CHECK_FALSE(Fields(", pp_degree: 4", 9, &place, &error));
+  CHECK_FALSE(Fields(", pp_group: [1, 9, ...]", 9, &place, &error));
   CHECK(error == "pp_group is not a list of ranks");
   // An unused group may hold anything (Paddle abbreviates nothing, but be lenient).
-  CHECK(ParseHybridFields(", pp_group: [1, 9], check/clip group: [0, 1, ...]", 9, &place, &error));
+  CHECK(Fields(", pp_group: [1, 9], check/clip group: [0, 1, ...]", 9, &place, &error));
   CHECK(place.at(ParallelAxis::kPp) == 1);
 
   LineParser parser;

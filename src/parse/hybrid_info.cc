@@ -71,11 +71,24 @@ std::optional<std::vector<std::int64_t>> RankList(std::string_view text) {
 
 }  // namespace
 
-bool ParseHybridFields(std::string_view text, std::int64_t rank, ParallelPlace* place, std::string* error) {
-  const auto fields = SplitFields(text);
+bool ParseHybridFields(std::string_view text, std::int64_t rank, ParallelPlace* place, bool* by_coordinates,
+                       std::string* error) {
+  auto fields = SplitFields(text);
+  if (const auto tp = fields.find("tp_rank"); tp != fields.end() && !fields.count("mp_rank")) fields["mp_rank"] = tp->second;
   *place = ParallelPlace{};
+  *by_coordinates = false;
   for (size_t a = 0; a < kAxes; ++a) {
     const std::string name = AxisName(static_cast<ParallelAxis>(a));
+    if (const auto coordinate = fields.find(name + "_rank"); coordinate != fields.end()) {
+      const auto index = Integer(coordinate->second);
+      if (!index || *index >= 1'000'000) {
+        *error = name + "_rank is not a whole number below 1000000";
+        return false;
+      }
+      place->index[a] = static_cast<std::int32_t>(*index);  // degree 0: not stated, the largest index + 1
+      *by_coordinates = true;
+      continue;
+    }
     std::optional<std::int64_t> degree;
     if (const auto it = fields.find(name + "_degree"); it != fields.end()) {
       degree = Integer(it->second);

@@ -16,6 +16,9 @@ namespace jobviz {
 // False with a reason when the fields cannot place `rank` (its own group
 // does not hold it, a group disagrees with its degree, a group needed is not
 // a list of ranks).
-bool ParseHybridFields(std::string_view fields, std::int64_t rank, ParallelPlace* place, std::string* error);
+// An axis may also be given as a coordinate, `<axis>_rank: N` (tp_rank for
+// mp), as libjobviz writes the line; *by_coordinates is then set.
+bool ParseHybridFields(std::string_view fields, std::int64_t rank, ParallelPlace* place, bool* by_coordinates,
+                       std::string* error);
 
 }  // namespace jobviz

@@ -78,6 +78,8 @@ const std::vector<LineFormat>& LineFormats() {
       // Paddle's fleet prints where a rank sits once, at start-up
       // (HybridCommunicateGroup in topology.py); the fields after rank_id
       // vary in order and number between versions (parse/hybrid_info.h).
+      // libjobviz writes the same line with coordinates (pp_rank: 1) where
+      // the framework prints none: one keyword for both.
       {LineKind::kHybridInfo,
        "HybridParallelInfo line",
        "HybridParallelInfo:",
@@ -95,20 +97,9 @@ const std::vector<LineFormat>& LineFormats() {
            "dp_group: [0, 1, 2, 3], check/clip group: [0]",
            "2022-04-02 23:32:10,565-INFO: [topology.py:152:__init__] HybridParallelInfo: rank_id: 0, dp_degree: 4, "
            "mp_degree: 1, pp_degree: 1, dp_group: [0, 1, 2, 3], mp_group: [0], pp_group: [0], check/clip group: [0]",
-       }},
-      // Written by libjobviz when the training script says where its rank
-      // sits (jobviz::Profiler::Options pp_rank, dp_rank, tp_rank).
-      {LineKind::kShimTopology,
-       "jobviz topology line",
-       "Jobviz Topology:",
-       {
-           {"Jobviz Topology: rank = <integer>", R"(Jobviz Topology:\s*rank\s*=\s*(\d+))"},
-           {", pp_rank = <integer>", R"(,\s*pp_rank\s*=\s*(\d+))"},
-           {", dp_rank = <integer>", R"(,\s*dp_rank\s*=\s*(\d+))"},
-           {", tp_rank = <integer>", R"(,\s*tp_rank\s*=\s*(\d+))"},
-       },
-       {
-           "Jobviz Topology: rank = 5, pp_rank = 1, dp_rank = 0, tp_rank = 1",
+           // libjobviz's form (Profiler pp_rank, dp_rank, tp_rank): coordinates instead of groups.
+           "I1020 09:15:07.265326 22317 jobviz_profiler.cc:1] HybridParallelInfo: rank_id: 5, pp_rank: 1, dp_rank: 0, "
+           "tp_rank: 1",
        }},
   };
   return formats;

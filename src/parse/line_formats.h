@@ -11,7 +11,7 @@
 
 namespace jobviz {
 
-enum class LineKind { kJob, kProfilerWindow, kNvtx, kClockSync, kStartBanner, kHybridInfo, kShimTopology };
+enum class LineKind { kJob, kProfilerWindow, kNvtx, kClockSync, kStartBanner, kHybridInfo };
 
 struct FieldPattern {
   std::string_view expected;  // what a user should see, e.g. ", type = <word>"

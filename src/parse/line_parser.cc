@@ -44,8 +44,7 @@ struct LineParser::Compiled {
 
 LineParser::LineParser()
     : scanner_({LineFormats()[0].keyword, LineFormats()[1].keyword, LineFormats()[2].keyword,
-                LineFormats()[3].keyword, LineFormats()[4].keyword, LineFormats()[5].keyword,
-                LineFormats()[6].keyword}),
+                LineFormats()[3].keyword, LineFormats()[4].keyword, LineFormats()[5].keyword}),
       compiled_(std::make_unique<Compiled>()) {
   for (const LineFormat& format : LineFormats()) {
     FormatPatterns patterns;
@@ -231,23 +230,16 @@ ParsedLine LineParser::ParseClean(std::string_view text, size_t keyword_pos, int
       parsed.kind = ParsedLine::Kind::kHybridInfo;
       parsed.rank = integer(1);
       std::string why;
-      if (numbers_ok && !ParseHybridFields(group(2), parsed.rank, &parsed.place, &why)) {
+      bool by_coordinates = false;
+      if (numbers_ok && !ParseHybridFields(group(2), parsed.rank, &parsed.place, &by_coordinates, &why)) {
         ParsedLine bad;
         bad.format = parsed.format;
         bad.error_column = static_cast<size_t>(groups[2].data() - text.data());
         bad.expected = "fields that place the rank (e.g. pp_group holding rank_id)";
         return bad;
       }
-      break;
-    }
-    case LineKind::kShimTopology: {
-      parsed.kind = ParsedLine::Kind::kShimTopology;
-      parsed.rank = integer(1);
-      const std::int64_t pp = integer(2), dp = integer(3), tp = integer(4);
-      numbers_ok &= pp < 1'000'000 && dp < 1'000'000 && tp < 1'000'000 && parsed.rank < kRunStride;
-      parsed.place.index[static_cast<size_t>(ParallelAxis::kPp)] = static_cast<std::int32_t>(pp);
-      parsed.place.index[static_cast<size_t>(ParallelAxis::kDp)] = static_cast<std::int32_t>(dp);
-      parsed.place.index[static_cast<size_t>(ParallelAxis::kMp)] = static_cast<std::int32_t>(tp);
+      if (by_coordinates) parsed.kind = ParsedLine::Kind::kShimTopology;
+      numbers_ok &= parsed.rank < kRunStride;
       break;
     }
   }

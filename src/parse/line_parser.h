@@ -32,7 +32,8 @@ struct ParsedLine {
   // kStepPush: step. kClockSync: rank, round.
   std::int64_t start_step = 0, end_step = -1, step = 0, rank = 0, round = 0;
   ParsedMillis time;  // kStepPush, kStepPop, kClockSync
-  // kHybridInfo, kShimTopology: `rank` and where it sits.
+  // kHybridInfo, kShimTopology (the same line with coordinates, as libjobviz
+  // writes it): `rank` and where it sits.
   ParallelPlace place;
 
   // Offset just past the record in the text it was parsed from; the reader

@@ -21,8 +21,7 @@ SkipReason MalformedReason(LineKind format) {
     case LineKind::kNvtx: return SkipReason::kMalformedStepLine;
     case LineKind::kClockSync: return SkipReason::kMalformedClockSync;
     case LineKind::kStartBanner: break;  // any line with the keyword is one
-    case LineKind::kHybridInfo:
-    case LineKind::kShimTopology: return SkipReason::kMalformedTopology;
+    case LineKind::kHybridInfo: return SkipReason::kMalformedTopology;
   }
   return SkipReason::kMalformedJob;
 }

@@ -62,8 +62,9 @@ Profiler::Profiler(ProfilerConfig config) : config_(std::move(config)), impl_(st
 bool Profiler::SetTopology(int pp_rank, int dp_rank, int tp_rank) {
   if (!ValidTopology(pp_rank, dp_rank, tp_rank)) return false;
   if (impl_->shut_down.load() || impl_->topology_written.exchange(true)) return false;
-  impl_->logger->info("Jobviz Topology: rank = {}, pp_rank = {}, dp_rank = {}, tp_rank = {}", config_.global_rank, pp_rank,
-                      dp_rank, tp_rank);
+  // Paddle's own line, with coordinates instead of groups (docs/workerlog-format.md).
+  impl_->logger->info("HybridParallelInfo: rank_id: {}, pp_rank: {}, dp_rank: {}, tp_rank: {}", config_.global_rank,
+                      pp_rank, dp_rank, tp_rank);
   return true;
 }
 

@@ -340,6 +340,6 @@ TEST_CASE("The topology line is written once, parses back to the rank's place, a
   CHECK(jobviz_set_topology(c_profiler, 1, 0, 3) == JOBVIZ_ERROR_INVALID_ARGUMENT);
   CHECK(jobviz_set_topology(nullptr, 1, 0, 3) == JOBVIZ_ERROR_INVALID_ARGUMENT);
   jobviz_profiler_destroy(c_profiler);
-  CHECK(ReadFile(c_path).find("Jobviz Topology: rank = 0, pp_rank = 1, dp_rank = 0, tp_rank = 3\n") != std::string::npos);
+  CHECK(ReadFile(c_path).find("HybridParallelInfo: rank_id: 0, pp_rank: 1, dp_rank: 0, tp_rank: 3\n") != std::string::npos);
   std::remove(c_path.c_str());
 }

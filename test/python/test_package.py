@@ -75,7 +75,7 @@ class PackageTest(unittest.TestCase):
             prof.end_step()
             prof.close()
         with open(logs[3]) as f:
-            self.assertIn("Jobviz Topology: rank = 3, pp_rank = 1, dp_rank = 0, tp_rank = 1", f.read())
+            self.assertIn("HybridParallelInfo: rank_id: 3, pp_rank: 1, dp_rank: 0, tp_rank: 1", f.read())
         result = subprocess.run([JOBVIZ_EXE, "--log_dir", self.dir.name, "--no-chrome", "-o",
                                  os.path.join(self.dir.name, "t.json"), "--summary-json", "-"],
                                 capture_output=True, text=True)
