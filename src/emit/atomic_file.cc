@@ -19,7 +19,7 @@ AtomicFile::~AtomicFile() {
   if (gzip_) gzclose(static_cast<gzFile>(gzip_));
   if (file_ && !to_stdout_) {
     std::fclose(file_);
-    unlink(temp_path_.c_str());
+    if (!streamed_) unlink(temp_path_.c_str());
   }
 }
 
@@ -72,9 +72,19 @@ bool AtomicFile::Open(const std::string& path, bool gzip) {
     file_ = stdout;
     return true;
   }
-  RemoveStaleTempFiles(path);
-  temp_path_ = path + ".tmp." + std::to_string(getpid());
-  const int fd = open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  struct stat target;
+  const bool exists = stat(path.c_str(), &target) == 0;  // through symlinks
+  int fd = -1;
+  if (exists && !S_ISREG(target.st_mode) && !S_ISDIR(target.st_mode)) {
+    // A device, FIFO or socket: renaming over it would put a regular file in
+    // its place (-o /dev/null as root) or leave its reader waiting forever.
+    streamed_ = true;
+    fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  } else {
+    RemoveStaleTempFiles(path);
+    temp_path_ = path + ".tmp." + std::to_string(getpid());
+    fd = open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  }
   if (fd < 0 || !(file_ = fdopen(fd, "w"))) {
     error_ = path + ": cannot write: " + std::strerror(errno);
     if (fd >= 0) close(fd);
@@ -120,6 +130,7 @@ bool AtomicFile::Commit() {
   if (!ok && error_.empty()) error_ = path_ + ": write failed: " + std::strerror(errno);
   ok &= std::fclose(file_) == 0;
   file_ = nullptr;
+  if (streamed_) return ok;
   if (ok && !ReplaceFile(temp_path_, path_)) {
     error_ = path_ + ": cannot replace: " + std::strerror(errno);
     ok = false;

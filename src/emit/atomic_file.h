@@ -1,6 +1,10 @@
 // Writes an output file so that readers never see half of it: everything
 // goes to a temporary file beside the target, which is renamed over the
 // target only once it is complete. An abandoned writer removes its temp file.
+// Only regular files (and new paths) are replaced so: a target that is a
+// device, a FIFO or a socket (or a symlink to one: /dev/stdout) is written
+// into as it is, streamed like "-". A symlink to a regular file is replaced
+// by the new file, as rename(2) does, and what it pointed to is left alone.
 //
 // Atomic, not durable: there is no fsync, and an existing file is replaced
 // by exchanging names, not by a rename that ext4 makes wait for the data
@@ -36,6 +40,7 @@ class AtomicFile {
   std::FILE* file_ = nullptr;
   void* gzip_ = nullptr;  // gzFile writing into file_'s descriptor
   bool to_stdout_ = false;
+  bool streamed_ = false;  // written into the target itself (not a regular file): nothing to rename
   bool write_failed_ = false;
 };
 
