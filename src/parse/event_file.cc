@@ -72,6 +72,22 @@ std::int64_t Int64At(const json& j, const char* key) {
   return value.get<std::int64_t>();
 }
 
+// The same ranges a log line's values have (line_parser.cc): times are not
+// negative (ms since the epoch), steps and micro-batches below the run
+// stride, ranks and rounds not negative.
+std::int64_t TimeAt(const json& j, const char* key, SkipReason reason) {
+  const std::int64_t value = Int64At(j, key);
+  if (value < 0) throw BadRecord(reason, std::string("'") + key + "' is a negative time");
+  return value;
+}
+
+std::int64_t StepAt(const json& j, const char* key, SkipReason reason, std::int64_t lowest = 0) {
+  const std::int64_t value = Int64At(j, key);
+  if (value < lowest || value >= kRunStride)
+    throw BadRecord(reason, std::string("'") + key + "' is out of range (0 to 999999999999, as a log line holds)");
+  return value;
+}
+
 // A count or size: a non-negative integer that fits in 64 bits.
 std::uint64_t CountAt(const json& j, const char* key) {
   const json& value = j.at(key);
@@ -90,33 +106,35 @@ LogRecord RecordFrom(const json& j) {
   r.line = static_cast<std::uint64_t>(line);
   if (kind == "job") {
     r.kind = RecordKind::kJob;
-    r.start = Int64At(j, "s");
-    r.end = Int64At(j, "e");
-    r.micro_batch = Int64At(j, "mb");
+    r.start = TimeAt(j, "s", SkipReason::kMalformedJob);
+    r.end = TimeAt(j, "e", SkipReason::kMalformedJob);
+    r.micro_batch = StepAt(j, "mb", SkipReason::kMalformedJob);
     r.type = j.at("t");
     r.job_id = j.at("id");
+    if (r.start == 0 || r.end == 0) throw BadRecord(SkipReason::kTimerNeverFired, "a job time is 0: its timer never fired");
     if (r.end < r.start) throw BadRecord(SkipReason::kEndBeforeStart, "the job ends before it starts");
     if (r.end - r.start > kLongestJob) throw BadRecord(SkipReason::kImplausibleDuration, "the job lasts longer than a day");
   } else if (kind == "window") {
     r.kind = RecordKind::kProfilerWindow;
-    r.step = Int64At(j, "step");
-    r.window_end_step = Int64At(j, "end");
+    r.step = StepAt(j, "step", SkipReason::kMalformedWindow);
+    r.window_end_step = StepAt(j, "end", SkipReason::kMalformedWindow, -1);
   } else if (kind == "push") {
     r.kind = RecordKind::kStepPush;
-    r.start = Int64At(j, "s");
-    r.step = Int64At(j, "step");
+    r.start = TimeAt(j, "s", SkipReason::kMalformedStepLine);
+    r.step = StepAt(j, "step", SkipReason::kMalformedStepLine);
   } else if (kind == "range") {
     r.kind = RecordKind::kRangePush;
-    r.start = Int64At(j, "s");
+    r.start = TimeAt(j, "s", SkipReason::kMalformedStepLine);
     r.type = j.at("name");
   } else if (kind == "pop") {
     r.kind = RecordKind::kStepPop;
-    r.start = Int64At(j, "s");
+    r.start = TimeAt(j, "s", SkipReason::kMalformedStepLine);
   } else if (kind == "sync") {
     r.kind = RecordKind::kClockSync;
-    r.start = Int64At(j, "s");
+    r.start = TimeAt(j, "s", SkipReason::kMalformedClockSync);
     r.rank = Int64At(j, "rank");
     r.round = Int64At(j, "round");
+    if (r.rank < 0 || r.round < 0) throw BadRecord(SkipReason::kMalformedClockSync, "a negative rank or round");
   } else if (kind == "start") {
     r.kind = RecordKind::kStartBanner;
   } else if (kind == "hybrid" || kind == "topology") {
@@ -163,12 +181,22 @@ size_t SkipReasonFrom(const std::string& text) {
   return reason;
 }
 
-SkipTally SkipsFrom(const json& j) {
+// The skipped lines of a file of `lines` lines: they add up to at most that
+// (checked as they are added, so that counts near 2^64 cannot wrap around).
+SkipTally SkipsFrom(const json& j, std::uint64_t lines) {
   // Examples first (they are the first of each reason), then the remaining counts.
   SkipTally tally;
   std::map<size_t, std::uint64_t> remaining;
   const json& counts = j.at("counts");
-  for (const auto& item : counts.items()) remaining[SkipReasonFrom(item.key())] = CountAt(counts, item.key().c_str());
+  std::uint64_t total = 0;
+  for (const auto& item : counts.items()) {
+    const size_t reason = SkipReasonFrom(item.key());
+    const std::uint64_t count = CountAt(counts, item.key().c_str());
+    if (count > lines - total)
+      throw std::runtime_error("more skipped lines than the file's " + std::to_string(lines) + " lines");
+    total += count;
+    remaining[reason] = count;
+  }
   for (const json& e : j.at("examples")) {
     const size_t reason = SkipReasonFrom(std::to_string(Int64At(e, "reason")));
     if (remaining[reason] == 0) throw std::runtime_error("more skip examples than skipped lines");
@@ -232,7 +260,7 @@ struct EventReader {
       scan.file = f.at("file");
       scan.bytes = CountAt(f, "bytes");
       scan.lines = CountAt(f, "lines");
-      scan.skipped = SkipsFrom(f.at("skipped"));
+      scan.skipped = SkipsFrom(f.at("skipped"), scan.lines);
       const std::int64_t worker = Int64At(f, "worker");
       if (worker < 0 || worker > INT32_MAX || by_worker.count(worker))
         throw std::runtime_error("worker " + std::to_string(worker) + " is invalid or listed twice");
@@ -259,6 +287,10 @@ struct EventReader {
     WorkerLogScan& scan = events->scans[it->second];
     try {
       scan.records.push_back(RecordFrom(j));
+      if (scan.records.back().line > scan.lines) {
+        scan.records.pop_back();
+        throw BadRecord(SkipReason::kMalformedJob, "'l' is past the file's " + std::to_string(scan.lines) + " lines");
+      }
     } catch (const BadRecord& bad) {
       scan.skipped.Add({bad.reason, path, line_number, 0, std::string(line.substr(0, 240)), bad.what()});
     }
