@@ -25,6 +25,9 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import itertools
+import operator
+import os
+import re
 import sys
 import traceback
 from typing import Any, Callable, Iterator, Optional, Tuple
@@ -54,6 +57,37 @@ class JobvizError(RuntimeError):
 def _check(status: int, what: str) -> None:
     if status != _OK:
         raise JobvizError(status, what)
+
+
+# What jobviz reads back from the lines these values go into (docs/workerlog-format.md):
+# steps below 10**12, micro-batches and ids that fit in 64 bits, one-word job types.
+_STEP_LIMIT = 10**12
+_INT32_MAX = 2**31 - 1
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_WORD = re.compile(r"\w+", re.ASCII)
+
+
+def _integer(name: str, value: Any, low: int, high: int) -> int:
+    """``value`` as an int in low..high: a TypeError for what is not an integer (a float,
+    a bool, a string), a ValueError for one out of range, instead of a silent truncation
+    at the C boundary."""
+    if isinstance(value, bool):
+        raise TypeError(f"{name} is an integer, not a bool")
+    try:
+        number = operator.index(value)  # int, NumPy integers; not floats
+    except TypeError:
+        raise TypeError(f"{name} is an integer, not {type(value).__name__}") from None
+    if not low <= number <= high:
+        raise ValueError(f"{name} must be {low}..{high}, not {number}")
+    return number
+
+
+def _window(start: Any, end: Any) -> Tuple[int, int]:
+    start = _integer("the window's start", start, 0, _STEP_LIMIT - 1)
+    end = _integer("the window's end", end, 0, _STEP_LIMIT)
+    if end <= start:
+        raise ValueError(f"a window (start, end) records start <= step < end: end must be above start, not ({start}, {end})")
+    return start, end
 
 
 def library_version() -> str:
@@ -144,6 +178,10 @@ class BarrierCommunicator(Communicator):
     needs_stream = False
     def __init__(self, barrier: Callable[[], Any], rank: int, size: int) -> None:
         super().__init__()
+        if not callable(barrier):
+            raise TypeError(f"barrier is a callable taking no arguments, not {type(barrier).__name__}")
+        size = _integer("size", size, 1, _INT32_MAX)
+        rank = _integer("rank", rank, 0, size - 1)
 
         def call(_user: Optional[int]) -> int:
             try:
@@ -235,12 +273,15 @@ class Profiler(_Handle):
                  emulate_clock_drift_ppm: float = 0.0, pp_rank: Optional[int] = None, dp_rank: int = 0,
                  tp_rank: int = 0) -> None:
         super().__init__()
+        world_size = _integer("world_size", world_size, 1, _INT32_MAX)
+        rank = _integer("rank", rank, 0, world_size - 1)
+        local_worker = _integer("local_worker", local_worker, 0, _INT32_MAX)
+        start, end = _window(*window) if window is not None else (-1, -1)
+        path = os.fsencode(log_path) if log_path is not None and log_path != "" else None  # str, bytes, PathLike
         place = None
         if pp_rank is not None:
             place = tuple(_topology_index(name, value) for name, value in
                           (("pp_rank", pp_rank), ("dp_rank", dp_rank), ("tp_rank", tp_rank)))
-        start, end = window if window is not None else (-1, -1)
-        path = str(log_path).encode() if log_path else None
         _check(_lib.jobviz_profiler_create_emulated(int(rank), int(local_worker), int(world_size), path, int(start),
                                                     int(end), int(emulate_clock_offset_ns),
                                                     float(emulate_clock_drift_ppm), ctypes.byref(self._handle)),
@@ -264,10 +305,13 @@ class Profiler(_Handle):
 
     def begin_job(self, stream: Any, type: str, micro_batch: int = 0, job_id: Optional[int] = None) -> int:
         """Marks a job's start on ``stream``; returns the token for :meth:`end_job`."""
+        if not isinstance(type, str) or not _WORD.fullmatch(type):
+            raise ValueError(f"a job type is one word of letters, digits and _ (forward, backward_b1), not {type!r}")
+        micro_batch = _integer("micro_batch", micro_batch, 0, _INT64_MAX)
+        job_id = next(self._job_ids) if job_id is None else _integer("job_id", job_id, _INT64_MIN, _INT64_MAX)
         token = ctypes.c_uint64()
-        job_id = next(self._job_ids) if job_id is None else job_id
-        _check(_lib.jobviz_job_begin(self.handle, self._stream(stream).handle, type.encode(), int(job_id),
-                                     int(micro_batch), ctypes.byref(token)), f"begin job {type}")
+        _check(_lib.jobviz_job_begin(self.handle, self._stream(stream).handle, type.encode(), job_id,
+                                     micro_batch, ctypes.byref(token)), f"begin job {type}")
         return token.value
 
     def end_job(self, stream: Any, token: int) -> None:
@@ -284,7 +328,8 @@ class Profiler(_Handle):
             self.end_job(stream, token)
 
     def begin_step(self, step: int) -> None:
-        _check(_lib.jobviz_step_begin(self.handle, int(step)), f"begin step {step}")
+        step = _integer("step", step, 0, _STEP_LIMIT - 1)
+        _check(_lib.jobviz_step_begin(self.handle, step), f"begin step {step}")
 
     def end_step(self) -> None:
         _check(_lib.jobviz_step_end(self.handle), "end step")
@@ -300,7 +345,8 @@ class Profiler(_Handle):
 
     def set_window(self, start: int, end: int) -> None:
         """Records steps start <= step < end from now on."""
-        _check(_lib.jobviz_set_profile_window(self.handle, int(start), int(end)), "set window")
+        start, end = _window(start, end)
+        _check(_lib.jobviz_set_profile_window(self.handle, start, end), "set window")
 
     def sync_clocks(self, communicator: Communicator, stream: Any = None, rounds: int = -1) -> None:
         """Runs clock-sync rounds now; every rank must call it. A barrier communicator needs no stream."""

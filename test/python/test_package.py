@@ -96,6 +96,55 @@ class PackageTest(unittest.TestCase):
                 jobviz.Profiler(rank=0, local_worker=0, world_size=1, log_path=self.log, pp_rank=0, tp_rank=bad)
         self.assertFalse(os.path.exists(self.log))
 
+    def test_arguments_are_checked_before_the_c_call(self):
+        """Values the C types or the log lines cannot hold raise, instead of being truncated or
+        written and then refused by jobviz (issue: rank 2**32+1 became rank 1)."""
+        new = lambda **kw: jobviz.Profiler(**{"rank": 0, "local_worker": 0, "world_size": 1, "log_path": self.log, **kw})
+        for kw, error in (({"rank": 2**32 + 1, "world_size": 2**33}, ValueError), ({"rank": 5, "world_size": 2}, ValueError),
+                          ({"rank": -1}, ValueError), ({"world_size": 0}, ValueError), ({"rank": 1.0}, TypeError),
+                          ({"window": (10, 5)}, ValueError), ({"window": (-1, 5)}, ValueError),
+                          ({"window": (0, 10**12 + 1)}, ValueError)):
+            with self.assertRaises(error, msg=str(kw)):
+                new(**kw)
+        self.assertFalse(os.path.exists(self.log))
+        stream = jobviz.CpuStream()
+        with new() as prof:
+            for kwargs, error in (({"micro_batch": 2**64 + 3}, ValueError), ({"micro_batch": -1}, ValueError),
+                                  ({"job_id": 2**64 + 5}, ValueError), ({"micro_batch": 1.5}, TypeError),
+                                  ({"micro_batch": True}, TypeError)):
+                with self.assertRaises(error, msg=str(kwargs)):
+                    prof.begin_job(stream, "forward", **kwargs)
+            for bad_type in ("forward-1", "forward pass", "", "fw\n", "vorwärts"):
+                with self.assertRaises(ValueError, msg=bad_type):
+                    with prof.job(stream, bad_type):
+                        pass
+            for step, error in ((-5, ValueError), (10**12, ValueError), ("3", TypeError)):
+                with self.assertRaises(error, msg=str(step)):
+                    prof.begin_step(step)
+            with self.assertRaises(ValueError):
+                prof.set_window(7, 7)
+            with prof.step(10**12 - 1):
+                with prof.job(stream, "forward", micro_batch=2**63 - 1, job_id=-(2**63)):
+                    stream.sleep(10)
+            stream.synchronize()
+        result = self.draw()
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("1 job drawn, 0 skipped", result.stderr)
+        for barrier, rank, size, error in ((None, 0, 1, TypeError), (lambda: None, 1, 1, ValueError),
+                                           (lambda: None, 0, 0, ValueError)):
+            with self.assertRaises(error):
+                jobviz.BarrierCommunicator(barrier, rank, size)
+
+    def test_a_bytes_or_pathlike_log_path_is_a_path(self):
+        import pathlib
+        for path in (os.fsencode(self.log), pathlib.Path(self.log)):
+            with jobviz.Profiler(rank=0, local_worker=0, world_size=1, log_path=path) as prof:
+                prof.begin_step(1)
+                prof.end_step()
+            self.assertTrue(os.path.exists(self.log))
+            self.assertFalse(os.path.exists("b'" + self.log + "'"))
+            os.remove(self.log)
+
     def test_window_records_only_its_steps(self):
         stream = jobviz.CpuStream()
         prof = jobviz.Profiler(rank=0, local_worker=0, world_size=1, log_path=self.log, window=(2, 4))
@@ -108,10 +157,13 @@ class PackageTest(unittest.TestCase):
         self.assertIn("2 jobs drawn", self.draw().stderr)
 
     def test_errors_raise_with_the_status_text(self):
-        with self.assertRaises(jobviz.JobvizError) as raised:
-            jobviz.Profiler(rank=-1, local_worker=0, world_size=1)
+        prof = jobviz.Profiler(rank=0, local_worker=0, world_size=1, log_path=self.log)
+        with self.assertRaises(jobviz.JobvizError) as raised:  # a C-level refusal: a second topology line
+            jobviz._check(jobviz._lib.jobviz_set_topology(prof.handle, 0, 0, 0), "first")
+            jobviz._check(jobviz._lib.jobviz_set_topology(prof.handle, 0, 0, 0), "second")
         self.assertEqual(raised.exception.status, 1)
-        self.assertIn("invalid argument", str(raised.exception))
+        self.assertIn("second: invalid argument", str(raised.exception))
+        prof.close()
         not_a_dir = os.path.join(self.dir.name, "file")
         open(not_a_dir, "w").close()
         with self.assertRaises(jobviz.JobvizError) as raised:
