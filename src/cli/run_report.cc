@@ -206,14 +206,7 @@ std::string TopologyLine(const Timeline& timeline) {
              " stages in --stage_order\n";
     default: break;
   }
-  const int pipelines = topology.replicas() * topology.peer_degree();
-  std::string line = "jobviz: topology: " + DescribeDegrees(topology.degrees) +
-                     (topology.source == TopologySource::kInferred ? " " : " from ") +
-                     TopologySourceText(topology.source) + " (" + Plural(static_cast<size_t>(topology.replicas()), "replica", "replicas") +
-                     ", " + Plural(static_cast<size_t>(pipelines), "pipeline", "pipelines") + " of " +
-                     std::to_string(topology.pipeline_degree()) + " stages)";
-  if (!topology.detail.empty()) line += ": " + topology.detail;
-  return line + "\n";
+  return "jobviz: topology: " + DescribeTopology(topology) + "\n";
 }
 
 std::string ReadLine(const FinishedRun& run) {

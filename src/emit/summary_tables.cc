@@ -109,19 +109,9 @@ std::string IdealText(const Analysis& a) {
   return "ideal for " + s.name + " with " + shape + ": " + Percent(*s.ideal_bubble);
 }
 
-// "pp4 × mp2 × sharding4 from HybridParallelInfo lines (4 replicas, 8 pipelines of 4 stages)".
-std::string TopologyText(const Topology& t) {
-  std::string text = "Topology: " + DescribeDegrees(t.degrees) +
-                     (t.source == TopologySource::kInferred ? " " : " from ") + TopologySourceText(t.source) + " (" +
-                     std::to_string(t.replicas()) + (t.replicas() == 1 ? " replica, " : " replicas, ") +
-                     std::to_string(t.replicas() * t.peer_degree()) + " pipelines of " +
-                     std::to_string(t.pipeline_degree()) + " stages)";
-  return t.detail.empty() ? text : text + ": " + t.detail;
-}
-
 // The sections only a hybrid topology has.
 void AddHybridSections(const Analysis& a, std::vector<SummarySection>* sections) {
-  sections->push_back({"", TopologyText(a.topology), {}});
+  sections->push_back({"", "Topology: " + DescribeTopology(a.topology), {}});
   SummarySection stages{"Stages", "", {{"stage", "workers", "forward mean", "forward p95", "backward mean", "backward p95",
                                         "busy", "idle", "bubble"}}};
   for (const StageAnalysis& s : a.stage_table)

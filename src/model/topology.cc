@@ -69,6 +69,15 @@ std::string DescribeDegrees(const AxisValues& degrees) {
   return text;
 }
 
+std::string DescribeTopology(const Topology& t) {
+  const auto count = [](int n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); };
+  std::string text = DescribeDegrees(t.degrees) + (t.source == TopologySource::kInferred ? " " : " from ") +
+                     TopologySourceText(t.source) + " (" + count(t.replicas(), "replica", "replicas") + ", " +
+                     count(t.replicas() * t.peer_degree(), "pipeline", "pipelines") + " of " +
+                     std::to_string(t.pipeline_degree()) + " stages)";
+  return t.detail.empty() ? text : text + ": " + t.detail;
+}
+
 bool ParseDegrees(const std::string& text, AxisValues* degrees, std::string* error) {
   degrees->fill(1);
   AxisValues seen{};

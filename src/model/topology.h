@@ -64,6 +64,11 @@ struct Topology {
 // "pp4 × mp2 × sharding4": the degrees above 1, pipeline first; "pp1" when none.
 std::string DescribeDegrees(const AxisValues& degrees);
 
+// A hybrid topology in words, as the report and the summary say it:
+// "pp4 × mp2 × sharding4 from HybridParallelInfo lines (4 replicas, 8
+// pipelines of 4 stages)", and ": " + its detail when it has one.
+std::string DescribeTopology(const Topology& topology);
+
 // "pp=4,mp=2,sharding=4,dp=1" -> degrees (unnamed axes 1). Axis names are
 // dp, pp, sharding, sep, mp (tp is mp).
 bool ParseDegrees(const std::string& text, AxisValues* degrees, std::string* error);
