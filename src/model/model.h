@@ -54,6 +54,11 @@ struct LogRecord {
   ParallelPlace place;               // topology lines only
 };
 
+// A line that says where the rank sits (either form of HybridParallelInfo).
+inline bool IsTopologyRecord(const LogRecord& r) {
+  return r.kind == RecordKind::kHybridInfo || r.kind == RecordKind::kShimTopology;
+}
+
 enum class SkipReason : std::uint8_t {
   kMalformedJob,
   kMalformedWindow,

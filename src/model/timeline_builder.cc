@@ -58,13 +58,10 @@ FileBuild BuildFile(const WorkerLogFile& file, WorkerLogScan& scan, const RunCho
   // A topology line is printed once at start-up, possibly before the line
   // that opens the run (a profiler window line): the latest one before the
   // run's end says where this rank sits in it.
-  const auto is_place = [](const LogRecord& r) {
-    return r.kind == RecordKind::kHybridInfo || r.kind == RecordKind::kShimTopology;
-  };
   std::optional<LogRecord> earlier_place;
-  if (std::none_of(scan.records.begin() + begin, scan.records.begin() + end, is_place))
+  if (std::none_of(scan.records.begin() + begin, scan.records.begin() + end, IsTopologyRecord))
     for (size_t i = begin; i-- > 0;)
-      if (is_place(scan.records[i])) {
+      if (IsTopologyRecord(scan.records[i])) {
         earlier_place = scan.records[i];
         break;
       }

@@ -26,7 +26,7 @@ std::string RoleText(const WorkerRole& role) {
 const LogRecord* PlaceLine(const Worker& worker) {
   const LogRecord* found = nullptr;
   for (const LogRecord& r : worker.markers)
-    if (r.kind == RecordKind::kHybridInfo || r.kind == RecordKind::kShimTopology) found = &r;
+    if (IsTopologyRecord(r)) found = &r;
   return found;
 }
 
