@@ -25,19 +25,8 @@ enum class Direction { kForward, kBackward, kOther };
 // which waits for nobody) to the previous one.
 Direction DirectionOf(const std::string& type);
 
-// DirectionOf for a run's jobs, each type worked out once: millions of jobs
-// share a handful of types.
-class DirectionsByType {
- public:
-  Direction Of(Name type) {
-    const auto [it, inserted] = known_.try_emplace(type.index());
-    if (inserted) it->second = DirectionOf(type);
-    return it->second;
-  }
-
- private:
-  std::unordered_map<std::uint32_t, Direction> known_;  // by Name::index()
-};
+// DirectionOf for a run's jobs, each type worked out once.
+using DirectionsByType = PerName<Direction, DirectionOf>;
 
 struct HandOff {
   const Job* sender;

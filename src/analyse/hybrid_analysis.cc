@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
-#include <unordered_map>
 
 #include "analyse/analysis.h"
 #include "analyse/schedule.h"
@@ -25,18 +24,9 @@ PassStats Stats(std::vector<Nanos> durations) {
 
 bool IsComputePass(Pass pass) { return pass != Pass::kOther; }
 
-// ClassifyJobType for a run's jobs, each type worked out once.
-class PassesByType {
- public:
-  Pass Of(Name type) {
-    const auto [it, inserted] = known_.try_emplace(type.index());
-    if (inserted) it->second = ClassifyJobType(type).pass;
-    return it->second;
-  }
-
- private:
-  std::unordered_map<std::uint32_t, Pass> known_;
-};
+Pass PassOf(const std::string& type) { return ClassifyJobType(type).pass; }
+// ClassifyJobType's pass for a run's jobs, each type worked out once.
+using PassesByType = PerName<Pass, PassOf>;
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 namespace jobviz {
 
@@ -36,6 +37,21 @@ class Name {
 
  private:
   std::uint32_t index_ = 0;  // 0 is ""
+};
+
+// Compute(text) for each distinct name, worked out once and then looked up
+// by the name's index: millions of jobs share a handful of job types.
+template <typename T, T (*Compute)(const std::string&)>
+class PerName {
+ public:
+  T Of(Name name) {
+    const auto [it, inserted] = known_.try_emplace(name.index());
+    if (inserted) it->second = Compute(name.str());
+    return it->second;
+  }
+
+ private:
+  std::unordered_map<std::uint32_t, T> known_;  // by Name::index()
 };
 
 }  // namespace jobviz

@@ -30,26 +30,14 @@ struct TypeFlags {
   bool forward = false, backward = false;
   bool chunked = false;  // forward1, backward0, backward_b, backward_w: not plain 1F1B
 };
-class TypeFlagsCache {
- public:
-  // By Name::index(): interned names are numbered densely from 1.
-  const TypeFlags& Of(Name type) {
-    const size_t i = type.index();
-    if (i >= known_.size()) known_.resize(i + 1);
-    auto& [known, flags] = known_[i];
-    if (!known) {
-      const std::string& text = type.str();
-      flags.forward = text.rfind("forward", 0) == 0;
-      flags.backward = text.rfind("backward", 0) == 0;
-      flags.chunked = (flags.forward && text != "forward") || (flags.backward && text != "backward");
-      known = true;
-    }
-    return flags;
-  }
-
- private:
-  std::vector<std::pair<bool, TypeFlags>> known_;
-};
+TypeFlags FlagsOf(const std::string& text) {
+  TypeFlags flags;
+  flags.forward = text.rfind("forward", 0) == 0;
+  flags.backward = text.rfind("backward", 0) == 0;
+  flags.chunked = (flags.forward && text != "forward") || (flags.backward && text != "backward");
+  return flags;
+}
+using TypeFlagsCache = PerName<TypeFlags, FlagsOf>;
 
 struct WarmUp {
   int forwards = 0;      // before the first backward of a step: the most common count
@@ -64,7 +52,7 @@ WarmUp CountWarmUp(const Worker& worker, TypeFlagsCache& types) {
   int forwards = 0;
   bool counting = false;
   for (const Job& job : worker.jobs) {
-    const TypeFlags& flags = types.Of(job.type);
+    const TypeFlags flags = types.Of(job.type);
     result.chunked |= flags.chunked;
     if (!counting || job.step != step) {
       step = job.step;
