@@ -154,38 +154,6 @@ void CountStagesAndMicroBatches(const Timeline& timeline, const std::vector<cons
   }
 }
 
-// Per step, the worker whose last job ended latest, and how far behind the
-// median worker it was.
-std::vector<Straggler> Stragglers(const Timeline& timeline, const std::vector<const Worker*>& workers,
-                                  const std::vector<StepWindow>& steps, int threads) {
-  // Each worker's last job end per step, in one pass over its jobs.
-  std::vector<std::map<std::int64_t, Nanos>> last(workers.size());
-  ParallelFor(workers.size(), threads, [&](size_t w) {
-    for (const Job& job : workers[w]->jobs)
-      if (job.step != kNoStep) {
-        auto [it, inserted] = last[w].try_emplace(job.step, job.end);
-        it->second = std::max(it->second, job.end);
-      }
-  });
-  std::map<std::int64_t, std::vector<std::pair<Nanos, const Worker*>>> ends_by_step;
-  for (size_t w = 0; w < workers.size(); ++w)
-    for (const auto& [step, end] : last[w]) ends_by_step[step].emplace_back(end, workers[w]);
-  std::vector<Straggler> stragglers;
-  for (const StepWindow& window : steps) {
-    std::vector<std::pair<Nanos, const Worker*>>& last_ends = ends_by_step[window.step];
-    if (last_ends.size() < 2) continue;
-    std::sort(last_ends.begin(), last_ends.end(),
-              [](const auto& x, const auto& y) { return x.first != y.first ? x.first < y.first : x.second->index < y.second->index; });
-    std::vector<Nanos> ends;
-    for (const auto& [end, worker] : last_ends) ends.push_back(end);
-    const Worker& latest = *last_ends.back().second;
-    stragglers.push_back({window.step, latest.machine, latest.index,
-                          timeline.machines[latest.machine].name + " worker " + std::to_string(latest.index),
-                          last_ends.back().first - Percentile(ends, 50)});
-  }
-  return stragglers;
-}
-
 }  // namespace
 
 Analysis Analyze(const Timeline& timeline, int threads) {
@@ -212,7 +180,7 @@ Analysis Analyze(const Timeline& timeline, int threads) {
   a.job_types = JobTypes(workers, threads);
   CountStagesAndMicroBatches(timeline, workers, threads, &a);
   a.schedule = RecogniseSchedule(timeline, a.stages, a.micro_batches, a.job_types);
-  if (by_step) a.stragglers = Stragglers(timeline, workers, a.steps, threads);
+  a.bottleneck = AnalyzeBottleneck(timeline, a.steps, threads, &a.slow_workers);
   a.topology = timeline.topology;
   if (timeline.topology.hybrid()) {
     a.stage_table = AnalyzeStages(timeline, a.workers);

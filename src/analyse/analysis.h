@@ -1,6 +1,6 @@
 // The numbers a timeline implies: step durations, per-worker busy and idle
-// time and bubble ratio, job-type statistics, stragglers and the schedule
-// with its ideal bubble (definitions in docs/analysis.md).
+// time and bubble ratio, job-type statistics, the schedule with its ideal
+// bubble, and why the bubble is above it (definitions in docs/analysis.md).
 #pragma once
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analyse/bottleneck.h"
 #include "analyse/hybrid_analysis.h"
 #include "analyse/schedule.h"
 #include "model/model.h"
@@ -41,13 +42,6 @@ struct TypeAnalysis {
   Nanos total = 0, mean = 0, p50 = 0, p95 = 0;
 };
 
-struct Straggler {
-  std::int64_t step = kNoStep;
-  int machine = 0, worker = 0;
-  std::string name;
-  Nanos late_by = 0;  // its last job's end minus the median worker's last end
-};
-
 struct Analysis {
   std::vector<StepWindow> steps;
   std::vector<WorkerAnalysis> workers;
@@ -55,7 +49,11 @@ struct Analysis {
   int stages = 0, micro_batches = 0;
   ScheduleFit schedule;     // recognised from job types and order, with its ideal bubble
   std::map<std::string, TypeAnalysis> job_types;
-  std::vector<Straggler> stragglers;
+  // Why the bubble is above the ideal: critical paths, what-if replays,
+  // causes ranked (analyse/bottleneck.h); the workers slower than their
+  // peers and replicas.
+  Bottleneck bottleneck;
+  std::vector<SlowWorker> slow_workers;
   // With a hybrid topology (Topology::hybrid()): the stages, and what only
   // replicas and tensor-parallel peers can show (analyse/hybrid_analysis.h).
   Topology topology;

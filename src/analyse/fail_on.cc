@@ -112,6 +112,7 @@ std::optional<Target> Follow(const nlohmann::json& root, const std::string& path
     *error = "'" + path + "': '" + parts[i - 1] + "' is a value, not an object";
     return std::nullopt;
   }
+  if (node->is_array()) return Target{node, "", "length"};  // a list alone: how many it holds (slow_workers > 0)
   if (!node->is_number()) {
     *error = "'" + path + "' is not a number in the summary";
     return std::nullopt;
@@ -125,6 +126,7 @@ std::optional<double> Aggregate(const Target& target, const std::string& path, s
     if (item.is_object() && item.contains(target.field) && item[target.field].is_number())
       values.push_back(item[target.field].get<double>());
   const std::string& agg = target.aggregate;
+  if (agg == "length") return static_cast<double>(target.node->size());
   if (agg == "count") return static_cast<double>(values.size());
   if (values.empty()) {
     *error = "'" + path + "': no values of '" + target.field + "'";
@@ -197,7 +199,7 @@ std::optional<Condition> ParseCondition(const std::string& text, std::string* er
 bool CheckMetricPath(const nlohmann::json& schema, const std::string& path, std::string* error) {
   const auto target = Follow(schema, path, true, error);
   if (!target) return false;
-  if (target->field.empty()) return true;
+  if (target->field.empty()) return true;  // a number, or a list's length
   const nlohmann::json& item = target->node->front();
   if (!item.contains(target->field) || !item[target->field].is_number()) {
     *error = "'" + path + "': the summary's array has no number '" + target->field + "' (there: " + KeysOf(item) + ")";
@@ -209,6 +211,7 @@ bool CheckMetricPath(const nlohmann::json& schema, const std::string& path, std:
 std::optional<double> ResolveMetric(const nlohmann::json& summary, const std::string& path, std::string* error) {
   const auto target = Follow(summary, path, false, error);
   if (!target) return std::nullopt;
+  if (target->aggregate == "length") return static_cast<double>(target->node->size());
   if (target->field.empty()) return target->node->get<double>();
   return Aggregate(*target, path, error);
 }

@@ -48,6 +48,71 @@ void AddTopology(const Analysis& a, nlohmann::json& doc) {
   }
 }
 
+nlohmann::json RoleJson(const WorkerRole& role) {
+  using nlohmann::json;
+  return role.known() ? json(role.stage) : json(nullptr);
+}
+
+void AddSlowWorkers(const Analysis& a, nlohmann::json& doc) {
+  using nlohmann::json;
+  doc["slow_workers"] = json::array();
+  for (const SlowWorker& w : a.slow_workers) {
+    json types = json::array();
+    for (const SlowJobType& t : w.types)
+      types.push_back({{"type", t.type}, {"factor", t.factor}, {"slower", t.slower}, {"jobs", t.jobs}});
+    doc["slow_workers"].push_back({{"machine", w.machine}, {"worker", w.worker}, {"name", w.name},
+                                   {"stage", RoleJson(w.role)}, {"mp", w.role.peer}, {"replica", w.role.replica},
+                                   {"compared_with", w.compared_with}, {"factor", w.factor}, {"types", types}});
+  }
+}
+
+// The critical paths by cause, the what-if table, the ranked causes and
+// each step's critical path (compact: one array per job).
+void AddBottleneck(const Analysis& a, nlohmann::json& doc) {
+  using nlohmann::json;
+  const Bottleneck& b = a.bottleneck;
+  const PathBreakdown& p = b.path;
+  const double total = static_cast<double>(std::max<Nanos>(1, p.total()));
+  const auto share = [&](Nanos t) { return static_cast<double>(t) / total; };
+  // Per step (the means), so that runs of different lengths compare.
+  const double steps = static_cast<double>(std::max<size_t>(1, b.steps));
+  const auto per_step = [&](Nanos t) { return static_cast<double>(t) / 1000.0 / steps; };
+  json compute = json::array(), hand_offs = json::array();
+  for (const auto& c : p.compute)
+    compute.push_back({{"stage", c.stage}, {"type", c.type}, {"time_us", per_step(c.time)}, {"share", share(c.time)}});
+  for (const auto& h : p.hand_offs)
+    hand_offs.push_back({{"from", h.from}, {"to", h.to}, {"direction", h.from < h.to ? "forward" : "backward"},
+                         {"time_us", per_step(h.time)}, {"share", share(h.time)}});
+  json causes = json::array();
+  for (const Cause& c : b.causes)
+    causes.push_back({{"what_if", WhatIfKey(c.kind)}, {"text", c.text}, {"saved_us", Micros(c.saved)}, {"gain", c.gain}});
+  doc["bottleneck"] = {
+      {"steps", b.steps}, {"measured_step_us", Micros(b.measured_step)}, {"replayed_step_us", Micros(b.replayed_step)},
+      {"replay_error", b.replay_error}, {"step_gap_us", Micros(b.step_gap)},
+      {"contradicted_hand_offs", b.contradicted}, {"overlapping_jobs", b.overlaps},
+      {"critical_path", {{"total_us", per_step(p.total())}, {"compute_us", per_step(p.compute_total())},
+                         {"hand_off_us", per_step(p.hand_off_total())}, {"stall_us", per_step(p.stall)},
+                         {"step_start_us", per_step(p.step_start)}, {"step_gaps_us", per_step(p.step_gaps)},
+                         {"compute", compute}, {"hand_offs", hand_offs}}},
+      {"causes", causes}};
+  doc["what_if"] = json::object();
+  for (const WhatIf& w : b.what_if)
+    doc["what_if"][WhatIfKey(w.kind)] = {{"change", w.change}, {"applies", w.applies}, {"step_us", Micros(w.step_time)},
+                                         {"bubble_ratio", w.bubble_ratio}, {"saved_us", Micros(w.saved)}, {"gain", w.gain}};
+  // [stage, replica, type, micro-batch, start after the step's start (us),
+  //  duration (us), hand-off wait before it (us), stall before it (us)]
+  doc["critical_paths"] = json::array();
+  for (const CriticalPathStep& step : b.critical_paths) {
+    json jobs = json::array();
+    for (const CriticalJob& j : step.jobs)
+      jobs.push_back({j.stage, j.replica, j.type.str(), j.micro_batch, Micros(j.start - step.start), Micros(j.end - j.start),
+                      Micros(j.hand_off), Micros(j.stall)});
+    doc["critical_paths"].push_back({{"step", StepNumber(step.step)}, {"duration_us", Micros(step.end - step.start)},
+                                     {"step_start_us", Micros(step.step_start)}, {"jobs", jobs}});
+    AddRun(doc["critical_paths"].back(), step.step);
+  }
+}
+
 }  // namespace
 
 nlohmann::json SummaryJson(const Analysis& a, const Timeline& timeline, const RunCounts& counts) {
@@ -82,12 +147,8 @@ nlohmann::json SummaryJson(const Analysis& a, const Timeline& timeline, const Ru
   for (const auto& [type, t] : a.job_types)
     doc["job_types"][type] = {{"count", t.count}, {"total_us", Micros(t.total)}, {"mean_us", Micros(t.mean)},
                               {"p50_us", Micros(t.p50)}, {"p95_us", Micros(t.p95)}};
-  doc["stragglers"] = json::array();
-  for (const Straggler& s : a.stragglers) {
-    doc["stragglers"].push_back({{"step", StepNumber(s.step)}, {"machine", s.machine}, {"worker", s.worker},
-                                 {"name", s.name}, {"late_by_us", Micros(s.late_by)}});
-    AddRun(doc["stragglers"].back(), s.step);
-  }
+  AddSlowWorkers(a, doc);
+  AddBottleneck(a, doc);
   if (a.topology.hybrid()) AddTopology(a, doc);
   doc["clock"] = json::array();
   for (size_t m = 0; m < timeline.machines.size(); ++m) {
@@ -111,7 +172,14 @@ const nlohmann::json& SummarySchema() {
     one.workers.push_back({});
     one.workers.back().steps.push_back({});
     one.job_types[kAnyKey] = {};
-    one.stragglers.push_back({});
+    one.slow_workers.push_back({});
+    one.slow_workers.back().types.push_back({});
+    one.bottleneck.path.compute.push_back({});
+    one.bottleneck.path.hand_offs.push_back({});
+    one.bottleneck.causes.push_back({});
+    for (size_t k = 0; k < static_cast<size_t>(WhatIfKind::kCount); ++k)
+      one.bottleneck.what_if.push_back({static_cast<WhatIfKind>(k), "", false, 0, 0, 0, 0});
+    one.bottleneck.critical_paths.push_back({});
     one.schedule.ideal_bubble = 0.0;
     one.topology.source = TopologySource::kOption;  // the hybrid keys too
     one.workers.back().role.stage = 0;

@@ -70,8 +70,13 @@ std::vector<MetricChange> DiffSummaries(const nlohmann::json& base, const nlohma
                            "steps.step.count"})
     add(path);
   for (const std::string& type : KeysOf(base, now, "job_types")) add("job_types." + type + ".mean_us");
-  for (const char* path : {"stragglers.late_by_us.count", "stragglers.late_by_us.max", "counts.jobs", "counts.skipped"})
+  // Why the bubble is what it is: the critical path per step by cause, and what each fix would gain.
+  for (const char* path : {"bottleneck.replayed_step_us", "bottleneck.critical_path.compute_us",
+                           "bottleneck.critical_path.hand_off_us", "bottleneck.critical_path.stall_us",
+                           "bottleneck.critical_path.step_start_us", "bottleneck.critical_path.step_gaps_us"})
     add(path);
+  for (const std::string& what_if : KeysOf(base, now, "what_if")) add("what_if." + what_if + ".gain");
+  for (const char* path : {"slow_workers", "counts.jobs", "counts.skipped"}) add(path);
   // Hybrid runs: each stage's times and bubble, and the hybrid findings.
   for (const std::int64_t stage : Stages(base, now))
     for (const char* field : {"bubble_ratio", "forward_mean_us", "backward_mean_us"}) {

@@ -139,10 +139,116 @@ void AddHybridSections(const Analysis& a, std::vector<SummarySection>* sections)
   }
 }
 
+// "forward 1.30x, backward 1.29x its tensor-parallel peers (24/24 and 24/24 jobs)"
+std::string SlowText(const SlowWorker& w) {
+  std::string factors, counts;
+  for (const SlowJobType& t : w.types) {
+    char factor[32];
+    std::snprintf(factor, sizeof factor, "%.2fx", t.factor);
+    factors += (factors.empty() ? "" : ", ") + t.type + " " + factor;
+    counts += (counts.empty() ? "" : ", ") + std::to_string(t.slower) + "/" + std::to_string(t.jobs);
+  }
+  return factors + " " + w.compared_with + " (slower in " + counts + " jobs)";
+}
+
+// The verdict, first: the bubble against its ideal, the causes ranked by
+// what fixing them gains, the slow workers, and how far the replay can be trusted.
+void AddVerdict(const Analysis& a, std::vector<SummarySection>* sections) {
+  sections->push_back({"", "Pipeline bubble: " + Percent(a.bubble_ratio) + " (" + IdealText(a) + ")", {}});
+  const Bottleneck& b = a.bottleneck;
+  if (!b.ran) return;
+  if (b.causes.empty()) {
+    sections->push_back({"", "Causes: none that removing would gain " + Percent(kCauseFloor) + " or more", {}});
+  } else {
+    for (size_t i = 0; i < b.causes.size(); ++i)
+      sections->push_back({"", (i == 0 ? "Top cause: " : "Next cause: ") + b.causes[i].text, {}});
+  }
+  if (a.slow_workers.empty()) {
+    sections->push_back({"", b.per_worker_only ? "Slow workers: none to tell (no tensor-parallel peers or replicas to "
+                                                 "compare with: a slow GPU shows as a slow stage)"
+                                               : "Slow workers: none", {}});
+  } else {
+    for (size_t i = 0; i < a.slow_workers.size() && i < 3; ++i)
+      sections->push_back({"", "Slow worker: " + a.slow_workers[i].name + RoleLabel(a.slow_workers[i].role, a.topology) +
+                                   ": " + SlowText(a.slow_workers[i]), {}});
+    if (a.slow_workers.size() > 3)
+      sections->push_back({"", "Slow workers: " + std::to_string(a.slow_workers.size() - 3) + " more (table below)", {}});
+  }
+  char error[32];
+  std::snprintf(error, sizeof error, "%.2f%%", b.replay_error * 100.0);
+  std::string trust = "Replay: the step graphs reproduce every measured step within " + std::string(error);
+  if (b.replay_error > 0.01)
+    trust = "Replay: off by up to " + std::string(error) + " on a step (" + std::to_string(b.overlaps) +
+            " jobs start before their stage's previous job ended): the what-ifs are rough";
+  if (b.contradicted > 0) trust += "; " + std::to_string(b.contradicted) + " hand-offs contradicted by the clocks left out";
+  sections->push_back({"", trust, {}});
+}
+
+// Where the critical paths' time goes, the what-if table and the slow workers.
+void AddBottleneckSections(const Analysis& a, std::vector<SummarySection>* sections) {
+  const Bottleneck& b = a.bottleneck;
+  if (!b.ran) return;
+  const PathBreakdown& p = b.path;
+  const Nanos steps = static_cast<Nanos>(b.steps);
+  const double total = static_cast<double>(std::max<Nanos>(1, p.total()));
+  // The largest parts, the rest summed: a run of 2,048 stages has 6,000 compute parts.
+  std::vector<std::pair<Nanos, std::string>> parts;
+  for (const auto& c : p.compute) parts.emplace_back(c.time, "compute: stage " + std::to_string(c.stage) + " " + c.type);
+  for (const auto& h : p.hand_offs)
+    parts.emplace_back(h.time, "hand-off: stage " + std::to_string(h.from) + "→" + std::to_string(h.to) +
+                                   (h.from < h.to ? " forward" : " backward"));
+  parts.emplace_back(p.stall, "stall");
+  parts.emplace_back(p.step_start, "step start");
+  parts.emplace_back(p.step_gaps, "between steps");
+  std::stable_sort(parts.begin(), parts.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  constexpr size_t kShown = 12;
+  SummarySection path{"Critical path (per step, by cause)", "", {{"cause", "time per step", "share"}}};
+  Nanos rest = 0;
+  size_t rest_count = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (parts[i].first <= 0) continue;
+    if (path.rows.size() > kShown) {
+      rest += parts[i].first;
+      ++rest_count;
+      continue;
+    }
+    path.rows.push_back({parts[i].second, FormatDuration(parts[i].first / steps), Percent(static_cast<double>(parts[i].first) / total)});
+  }
+  if (rest_count > 0)
+    path.rows.push_back({std::to_string(rest_count) + " more", FormatDuration(rest / steps), Percent(static_cast<double>(rest) / total)});
+  sections->push_back(std::move(path));
+  SummarySection what_if{"What if (replays of the step graphs)", "", {{"change", "step time", "bubble", "saves per step", "gain"}}};
+  // The replay with nothing removed: the row the others compare with.
+  // (The step-gaps replay keeps every step as measured.)
+  const WhatIf* nominal = nullptr;
+  for (const WhatIf& w : b.what_if) nominal = w.kind == WhatIfKind::kNoStepGaps ? &w : nominal;
+  if (nominal)
+    what_if.rows.push_back({"nothing (the measured steps, replayed)", FormatDuration(b.replayed_step),
+                            Percent(nominal->bubble_ratio), "-", "-"});
+  for (const WhatIf& w : b.what_if) {
+    if (!w.applies) {
+      what_if.rows.push_back({w.change, "-", "-", "-", "-"});
+      continue;
+    }
+    what_if.rows.push_back({w.change, FormatDuration(w.step_time), Percent(w.bubble_ratio), FormatDuration(w.saved), Percent(w.gain)});
+  }
+  sections->push_back(std::move(what_if));
+  if (!a.slow_workers.empty()) {
+    SummarySection slow{"Slow workers", "", {{"worker", "slowest", "job types"}}};
+    for (const SlowWorker& w : a.slow_workers) {
+      char factor[32];
+      std::snprintf(factor, sizeof factor, "%.2fx", w.factor);
+      slow.rows.push_back({w.name + RoleLabel(w.role, a.topology), factor, SlowText(w)});
+    }
+    sections->push_back(std::move(slow));
+  }
+}
+
 }  // namespace
 
 std::vector<SummarySection> SummarySections(const Analysis& a, const Timeline& timeline) {
   std::vector<SummarySection> sections;
+  AddVerdict(a, &sections);
   if (!a.steps.empty() && a.steps.front().step != kNoStep) {
     SummarySection steps{"Steps", "", {{"step", "duration", "start (us since epoch)"}}};
     for (const StepWindow& s : a.steps)
@@ -153,20 +259,13 @@ std::vector<SummarySection> SummarySections(const Analysis& a, const Timeline& t
   for (const WorkerAnalysis& w : a.workers)
     workers.rows.push_back({w.name + RoleLabel(w.role, a.topology), FormatDuration(w.busy), FormatDuration(w.idle), Percent(w.bubble_ratio)});
   sections.push_back(std::move(workers));
-  std::string bubble = "Pipeline bubble: " + Percent(a.bubble_ratio) + " (" + IdealText(a) + ")";
-  sections.push_back({"", bubble, {}});
   if (a.topology.hybrid()) AddHybridSections(a, &sections);
   SummarySection types{"Job types", "", {{"job type", "count", "total", "mean", "p50", "p95"}}};
   for (const auto& [type, t] : a.job_types)
     types.rows.push_back({type, std::to_string(t.count), FormatDuration(t.total), FormatDuration(t.mean),
                           FormatDuration(t.p50), FormatDuration(t.p95)});
   sections.push_back(std::move(types));
-  if (!a.stragglers.empty()) {
-    SummarySection stragglers{"Stragglers", "", {{"step", "last to finish", "after the median worker"}}};
-    for (const Straggler& s : a.stragglers)
-      stragglers.rows.push_back({StepColumn(s.step), s.name, FormatDuration(s.late_by)});
-    sections.push_back(std::move(stragglers));
-  }
+  AddBottleneckSections(a, &sections);
   if (timeline.machines.size() > 1) {
     SummarySection clocks{"Clock alignment", "", {{"machine", "method", "offset", "drift"}}};
     for (const Machine& m : timeline.machines) {

@@ -1,0 +1,492 @@
+#include "analyse/bottleneck.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <unordered_map>
+
+#include "analyse/analysis.h"
+#include "analyse/step_graph.h"
+#include "read/parallel_for.h"
+
+namespace jobviz {
+
+Nanos PathBreakdown::compute_total() const {
+  Nanos t = 0;
+  for (const Compute& c : compute) t += c.time;
+  return t;
+}
+Nanos PathBreakdown::hand_off_total() const {
+  Nanos t = 0;
+  for (const HandOff& h : hand_offs) t += h.time;
+  return t;
+}
+Nanos PathBreakdown::total() const { return compute_total() + hand_off_total() + stall + step_start + step_gaps; }
+
+const char* WhatIfKey(WhatIfKind kind) {
+  switch (kind) {
+    case WhatIfKind::kBalancedStages: return "balanced_stages";
+    case WhatIfKind::kFreeHandOffs: return "free_hand_offs";
+    case WhatIfKind::kNoOutliers: return "no_outliers";
+    case WhatIfKind::kNoStall: return "no_stall";
+    case WhatIfKind::kNoSlowWorkers: return "no_slow_workers";
+    case WhatIfKind::kNoStepGaps: return "no_step_gaps";
+    case WhatIfKind::kAll: case WhatIfKind::kCount: break;
+  }
+  return "all";
+}
+
+bool OnCriticalPath(const Bottleneck& b, size_t worker, std::uint32_t job) {
+  if (worker >= b.marks.size()) return false;
+  return std::binary_search(b.marks[worker].begin(), b.marks[worker].end(), job);
+}
+
+namespace {
+
+constexpr size_t kWhatIfs = static_cast<size_t>(WhatIfKind::kCount);
+
+// Each worker's jobs grouped by step window: (window, first, last) ranges
+// into `order`, which lists job indices by window, then start.
+struct StepJobs {
+  std::vector<std::uint32_t> order;
+  std::vector<std::tuple<size_t, size_t, size_t>> ranges;  // (window, begin, end) by window
+  std::span<const std::uint32_t> Of(size_t window) const {
+    const auto it = std::lower_bound(ranges.begin(), ranges.end(), std::make_tuple(window, size_t{0}, size_t{0}));
+    if (it == ranges.end() || std::get<0>(*it) != window) return {};
+    return {order.data() + std::get<1>(*it), std::get<2>(*it) - std::get<1>(*it)};
+  }
+};
+
+StepJobs GroupByWindow(const Worker& worker, const std::vector<StepWindow>& steps, bool by_step) {
+  StepJobs s;
+  std::vector<std::pair<size_t, std::uint32_t>> keyed;
+  size_t hint = 0;
+  for (std::uint32_t j = 0; j < worker.jobs.size(); ++j) {
+    const Job& job = worker.jobs[j];
+    if (!by_step) {
+      keyed.emplace_back(0, j);
+      continue;
+    }
+    if (job.step == kNoStep) continue;
+    if (hint >= steps.size() || steps[hint].step != job.step) {
+      const auto it = std::lower_bound(steps.begin(), steps.end(), job.step,
+                                       [](const StepWindow& w, std::int64_t step) { return w.step < step; });
+      if (it == steps.end() || it->step != job.step) continue;
+      hint = static_cast<size_t>(it - steps.begin());
+    }
+    keyed.emplace_back(hint, j);
+  }
+  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 0; i < keyed.size();) {
+    size_t k = i;
+    while (k < keyed.size() && keyed[k].first == keyed[i].first) s.order.push_back(keyed[k++].second);
+    s.ranges.emplace_back(keyed[i].first, i, k);
+    i = k;
+  }
+  return s;
+}
+
+// Median job durations by (stage, type) and by (worker, type), and what the
+// replays need from them: the slowest stage's speed-up per type and each
+// slow worker's factor per type.
+struct Speeds {
+  std::map<std::pair<int, std::uint32_t>, Nanos> stage_median;  // (stage, type index)
+  int slowest_stage = -1;
+  std::unordered_map<std::uint32_t, double> balance;             // type index -> factor (< 1) on the slowest stage
+  std::vector<std::unordered_map<std::uint32_t, double>> slow;   // per worker: type index -> its factor
+};
+
+Nanos MedianOf(std::vector<Nanos>& values) { return PercentileOf(values, 50); }
+
+std::string Factor(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", f);
+  return buf;
+}
+
+Speeds MeasureSpeeds(const Timeline& timeline, const GraphLanes& lanes, std::vector<SlowWorker>* slow_workers) {
+  Speeds s;
+  s.slow.resize(lanes.workers.size());
+  PerName<JobKind, ClassifyJobType> kinds;
+  // Durations by (worker, type); medians per worker and type.
+  struct WorkerType {
+    std::uint32_t worker, type;
+    Name name;
+    std::vector<Nanos> durations;
+    Nanos median = 0;
+  };
+  std::vector<WorkerType> per;
+  std::map<std::pair<int, std::uint32_t>, std::vector<Nanos>> by_stage;
+  std::map<int, std::pair<Nanos, int>> stage_load;  // stage -> (job time, workers)
+  for (std::uint32_t w = 0; w < lanes.workers.size(); ++w) {
+    if (lanes.lane_of[w] < 0) continue;
+    const int stage = lanes.lanes[lanes.lane_of[w]].stage;
+    std::unordered_map<std::uint32_t, size_t> slot;
+    Nanos load = 0;
+    for (const Job& job : lanes.workers[w]->jobs) {
+      const Nanos d = job.end - job.start;
+      load += d;
+      by_stage[{stage, job.type.index()}].push_back(d);
+      const auto [it, inserted] = slot.try_emplace(job.type.index(), per.size());
+      if (inserted) per.push_back({w, job.type.index(), job.type, {}, 0});
+      per[it->second].durations.push_back(d);
+    }
+    auto& [time, workers] = stage_load[stage];
+    time += load;
+    workers += !lanes.workers[w]->jobs.empty();
+  }
+  for (auto& [key, durations] : by_stage) s.stage_median[key] = MedianOf(durations);
+  // The slowest stage: the most job time per worker.
+  double most = -1;
+  for (const auto& [stage, load] : stage_load)
+    if (load.second > 0 && static_cast<double>(load.first) / load.second > most) {
+      most = static_cast<double>(load.first) / load.second;
+      s.slowest_stage = stage;
+    }
+  if (stage_load.size() > 1)
+    for (const auto& [key, median] : s.stage_median) {
+      if (key.first != s.slowest_stage || median <= 0) continue;
+      std::vector<Nanos> others;
+      for (const auto& [other, m] : s.stage_median)
+        if (other.second == key.second && other.first != s.slowest_stage) others.push_back(m);
+      if (others.empty()) continue;
+      const double factor = static_cast<double>(MedianOf(others)) / static_cast<double>(median);
+      if (factor < 1) s.balance[key.second] = factor;
+    }
+  // Slow workers: each pass type's median against the median of the same
+  // stage's other workers (its peers and the other replicas).
+  for (WorkerType& wt : per) wt.median = MedianOf(wt.durations);
+  std::map<std::pair<int, std::uint32_t>, std::vector<const WorkerType*>> at_stage;
+  for (const WorkerType& wt : per) at_stage[{lanes.lanes[lanes.lane_of[wt.worker]].stage, wt.type}].push_back(&wt);
+  std::map<std::uint32_t, SlowWorker> found;
+  for (const WorkerType& wt : per) {
+    const Worker& worker = *lanes.workers[wt.worker];
+    const Name type_name = wt.name;
+    if (kinds.Of(type_name).pass == Pass::kOther) continue;
+    const StageLane& lane = lanes.lanes[lanes.lane_of[wt.worker]];
+    std::vector<Nanos> others;
+    bool peers = false, replicas = false;
+    for (const WorkerType* other : at_stage[{lane.stage, wt.type}]) {
+      if (other->worker == wt.worker) continue;
+      others.push_back(other->median);
+      (lanes.lane_of[other->worker] == lanes.lane_of[wt.worker] ? peers : replicas) = true;
+    }
+    if (others.empty() || wt.durations.size() < 2) continue;
+    const Nanos reference = MedianOf(others);
+    if (reference <= 0) continue;
+    const double factor = static_cast<double>(wt.median) / static_cast<double>(reference);
+    size_t slower = 0;
+    for (Nanos d : wt.durations) slower += static_cast<double>(d) > 1.05 * static_cast<double>(reference);
+    if (factor < kSlowFactor || static_cast<double>(slower) < kSlowConsistency * static_cast<double>(wt.durations.size())) continue;
+    s.slow[wt.worker][wt.type] = factor;
+    SlowWorker& sw = found[wt.worker];
+    sw.machine = worker.machine;
+    sw.worker = worker.index;
+    sw.name = timeline.machines[worker.machine].name + " worker " + std::to_string(worker.index);
+    sw.role = worker.role;
+    sw.compared_with = peers && replicas ? "its peers and the other replicas" : peers ? "its tensor-parallel peers" : "the other replicas";
+    sw.factor = std::max(sw.factor, factor);
+    sw.types.push_back({type_name.str(), factor, slower, wt.durations.size()});
+  }
+  for (auto& [w, sw] : found) {
+    std::sort(sw.types.begin(), sw.types.end(), [](const SlowJobType& a, const SlowJobType& b) { return a.type < b.type; });
+    slow_workers->push_back(std::move(sw));
+  }
+  std::stable_sort(slow_workers->begin(), slow_workers->end(),
+                   [](const SlowWorker& a, const SlowWorker& b) { return a.factor > b.factor; });
+  return s;
+}
+
+// One step's graph, critical path and replays.
+struct StepResult {
+  bool empty = true;
+  Nanos start = 0, end = 0, replayed = 0;
+  std::array<Nanos, kWhatIfs> step_time{}, busy{};
+  Nanos measured_busy = 0;
+  size_t graph_workers = 0, contradicted = 0, overlaps = 0;
+  std::vector<PathBreakdown::Compute> compute;
+  std::vector<PathBreakdown::HandOff> hand_offs;
+  Nanos stall = 0, step_start = 0;
+  CriticalPathStep path;
+  std::vector<MemberJob> marks;  // the path's jobs, every peer's
+};
+
+// The duration of a lane job when its slow peers run at their reference speed.
+Nanos FixedDuration(const StepGraph& g, const StageJob& node, const GraphLanes& lanes, const Speeds& speeds) {
+  Nanos end = node.start;
+  bool changed = false;
+  for (std::uint32_t k = 0; k < node.members; ++k) {
+    const MemberJob& m = g.members[node.first_member + k];
+    const Job& job = lanes.workers[m.worker]->jobs[m.job];
+    double factor = 1;
+    if (const auto it = speeds.slow[m.worker].find(job.type.index()); it != speeds.slow[m.worker].end()) {
+      factor = it->second;
+      changed = true;
+    }
+    end = std::max(end, job.start + static_cast<Nanos>(std::llround(static_cast<double>(job.end - job.start) / factor)));
+  }
+  return changed ? end - node.start : node.end - node.start;
+}
+
+StepResult AnalyzeStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_window, size_t window,
+                       const Speeds& speeds, std::int64_t step) {
+  StepResult r;
+  std::vector<std::span<const std::uint32_t>> step_jobs(lanes.workers.size());
+  for (size_t w = 0; w < lanes.workers.size(); ++w)
+    if (lanes.lane_of[w] >= 0) step_jobs[w] = by_window[w].Of(window);
+  const StepGraph g = BuildStepGraph(lanes, step_jobs);
+  if (g.jobs.empty()) return r;
+  r.empty = false;
+  r.start = g.start;
+  r.end = g.end;
+  r.graph_workers = g.graph_workers;
+  r.contradicted = g.contradicted;
+  r.overlaps = g.overlaps;
+  // The durations each replay uses.
+  const size_t n = g.jobs.size();
+  std::vector<Nanos> balanced(n), median(n), fixed(n), all(n);
+  for (size_t i = 0; i < n; ++i) {
+    const StageJob& node = g.jobs[i];
+    const Nanos measured = node.end - node.start;
+    const int stage = lanes.lanes[node.lane].stage;
+    double balance = 1;
+    if (stage == speeds.slowest_stage)
+      if (const auto it = speeds.balance.find(node.type.index()); it != speeds.balance.end()) balance = it->second;
+    balanced[i] = static_cast<Nanos>(std::llround(static_cast<double>(measured) * balance));
+    const auto it = speeds.stage_median.find({stage, node.type.index()});
+    median[i] = it != speeds.stage_median.end() ? it->second : measured;
+    fixed[i] = FixedDuration(g, node, lanes, speeds);
+    all[i] = static_cast<Nanos>(std::llround(static_cast<double>(std::min(median[i], fixed[i])) * balance));
+  }
+  std::vector<Nanos> scratch;
+  const ReplayResult nominal = Replay(g, {}, scratch);
+  r.replayed = nominal.step_time;
+  r.measured_busy = nominal.busy;
+  const auto put = [&](WhatIfKind kind, const ReplayResult& result) {
+    r.step_time[static_cast<size_t>(kind)] = result.step_time;
+    r.busy[static_cast<size_t>(kind)] = result.busy;
+  };
+  put(WhatIfKind::kBalancedStages, Replay(g, {balanced, false, false}, scratch));
+  put(WhatIfKind::kFreeHandOffs, Replay(g, {{}, true, false}, scratch));
+  put(WhatIfKind::kNoOutliers, Replay(g, {median, false, false}, scratch));
+  put(WhatIfKind::kNoStall, Replay(g, {{}, false, true}, scratch));
+  put(WhatIfKind::kNoSlowWorkers, Replay(g, {fixed, false, false}, scratch));
+  put(WhatIfKind::kNoStepGaps, nominal);
+  put(WhatIfKind::kAll, Replay(g, {all, true, true}, scratch));
+  // The critical path, by cause.
+  r.path.step = step;
+  r.path.start = g.start;
+  r.path.end = g.end;
+  std::map<std::pair<int, std::uint32_t>, std::pair<Name, Nanos>> compute;
+  std::map<std::pair<int, int>, Nanos> hand_offs;
+  CriticalJob pending;  // the wait before a job comes before the job in time order
+  for (const PathPart& part : CriticalPath(g)) {
+    const StageJob& node = g.jobs[part.job];
+    const int stage = lanes.lanes[node.lane].stage;
+    switch (part.kind) {
+      case PathPartKind::kStepStart:
+        r.step_start += part.length;
+        r.path.step_start = part.length;
+        break;
+      case PathPartKind::kHandOff: {
+        const int from = lanes.lanes[g.jobs[part.from].lane].stage;
+        hand_offs[{from, stage}] += part.length;
+        pending.hand_off = part.length;
+        pending.from_stage = from;
+        break;
+      }
+      case PathPartKind::kStall:
+        r.stall += part.length;
+        pending.stall = part.length;
+        break;
+      case PathPartKind::kJob: {
+        auto& [type, time] = compute[{stage, node.type.index()}];
+        type = node.type;
+        time += part.length;
+        const MemberJob& first = g.members[node.first_member];
+        pending.worker = first.worker;
+        pending.job = first.job;
+        pending.stage = stage;
+        pending.replica = lanes.lanes[node.lane].replica;
+        pending.type = node.type;
+        pending.micro_batch = node.micro_batch;
+        pending.start = node.start;
+        pending.end = node.end;
+        r.path.jobs.push_back(pending);
+        for (std::uint32_t k = 0; k < node.members; ++k)  // every peer's job is on the path
+          r.marks.push_back(g.members[node.first_member + k]);
+        pending = CriticalJob();
+        break;
+      }
+    }
+  }
+  for (const auto& [key, value] : compute) r.compute.push_back({key.first, value.first.str(), value.second});
+  for (const auto& [key, time] : hand_offs) r.hand_offs.push_back({key.first, key.second, time});
+  return r;
+}
+
+std::string Ms(Nanos ns) { return FormatDuration(ns); }
+
+std::string Gain(double gain) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", -gain * 100.0);
+  return buf;
+}
+
+// What each replay changed, in words.
+std::string ChangeText(WhatIfKind kind, const Speeds& speeds, const std::vector<SlowWorker>& slow, const Bottleneck& b) {
+  switch (kind) {
+    case WhatIfKind::kBalancedStages:
+      return "stage " + std::to_string(speeds.slowest_stage) + "'s jobs at the median speed of the other stages";
+    case WhatIfKind::kFreeHandOffs: return "every hand-off without latency";
+    case WhatIfKind::kNoOutliers: return "every job at the median duration of its stage and type";
+    case WhatIfKind::kNoStall: return "no stall: jobs start as soon as their worker and inputs are ready";
+    case WhatIfKind::kNoSlowWorkers:
+      return slow.empty() ? "no slow worker found" : std::to_string(slow.size()) + " slow worker" + (slow.size() == 1 ? "" : "s") +
+                                                         " at the speed of " + slow.front().compared_with;
+    case WhatIfKind::kNoStepGaps: return "no time between steps (" + Ms(b.step_gap) + " each)";
+    case WhatIfKind::kAll: case WhatIfKind::kCount: break;
+  }
+  return "all of the above";
+}
+
+// The link with the most hand-off time on the critical paths: "stage 1→2".
+std::string WorstLink(const PathBreakdown& path) {
+  const PathBreakdown::HandOff* worst = nullptr;
+  for (const auto& h : path.hand_offs)
+    if (!worst || h.time > worst->time) worst = &h;
+  if (!worst) return "";
+  return "stage " + std::to_string(worst->from) + "\u2192" + std::to_string(worst->to) + " " +
+         (worst->from < worst->to ? "forward" : "backward");
+}
+
+std::string CauseText(const WhatIf& w, const Bottleneck& b, const Speeds& speeds, const std::vector<SlowWorker>& slow) {
+  const std::string save = " would save " + Ms(w.saved) + " per step (" + Gain(w.gain) + ")";
+  switch (w.kind) {
+    case WhatIfKind::kBalancedStages:
+      return "stage " + std::to_string(speeds.slowest_stage) + " is the bottleneck: balancing it" + save;
+    case WhatIfKind::kFreeHandOffs:
+      return "hand-offs take " + Ms(b.steps ? b.path.hand_off_total() / static_cast<Nanos>(b.steps) : 0) +
+             " per step on the critical path (most on " + WorstLink(b.path) + "): free hand-offs" + save;
+    case WhatIfKind::kNoOutliers: return "outlier jobs: every job at its stage's median" + save;
+    case WhatIfKind::kNoStall:
+      return "stalls (a worker free, its inputs there, yet waiting: what the logs do not show): removing them" + save;
+    case WhatIfKind::kNoSlowWorkers: {
+      std::string who = slow.front().name + " (" + Factor(slow.front().factor) + "x " + slow.front().compared_with + ")";
+      if (slow.size() > 1) who += " and " + std::to_string(slow.size() - 1) + " more";
+      return "slow worker" + std::string(slow.size() > 1 ? "s " : " ") + who + ": at their reference speed" + save;
+    }
+    case WhatIfKind::kNoStepGaps: return "time between steps (" + Ms(b.step_gap) + " each): removing it" + save;
+    case WhatIfKind::kAll: case WhatIfKind::kCount: break;
+  }
+  return "";
+}
+
+}  // namespace
+
+Bottleneck AnalyzeBottleneck(const Timeline& timeline, const std::vector<StepWindow>& steps, int threads,
+                             std::vector<SlowWorker>* slow_workers) {
+  Bottleneck b;
+  const GraphLanes lanes = MakeGraphLanes(timeline);
+  b.marks.resize(lanes.workers.size());
+  if (steps.empty()) return b;
+  const bool by_step = steps.front().step != kNoStep;
+  std::vector<StepJobs> by_window(lanes.workers.size());
+  ParallelFor(lanes.workers.size(), threads, [&](size_t w) {
+    if (lanes.lane_of[w] >= 0) by_window[w] = GroupByWindow(*lanes.workers[w], steps, by_step);
+  });
+  bool peers_or_replicas = false;
+  for (const StageLane& lane : lanes.lanes) peers_or_replicas |= lane.workers.size() > 1 || !lane.other_replicas.empty();
+  b.per_worker_only = !peers_or_replicas;
+  const Speeds speeds = MeasureSpeeds(timeline, lanes, slow_workers);
+  std::vector<StepResult> results(steps.size());
+  ParallelFor(steps.size(), threads, [&](size_t k) {
+    results[k] = AnalyzeStep(lanes, by_window, k, speeds, steps[k].step);
+  });
+  // Sums over the steps; the gaps between consecutive steps with jobs.
+  Nanos measured = 0, replayed = 0, gaps = 0, measured_busy = 0, windows = 0;
+  std::array<Nanos, kWhatIfs> predicted{}, busy{};
+  std::array<Nanos, kWhatIfs> predicted_windows{};
+  std::map<std::pair<int, std::string>, Nanos> compute;
+  std::map<std::pair<int, int>, Nanos> hand_offs;
+  const StepResult* previous = nullptr;
+  for (StepResult& r : results) {
+    if (r.empty) continue;
+    ++b.steps;
+    if (previous) gaps += std::max<Nanos>(0, r.start - previous->end);
+    previous = &r;
+    measured += r.end - r.start;
+    replayed += r.replayed;
+    measured_busy += r.measured_busy;
+    windows += r.replayed * static_cast<Nanos>(r.graph_workers);
+    if (r.end > r.start)
+      b.replay_error = std::max(b.replay_error, std::abs(static_cast<double>(r.replayed - (r.end - r.start))) /
+                                                    static_cast<double>(r.end - r.start));
+    b.contradicted += r.contradicted;
+    b.overlaps += r.overlaps;
+    for (size_t k = 0; k < kWhatIfs; ++k) {
+      predicted[k] += r.step_time[k];
+      busy[k] += r.busy[k];
+      predicted_windows[k] += r.step_time[k] * static_cast<Nanos>(r.graph_workers);
+    }
+    for (const auto& c : r.compute) compute[{c.stage, c.type}] += c.time;
+    for (const auto& h : r.hand_offs) hand_offs[{h.from, h.to}] += h.time;
+    b.path.stall += r.stall;
+    b.path.step_start += r.step_start;
+    for (const MemberJob& mark : r.marks) b.marks[mark.worker].push_back(mark.job);
+    b.critical_paths.push_back(std::move(r.path));
+  }
+  for (auto& marks : b.marks) {
+    std::sort(marks.begin(), marks.end());
+    marks.erase(std::unique(marks.begin(), marks.end()), marks.end());
+  }
+  if (b.steps == 0) return b;
+  b.ran = true;
+  const Nanos count = static_cast<Nanos>(b.steps);
+  b.measured_step = measured / count;
+  b.replayed_step = replayed / count;
+  b.step_gap = b.steps > 1 ? gaps / (count - 1) : 0;
+  b.path.step_gaps = gaps;
+  for (const auto& [key, time] : compute) b.path.compute.push_back({key.first, key.second, time});
+  for (const auto& [key, time] : hand_offs) b.path.hand_offs.push_back({key.first, key.second, time});
+  // What-ifs against the replayed run: its steps and the gaps between them.
+  const Nanos run_time = replayed + gaps;
+  for (size_t k = 0; k < kWhatIfs; ++k) {
+    WhatIf w;
+    w.kind = static_cast<WhatIfKind>(k);
+    const bool drop_gaps = w.kind == WhatIfKind::kNoStepGaps || w.kind == WhatIfKind::kAll;
+    const Nanos time = predicted[k] + (drop_gaps ? 0 : gaps);
+    w.step_time = predicted[k] / count;
+    w.bubble_ratio = predicted_windows[k] > 0 ? 1.0 - static_cast<double>(busy[k]) / static_cast<double>(predicted_windows[k]) : 0;
+    w.saved = (run_time - time) / count;
+    w.gain = run_time > 0 ? static_cast<double>(run_time - time) / static_cast<double>(run_time) : 0;
+    switch (w.kind) {
+      case WhatIfKind::kBalancedStages: w.applies = !speeds.balance.empty(); break;
+      case WhatIfKind::kNoSlowWorkers: w.applies = !slow_workers->empty(); break;
+      case WhatIfKind::kNoStepGaps: w.applies = b.steps > 1; break;
+      default: w.applies = true;
+    }
+    if (!w.applies) {
+      w.step_time = b.replayed_step;
+      w.bubble_ratio = windows > 0 ? 1.0 - static_cast<double>(measured_busy) / static_cast<double>(windows) : 0;
+      w.saved = 0;
+      w.gain = 0;
+    }
+    w.change = ChangeText(w.kind, speeds, *slow_workers, b);
+    b.what_if.push_back(std::move(w));
+  }
+  // Causes worth fixing, by gain; a slow worker (the most specific cause)
+  // goes first when it gains nearly as much as the top one, since it is
+  // usually why its stage is the slowest.
+  for (const WhatIf& w : b.what_if)
+    if (w.kind != WhatIfKind::kAll && w.applies && w.gain >= kCauseFloor)
+      b.causes.push_back({w.kind, CauseText(w, b, speeds, *slow_workers), w.saved, w.gain});
+  std::stable_sort(b.causes.begin(), b.causes.end(), [](const Cause& x, const Cause& y) { return x.gain > y.gain; });
+  for (size_t i = 1; i < b.causes.size(); ++i)
+    if (b.causes[i].kind == WhatIfKind::kNoSlowWorkers && b.causes[i].gain >= 0.9 * b.causes[0].gain)
+      std::rotate(b.causes.begin(), b.causes.begin() + static_cast<std::ptrdiff_t>(i), b.causes.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+  return b;
+}
+
+}  // namespace jobviz

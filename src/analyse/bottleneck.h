@@ -1,0 +1,127 @@
+// Why the bubble is above the ideal: each step's critical path by cause,
+// what-if replays of the step graphs (analyse/step_graph.h) with one cause
+// removed, the causes ranked by what removing them gains, and the workers
+// that are slower than their tensor-parallel peers and replicas.
+// Definitions, the replay model and its limits: docs/analysis.md ("Why the
+// bubble is above the ideal").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+#include "model/time_value.h"
+
+namespace jobviz {
+
+struct StepWindow;
+
+// The critical paths' time by cause, summed over steps; with the time
+// between steps, it adds up to the run's wall time from the first job of the
+// first step to the last job of the last.
+struct PathBreakdown {
+  struct Compute {
+    int stage = 0;
+    std::string type;
+    Nanos time = 0;
+  };
+  struct HandOff {
+    int from = 0, to = 0;  // stages: from < to forward, from > to backward
+    Nanos time = 0;
+  };
+  std::vector<Compute> compute;    // by stage, then type
+  std::vector<HandOff> hand_offs;  // by link
+  Nanos stall = 0;       // waits with the worker free and its inputs there
+  Nanos step_start = 0;  // a path's first job starting after its step's first job
+  Nanos step_gaps = 0;   // from one step's last job to the next step's first
+  Nanos compute_total() const;
+  Nanos hand_off_total() const;
+  Nanos total() const;
+};
+
+enum class WhatIfKind { kBalancedStages, kFreeHandOffs, kNoOutliers, kNoStall, kNoSlowWorkers, kNoStepGaps, kAll, kCount };
+const char* WhatIfKey(WhatIfKind kind);  // "balanced_stages", ...
+
+struct WhatIf {
+  WhatIfKind kind = WhatIfKind::kAll;
+  std::string change;     // what the replay changed, in words
+  bool applies = false;   // false: there is nothing to change (one stage, no slow worker, ...)
+  Nanos step_time = 0;    // predicted, mean per step
+  double bubble_ratio = 0;
+  Nanos saved = 0;        // per step, against the replayed run (steps and the gaps between)
+  double gain = 0;        // saved as a share of the replayed run's time per step
+};
+
+// A cause worth fixing: a what-if whose gain is at least kCauseFloor.
+struct Cause {
+  WhatIfKind kind = WhatIfKind::kAll;
+  std::string text;  // "stage 2 is the bottleneck: balancing it would save 8.1 ms per step (-19.0%)"
+  Nanos saved = 0;
+  double gain = 0;
+};
+inline constexpr double kCauseFloor = 0.03;
+
+// A job on a step's critical path, and the wait before it.
+struct CriticalJob {
+  std::uint32_t worker = 0, job = 0;  // the first peer's (Analysis::workers index, index into its jobs)
+  int stage = 0, replica = 0;
+  Name type;
+  std::int64_t micro_batch = 0;
+  Nanos start = 0, end = 0;
+  Nanos hand_off = 0, stall = 0;  // the wait before it, by cause
+  int from_stage = -1;            // the stage that handed over, -1: none
+};
+
+struct CriticalPathStep {
+  std::int64_t step = kNoStep;
+  Nanos start = 0, end = 0;  // its first job's start, last job's end
+  Nanos step_start = 0;      // before the path's first job
+  std::vector<CriticalJob> jobs;  // in time order
+};
+
+struct SlowJobType {
+  std::string type;
+  double factor = 1;          // its median duration over the reference's
+  size_t slower = 0, jobs = 0;  // jobs more than 5% slower than the reference, of jobs compared
+};
+struct SlowWorker {
+  int machine = 0, worker = 0;
+  std::string name;
+  WorkerRole role;
+  std::string compared_with;  // "its tensor-parallel peers", "the other replicas", "its peers and the other replicas"
+  double factor = 1;          // the largest of its types'
+  std::vector<SlowJobType> types;
+};
+// A worker is slow when a job type's median is this much above its
+// reference's, in at least kSlowConsistency of its jobs of that type.
+inline constexpr double kSlowFactor = 1.10;
+inline constexpr double kSlowConsistency = 0.75;
+
+struct Bottleneck {
+  bool ran = false;            // false: no pipeline job in any step graph
+  size_t steps = 0;
+  Nanos measured_step = 0;     // mean, first job to last job
+  Nanos replayed_step = 0;     // mean, the replay with nothing removed
+  Nanos step_gap = 0;          // mean time between steps
+  double replay_error = 0;     // the largest |replayed - measured| / measured of a step
+  size_t contradicted = 0;     // hand-offs the clocks contradict (left out)
+  size_t overlaps = 0;         // jobs that start before their stage's previous job ended
+  bool per_worker_only = false;  // no peers or replicas: a slow worker shows as a slow stage
+  PathBreakdown path;
+  std::vector<WhatIf> what_if;  // every WhatIfKind, in order
+  std::vector<Cause> causes;    // ranked
+  std::vector<CriticalPathStep> critical_paths;
+  // Per worker (Analysis::workers order), the indices of its jobs on a
+  // critical path, sorted: what the traces and the HTML report mark.
+  std::vector<std::vector<std::uint32_t>> marks;
+};
+
+// On up to `threads` threads; the result does not depend on it.
+Bottleneck AnalyzeBottleneck(const Timeline& timeline, const std::vector<StepWindow>& steps, int threads,
+                             std::vector<SlowWorker>* slow_workers);
+
+// Whether job `job` of worker `worker` (Analysis::workers order) is on a critical path.
+bool OnCriticalPath(const Bottleneck& bottleneck, size_t worker, std::uint32_t job);
+
+}  // namespace jobviz

@@ -1,0 +1,337 @@
+// The bottleneck analysis against a simulator of its own: hybrid-parallel
+// 1F1B runs with one known cause injected, and the same run without it (the
+// counterfactual). The what-if that removes the cause must predict the
+// counterfactual's measured time per step within 3%, the top cause must be
+// the injected one, and a clean run flags nothing.
+#include "analyse/bottleneck.h"
+
+#include <catch2/catch.hpp>
+#include <map>
+#include <string>
+
+#include "analyse/analysis.h"
+#include "analyse/step_graph.h"
+#include "analyse/summary.h"
+#include "emit/summary_tables.h"
+
+using namespace jobviz;
+
+namespace {
+
+constexpr Nanos kUs = 1000;
+
+// What the simulated run looks like, and what is wrong with it.
+struct SimRun {
+  int pp = 4, mp = 2, dp = 2, micro_batches = 8, steps = 4;
+  Nanos forward = 1000 * kUs, backward = 2000 * kUs, optimizer = 300 * kUs;
+  Nanos latency = 20 * kUs;  // every hand-off
+  Nanos step_gap = 100 * kUs;
+  double jitter = 0.02;      // each job's duration within +-2%
+  bool topology = true;      // false: no roles, every worker its own stage (pp x 1 x 1 only)
+  // Injected causes.
+  std::map<int, double> stage_factor;                 // stage -> slower by
+  std::map<std::pair<int, int>, Nanos> link_extra;    // (from stage, to stage) -> added latency
+  std::map<std::tuple<int, int, int>, double> worker_factor;  // (replica, stage, peer) -> slower by
+  double outlier_share = 0, outlier_factor = 3;
+};
+
+// A deterministic pseudo-random number in [0, 1).
+struct Random {
+  std::uint64_t state;
+  double Next() {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(state >> 11) / static_cast<double>(1ULL << 53);
+  }
+};
+
+// Machines of 4 workers; rank = ((replica * pp) + stage) * mp + peer (Paddle's order, dp outermost).
+Timeline Simulate(const SimRun& run) {
+  Timeline t;
+  const int ranks = run.pp * run.mp * run.dp;
+  for (int m = 0; m < (ranks + 3) / 4; ++m) t.machines.emplace_back("machine" + std::to_string(m));
+  std::vector<Worker*> worker(ranks);
+  for (int r = 0; r < ranks; ++r) {
+    Machine& machine = t.machines[r / 4];
+    machine.workers.emplace_back();
+    Worker& w = machine.workers.back();
+    w.machine = r / 4;
+    w.index = r % 4;
+    if (run.topology) w.role = {r, (r / run.mp) % run.pp, r % run.mp, r / (run.mp * run.pp)};
+  }
+  for (int r = 0; r < ranks; ++r) worker[r] = &t.machines[r / 4].workers[r % 4];
+  if (run.topology) {
+    t.topology.source = TopologySource::kOption;
+    t.topology.degrees[static_cast<size_t>(ParallelAxis::kPp)] = run.pp;
+    t.topology.degrees[static_cast<size_t>(ParallelAxis::kMp)] = run.mp;
+    t.topology.degrees[static_cast<size_t>(ParallelAxis::kDp)] = run.dp;
+  }
+  const auto rank_of = [&](int replica, int stage, int peer) { return (replica * run.pp + stage) * run.mp + peer; };
+  Random random{42};
+  std::uint64_t line = 1;
+  const auto duration = [&](Nanos base, int replica, int stage, int peer) {
+    double d = static_cast<double>(base) * (1 + run.jitter * (2 * random.Next() - 1));
+    if (auto it = run.stage_factor.find(stage); it != run.stage_factor.end()) d *= it->second;
+    if (auto it = run.worker_factor.find({replica, stage, peer}); it != run.worker_factor.end()) d *= it->second;
+    if (run.outlier_share > 0 && random.Next() < run.outlier_share) d *= run.outlier_factor;
+    return static_cast<Nanos>(d);
+  };
+  const auto latency = [&](int from, int to) {
+    auto it = run.link_extra.find({from, to});
+    return run.latency + (it != run.link_extra.end() ? it->second : 0);
+  };
+  Nanos step_start = 1'700'000'000'000'000'000;
+  for (int step = 0; step < run.steps; ++step) {
+    // 1F1B order per stage: p - s - 1 warm-up forwards, then one forward and one backward, then the backwards.
+    std::vector<std::vector<std::pair<bool, int>>> order(run.pp);
+    for (int s = 0; s < run.pp; ++s) {
+      const int warm = std::min(run.pp - s - 1, run.micro_batches);
+      int f = 0, b = 0;
+      for (; f < warm; ++f) order[s].push_back({true, f});
+      while (f < run.micro_batches) {
+        order[s].push_back({true, f++});
+        order[s].push_back({false, b++});
+      }
+      while (b < run.micro_batches) order[s].push_back({false, b++});
+    }
+    Nanos step_end = step_start;
+    std::vector<std::vector<Nanos>> last_backward_end(run.dp, std::vector<Nanos>(run.pp, 0));
+    for (int replica = 0; replica < run.dp; ++replica) {
+      // Event-driven: each stage runs its order; a job waits for its lane and its input.
+      std::vector<std::vector<Nanos>> fwd_end(run.pp, std::vector<Nanos>(run.micro_batches, -1));
+      std::vector<std::vector<Nanos>> bwd_end(run.pp, std::vector<Nanos>(run.micro_batches, -1));
+      std::vector<size_t> next(run.pp, 0);
+      std::vector<Nanos> free(run.pp, step_start);
+      for (bool progress = true; progress;) {
+        progress = false;
+        for (int s = 0; s < run.pp; ++s) {
+          while (next[s] < order[s].size()) {
+            const auto [forward, mb] = order[s][next[s]];
+            Nanos ready = free[s];
+            if (forward && s > 0) {
+              if (fwd_end[s - 1][mb] < 0) break;
+              ready = std::max(ready, fwd_end[s - 1][mb] + latency(s - 1, s));
+            }
+            if (!forward && s < run.pp - 1) {
+              if (bwd_end[s + 1][mb] < 0) break;
+              ready = std::max(ready, bwd_end[s + 1][mb] + latency(s + 1, s));
+            }
+            Nanos end = ready;
+            for (int peer = 0; peer < run.mp; ++peer) {  // peers start together, each at its own speed
+              const Nanos d = duration(forward ? run.forward : run.backward, replica, s, peer);
+              worker[rank_of(replica, s, peer)]->jobs.push_back(
+                  Job{"0", forward ? "forward" : "backward", mb, ready, ready + d, line++, step});
+              end = std::max(end, ready + d);
+            }
+            (forward ? fwd_end : bwd_end)[s][mb] = end;
+            free[s] = end;
+            ++next[s];
+            progress = true;
+          }
+        }
+      }
+      for (int s = 0; s < run.pp; ++s) last_backward_end[replica][s] = free[s];
+    }
+    // The optimizer waits for the gradients of every replica of its stage.
+    for (int s = 0; s < run.pp; ++s) {
+      Nanos ready = 0;
+      for (int replica = 0; replica < run.dp; ++replica) ready = std::max(ready, last_backward_end[replica][s]);
+      for (int replica = 0; replica < run.dp; ++replica)
+        for (int peer = 0; peer < run.mp; ++peer) {
+          const Nanos d = duration(run.optimizer, replica, s, peer);
+          worker[rank_of(replica, s, peer)]->jobs.push_back(Job{"0", "optimizer", 0, ready, ready + d, line++, step});
+          step_end = std::max(step_end, ready + d);
+        }
+    }
+    step_start = step_end + run.step_gap;
+  }
+  for (Worker* w : worker) std::sort(w->jobs.begin(), w->jobs.end(), StartsBefore);
+  return t;
+}
+
+Analysis Run(const SimRun& run) { return Analyze(Simulate(run), 2); }
+
+// The measured time per step of a run: its steps and the gaps between them.
+double WallPerStep(const Bottleneck& b) {
+  return static_cast<double>(b.measured_step * static_cast<Nanos>(b.steps) + b.path.step_gaps) / static_cast<double>(b.steps);
+}
+
+// What a what-if predicts per step.
+double Predicted(const Bottleneck& b, WhatIfKind kind) {
+  const double replayed = static_cast<double>(b.replayed_step * static_cast<Nanos>(b.steps) + b.path.step_gaps) /
+                          static_cast<double>(b.steps);
+  return replayed - static_cast<double>(b.what_if[static_cast<size_t>(kind)].saved);
+}
+
+void CheckPrediction(const SimRun& injected, WhatIfKind kind, const SimRun& counterfactual) {
+  const Analysis a = Run(injected);
+  const Analysis c = Run(counterfactual);
+  REQUIRE(a.bottleneck.ran);
+  REQUIRE(c.bottleneck.ran);
+  const double predicted = Predicted(a.bottleneck, kind), actual = WallPerStep(c.bottleneck);
+  INFO(WhatIfKey(kind) << ": predicted " << predicted / 1e6 << " ms per step, counterfactual " << actual / 1e6 << " ms");
+  CHECK(std::abs(predicted - actual) / actual < 0.03);
+  REQUIRE(!a.bottleneck.causes.empty());
+  CHECK(a.bottleneck.causes.front().kind == kind);
+}
+
+}  // namespace
+
+TEST_CASE("The simulator makes what the analysis expects: 1F1B, peers in lockstep, replicas, the ideal") {
+  const Analysis a = Run({});
+  CHECK(a.stages == 4);
+  CHECK(a.micro_batches == 8);
+  CHECK(a.schedule.name == "1F1B");
+  CHECK(a.bottleneck.steps == 4);
+  CHECK(a.bottleneck.replay_error < 1e-9);  // the replay with nothing removed is the measured run
+  CHECK(a.bottleneck.contradicted == 0);
+}
+
+TEST_CASE("A clean run flags nothing") {
+  const Analysis a = Run({});
+  CHECK(a.slow_workers.empty());
+  for (const Cause& cause : a.bottleneck.causes) INFO(cause.text);
+  CHECK(a.bottleneck.causes.empty());
+  // With everything removed, the bubble comes close to the schedule's ideal.
+  REQUIRE(a.schedule.ideal_bubble);
+  CHECK(a.bottleneck.what_if[static_cast<size_t>(WhatIfKind::kAll)].bubble_ratio ==
+        Approx(*a.schedule.ideal_bubble).margin(0.06));
+}
+
+TEST_CASE("The critical path adds up to the step and starts at the first stage's first forward") {
+  const Analysis a = Run({});
+  const Bottleneck& b = a.bottleneck;
+  REQUIRE(b.critical_paths.size() == 4);
+  for (const CriticalPathStep& step : b.critical_paths) {
+    Nanos total = step.step_start;
+    for (const CriticalJob& job : step.jobs) total += job.hand_off + job.stall + (job.end - job.start);
+    CHECK(total == step.end - step.start);
+    REQUIRE(!step.jobs.empty());
+    CHECK(step.jobs.front().stage == 0);
+    CHECK(step.jobs.front().type == "forward");
+    CHECK(step.jobs.back().type == "optimizer");
+  }
+  Nanos steps_and_gaps = b.path.step_gaps;
+  for (const CriticalPathStep& step : b.critical_paths) steps_and_gaps += step.end - step.start;
+  CHECK(b.path.total() == steps_and_gaps);
+  // Marked jobs include every peer of a job on the path.
+  size_t marked = 0;
+  for (const auto& jobs : b.marks) marked += jobs.size();
+  size_t listed = 0;
+  for (const CriticalPathStep& step : b.critical_paths) listed += step.jobs.size();
+  CHECK(marked == 2 * listed);
+}
+
+TEST_CASE("One slow stage: balancing it predicts the balanced run") {
+  SimRun slow;
+  slow.stage_factor[2] = 1.5;
+  CheckPrediction(slow, WhatIfKind::kBalancedStages, SimRun{});
+  const Analysis a = Run(slow);
+  CHECK(a.slow_workers.empty());  // every worker of the stage is slow: the stage is, not a worker
+  CHECK(a.bottleneck.causes.front().text.find("stage 2 is the bottleneck") == 0);
+}
+
+TEST_CASE("One slow link: free hand-offs predict the run without it, and the link is named") {
+  SimRun slow;
+  slow.link_extra[{1, 2}] = 300 * kUs;
+  slow.link_extra[{2, 1}] = 300 * kUs;
+  CheckPrediction(slow, WhatIfKind::kFreeHandOffs, SimRun{});
+  const Analysis a = Run(slow);
+  const std::string text = a.bottleneck.causes.front().text;
+  INFO(text);
+  CHECK((text.find("stage 1\u21922") != std::string::npos || text.find("stage 2\u21921") != std::string::npos));
+}
+
+TEST_CASE("One slow tensor-parallel peer is found, and fixing it predicts the run without it") {
+  SimRun slow;
+  slow.worker_factor[{0, 1, 1}] = 1.3;
+  CheckPrediction(slow, WhatIfKind::kNoSlowWorkers, SimRun{});
+  const Analysis a = Run(slow);
+  REQUIRE(a.slow_workers.size() == 1);
+  CHECK(a.slow_workers[0].role.replica == 0);
+  CHECK(a.slow_workers[0].role.stage == 1);
+  CHECK(a.slow_workers[0].role.peer == 1);
+  CHECK(a.slow_workers[0].factor == Approx(1.3).margin(0.03));
+  REQUIRE(a.slow_workers[0].types.size() == 2);
+  CHECK(a.slow_workers[0].types[0].slower == a.slow_workers[0].types[0].jobs);
+}
+
+TEST_CASE("One slow replica: its workers are found, and fixing them predicts the run without it") {
+  SimRun slow;
+  for (int s = 0; s < 4; ++s)
+    for (int p = 0; p < 2; ++p) slow.worker_factor[{1, s, p}] = 1.3;
+  CheckPrediction(slow, WhatIfKind::kNoSlowWorkers, SimRun{});
+  const Analysis a = Run(slow);
+  CHECK(a.slow_workers.size() == 8);
+  for (const SlowWorker& w : a.slow_workers) {
+    CHECK(w.role.replica == 1);
+    CHECK(w.compared_with == "its peers and the other replicas");  // its peer is as slow: the median is the other replica's
+  }
+}
+
+TEST_CASE("Outlier jobs: every job at its median predicts the run without them; no worker is flagged") {
+  SimRun noisy;
+  noisy.outlier_share = 0.05;
+  CheckPrediction(noisy, WhatIfKind::kNoOutliers, SimRun{});
+  CHECK(Run(noisy).slow_workers.empty());
+}
+
+TEST_CASE("Long gaps between steps are a cause of their own") {
+  SimRun gaps;
+  gaps.step_gap = 6000 * kUs;
+  CheckPrediction(gaps, WhatIfKind::kNoStepGaps, SimRun{});
+}
+
+TEST_CASE("A pipeline without peers or replicas: a slow worker is a slow stage") {
+  SimRun plain;
+  plain.mp = 1;
+  plain.dp = 1;
+  plain.topology = false;
+  SimRun slow = plain;
+  slow.stage_factor[3] = 1.3;
+  CheckPrediction(slow, WhatIfKind::kBalancedStages, plain);
+  const Analysis a = Run(slow);
+  CHECK(a.bottleneck.per_worker_only);
+  CHECK(a.slow_workers.empty());
+  CHECK(a.bottleneck.causes.front().text.find("stage 3 is the bottleneck") == 0);
+}
+
+TEST_CASE("Hand-offs the clocks contradict are left out and counted; the replay still reproduces the steps") {
+  Timeline t = Simulate({});
+  // Shift one stage's clock back: its forwards now start before their inputs end.
+  for (Worker& w : t.machines[0].workers)
+    if (w.role.stage == 1)
+      for (Job& job : w.jobs) {
+        job.start -= 3000 * kUs;
+        job.end -= 3000 * kUs;
+      }
+  const Analysis a = Analyze(t, 1);
+  CHECK(a.bottleneck.contradicted > 0);
+}
+
+TEST_CASE("The summary carries the breakdown, the what-ifs and the slow workers; gates can name them") {
+  SimRun slow;
+  slow.worker_factor[{0, 1, 1}] = 1.3;
+  const Timeline t = Simulate(slow);
+  const Analysis a = Analyze(t, 1);
+  const nlohmann::json doc = SummaryJson(a, t, {});
+  CHECK(doc["slow_workers"].size() == 1);
+  CHECK(doc["what_if"]["no_slow_workers"]["gain"].get<double>() > 0.05);
+  CHECK(doc["bottleneck"]["causes"][0]["what_if"] == "no_slow_workers");
+  CHECK(doc["critical_paths"].size() == 4);
+  std::string error;
+  CHECK(ResolveMetric(doc, "slow_workers", &error) == 1.0);
+  CHECK(ResolveMetric(doc, "what_if.no_slow_workers.gain", &error) > 0.05);
+  const auto gates = EvaluateGates({*ParseCondition("slow_workers > 0", &error),
+                                    *ParseCondition("what_if.balanced_stages.gain > 0.10", &error)}, doc);
+  CHECK(gates[0].failed);
+  CHECK_FALSE(gates[1].failed);
+  // The verdict comes first in every rendering of the sections.
+  const std::vector<SummarySection> sections = SummarySections(a, t);
+  REQUIRE(sections.size() > 4);
+  CHECK(sections[0].text.find("Pipeline bubble") == 0);
+  CHECK(sections[1].text.find("Top cause: slow worker machine0 worker 3") == 0);
+  size_t slow_line = 0;
+  while (slow_line < sections.size() && sections[slow_line].text.find("Slow worker: machine0 worker 3") != 0) ++slow_line;
+  CHECK(slow_line < 5);
+  CHECK(sections[slow_line].text.find("1.30x its peers and the other replicas") != std::string::npos);
+}

@@ -1,0 +1,385 @@
+#include "analyse/step_graph.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <tuple>
+
+#include "align/pipeline_order.h"
+#include "model/time_value.h"
+
+namespace jobviz {
+
+GraphLanes MakeGraphLanes(const Timeline& timeline) {
+  GraphLanes g;
+  std::map<const Worker*, std::uint32_t> index;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers) {
+      index[&worker] = static_cast<std::uint32_t>(g.workers.size());
+      g.workers.push_back(&worker);
+    }
+  g.lane_of.assign(g.workers.size(), -1);
+  // Chains are per (replica, peer); a lane joins the peers of one stage.
+  std::map<std::pair<int, int>, int> lane_at;  // (replica, stage) -> lane
+  for (const PipelineChain& chain : PipelineChains(timeline))
+    for (size_t k = 0; k < chain.stages.size(); ++k) {
+      const auto [it, inserted] = lane_at.try_emplace({chain.replica, chain.numbers[k]}, 0);
+      if (inserted) it->second = -1;
+      (void)it;
+    }
+  for (auto& [key, lane] : lane_at) {
+    lane = static_cast<int>(g.lanes.size());
+    g.lanes.push_back({key.first, key.second, {}, -1, -1, -1, -1, {}});
+  }
+  for (const PipelineChain& chain : PipelineChains(timeline))
+    for (size_t k = 0; k < chain.stages.size(); ++k) {
+      const int lane = lane_at.at({chain.replica, chain.numbers[k]});
+      const std::uint32_t w = index.at(chain.stages[k].second);
+      g.lanes[lane].workers.push_back(w);
+      g.lane_of[w] = lane;
+    }
+  // Neighbours; the first and last stage of a replica only when none between is missing.
+  std::map<int, std::vector<int>> by_replica;
+  for (size_t l = 0; l < g.lanes.size(); ++l) by_replica[g.lanes[l].replica].push_back(static_cast<int>(l));
+  std::map<int, std::vector<int>> by_stage;
+  for (size_t l = 0; l < g.lanes.size(); ++l) by_stage[g.lanes[l].stage].push_back(static_cast<int>(l));
+  for (const auto& [replica, lanes] : by_replica) {  // sorted by stage (lane_at's order)
+    bool contiguous = true;
+    for (size_t k = 0; k + 1 < lanes.size(); ++k) {
+      if (g.lanes[lanes[k + 1]].stage == g.lanes[lanes[k]].stage + 1) {
+        g.lanes[lanes[k]].after = lanes[k + 1];
+        g.lanes[lanes[k + 1]].before = lanes[k];
+      } else {
+        contiguous = false;
+      }
+    }
+    for (int l : lanes)
+      if (contiguous) {
+        g.lanes[l].first = lanes.front();
+        g.lanes[l].last = lanes.back();
+      }
+  }
+  for (const auto& [stage, lanes] : by_stage)
+    for (int l : lanes)
+      for (int o : lanes)
+        if (o != l) g.lanes[l].other_replicas.push_back(o);
+  return g;
+}
+
+namespace {
+
+// A lane job as the hand-offs look it up: pass, chunk, micro-batch, occurrence.
+struct HandOffKey {
+  int pass = 0, chunk = 0;
+  std::int64_t micro_batch = 0;
+  std::uint32_t occurrence = 0;
+  auto operator<=>(const HandOffKey&) const = default;
+};
+
+struct Entry {
+  std::uint32_t type = 0;
+  std::int64_t micro_batch = 0;
+  Nanos start = 0;
+  std::uint32_t worker = 0, job = 0, occurrence = 0;
+};
+
+int Chunk(const JobKind& kind) { return std::max(kind.chunk, 0); }
+
+bool IsPass(Pass pass) { return pass != Pass::kOther; }
+
+// The lane jobs of one lane: peers' jobs matched by (type, micro-batch,
+// occurrence), in start order; the lane's hand-off index, sorted.
+void BuildLane(const GraphLanes& lanes, int l, const std::vector<std::span<const std::uint32_t>>& step_jobs,
+               PerName<JobKind, ClassifyJobType>& kinds, StepGraph* g,
+               std::vector<std::pair<HandOffKey, std::int32_t>>* index, std::vector<Entry>& entries) {
+  entries.clear();
+  for (std::uint32_t w : lanes.lanes[l].workers)
+    for (std::uint32_t j : step_jobs[w]) {
+      const Job& job = lanes.workers[w]->jobs[j];
+      entries.push_back({job.type.index(), job.micro_batch, job.start, w, j, 0});
+    }
+  // Occurrence of (type, micro-batch) on each worker, in start order.
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return std::tie(a.type, a.micro_batch, a.worker, a.start, a.job) < std::tie(b.type, b.micro_batch, b.worker, b.start, b.job);
+  });
+  for (size_t i = 1; i < entries.size(); ++i) {
+    const Entry& p = entries[i - 1];
+    Entry& e = entries[i];
+    if (e.type == p.type && e.micro_batch == p.micro_batch && e.worker == p.worker) e.occurrence = p.occurrence + 1;
+  }
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return std::tie(a.type, a.micro_batch, a.occurrence, a.worker) < std::tie(b.type, b.micro_batch, b.occurrence, b.worker);
+  });
+  const size_t first_job = g->jobs.size();
+  for (size_t i = 0; i < entries.size();) {
+    size_t k = i;
+    StageJob node;
+    node.lane = static_cast<std::uint32_t>(l);
+    const Job& job = lanes.workers[entries[i].worker]->jobs[entries[i].job];
+    node.type = job.type;
+    node.kind = kinds.Of(job.type);
+    node.micro_batch = entries[i].micro_batch;
+    node.occurrence = entries[i].occurrence;
+    node.first_member = static_cast<std::uint32_t>(g->members.size());
+    node.start = node.end = std::numeric_limits<Nanos>::min();
+    for (; k < entries.size() && entries[k].type == entries[i].type && entries[k].micro_batch == entries[i].micro_batch &&
+           entries[k].occurrence == entries[i].occurrence;
+         ++k) {
+      const Job& member = lanes.workers[entries[k].worker]->jobs[entries[k].job];
+      node.start = std::max(node.start, member.start);
+      node.end = std::max(node.end, member.end);
+      g->members.push_back({entries[k].worker, entries[k].job});
+    }
+    node.members = static_cast<std::uint32_t>(k - i);
+    g->jobs.push_back(node);
+    i = k;
+  }
+  std::sort(g->jobs.begin() + static_cast<std::ptrdiff_t>(first_job), g->jobs.end(),
+            [](const StageJob& a, const StageJob& b) { return std::tie(a.start, a.end) < std::tie(b.start, b.end); });
+  for (size_t n = first_job; n < g->jobs.size(); ++n) {
+    if (n > first_job) g->jobs[n].prev = static_cast<std::int32_t>(n - 1);
+    const StageJob& node = g->jobs[n];
+    if (IsPass(node.kind.pass))
+      index->push_back({{static_cast<int>(node.kind.pass), Chunk(node.kind), node.micro_batch, node.occurrence},
+                        static_cast<std::int32_t>(n)});
+  }
+  std::sort(index->begin(), index->end());
+}
+
+std::int32_t Find(const std::vector<std::pair<HandOffKey, std::int32_t>>& index, const HandOffKey& key) {
+  const auto it = std::lower_bound(index.begin(), index.end(), std::make_pair(key, std::int32_t{-1}));
+  return it != index.end() && it->first == key ? it->second : -1;
+}
+
+// The senders of node n's inputs (before sorting by start: lane-local ids).
+void AddInputs(const GraphLanes& lanes, const std::vector<std::vector<std::pair<HandOffKey, std::int32_t>>>& index,
+               const std::vector<std::int32_t>& last_pass, std::int32_t n, StepGraph* g, bool after_last_pass,
+               std::vector<std::pair<std::int32_t, std::int32_t>>* edges) {
+  const StageJob& node = g->jobs[n];
+  const StageLane& lane = lanes.lanes[node.lane];
+  const int chunk = Chunk(node.kind);
+  const auto add = [&](int from_lane, Pass pass, int from_chunk) {
+    if (from_lane < 0) return false;
+    const std::int32_t from = Find(index[from_lane], {static_cast<int>(pass), from_chunk, node.micro_batch, node.occurrence});
+    if (from >= 0) edges->emplace_back(from, n);
+    return from >= 0;
+  };
+  switch (node.kind.pass) {
+    case Pass::kForward:
+      if (lane.before >= 0) add(lane.before, Pass::kForward, chunk);
+      else if (lane.first == static_cast<int>(node.lane) && chunk > 0) add(lane.last, Pass::kForward, chunk - 1);
+      break;
+    case Pass::kBackward:
+    case Pass::kBackwardInput: {
+      const Pass other = node.kind.pass == Pass::kBackward ? Pass::kBackwardInput : Pass::kBackward;
+      if (lane.after >= 0) {
+        if (!add(lane.after, node.kind.pass, chunk)) add(lane.after, other, chunk);
+      } else if (lane.last == static_cast<int>(node.lane)) {
+        if (!add(lane.first, node.kind.pass, chunk + 1)) add(lane.first, other, chunk + 1);
+      }
+      break;
+    }
+    case Pass::kBackwardWeight:
+      break;
+    case Pass::kOther:
+      // The optimizer's gradients are reduced across replicas: the first job
+      // after the lane's last pass waits for the other replicas' last pass.
+      if (after_last_pass)
+        for (int o : lane.other_replicas)
+          if (last_pass[o] >= 0) edges->emplace_back(last_pass[o], n);
+      break;
+  }
+}
+
+// Gaps: per link, the median wait of a receiver that was free when the
+// sender ended is the link's typical latency; a job's wait is hand-off
+// latency up to its latest input's arrival, stall after it (docs/analysis.md).
+void ClassifyGaps(const GraphLanes& lanes, StepGraph* g) {
+  const auto link = [&](const StageJob& from, const StageJob& to) {
+    return (static_cast<std::int64_t>(lanes.lanes[from.lane].stage) << 32) | static_cast<std::uint32_t>(lanes.lanes[to.lane].stage);
+  };
+  std::vector<std::pair<std::int64_t, Nanos>> samples;
+  for (const StageJob& node : g->jobs) {
+    const Nanos lane_free = node.prev >= 0 ? g->jobs[node.prev].end : g->start;
+    std::int32_t latest = -1;
+    for (std::uint32_t k = 0; k < node.inputs; ++k) {
+      const std::int32_t from = g->inputs[node.first_input + k].from;
+      if (latest < 0 || g->jobs[from].end > g->jobs[latest].end) latest = from;
+    }
+    if (latest >= 0 && g->jobs[latest].end >= lane_free)
+      samples.emplace_back(link(g->jobs[latest], node), node.start - g->jobs[latest].end);
+  }
+  std::sort(samples.begin(), samples.end());
+  std::map<std::int64_t, Nanos> typical;
+  for (size_t i = 0; i < samples.size();) {
+    size_t k = i;
+    while (k < samples.size() && samples[k].first == samples[i].first) ++k;
+    typical[samples[i].first] = samples[i + (k - i - 1) / 2].second;  // nearest-rank median
+    i = k;
+  }
+  for (StageJob& node : g->jobs) {
+    const bool first = node.prev < 0;
+    const Nanos lane_free = first ? g->start : g->jobs[node.prev].end;
+    if (!first && lane_free > node.start) ++g->overlaps;
+    std::int32_t latest = -1;
+    GraphInput* latest_input = nullptr;
+    Nanos arrival = std::numeric_limits<Nanos>::min();
+    for (std::uint32_t k = 0; k < node.inputs; ++k) {
+      GraphInput& in = g->inputs[node.first_input + k];
+      const StageJob& from = g->jobs[in.from];
+      const auto it = typical.find(link(from, node));
+      in.lag = std::min(it != typical.end() ? it->second : 0, node.start - from.end);
+      if (latest < 0 || from.end > g->jobs[latest].end) latest = in.from;
+      if (from.end + in.lag > arrival) {
+        arrival = from.end + in.lag;
+        latest_input = &in;
+      }
+    }
+    if (latest >= 0 && g->jobs[latest].end >= lane_free) {  // the input came last: all of the wait is the hand-off
+      for (std::uint32_t k = 0; k < node.inputs; ++k)
+        if (g->inputs[node.first_input + k].from == latest) g->inputs[node.first_input + k].lag = node.start - g->jobs[latest].end;
+      node.binding = latest;
+      node.binding_is_input = true;
+      continue;
+    }
+    if (latest_input && arrival > lane_free) {  // the worker was busy past the sender's end, the data later still
+      node.binding = latest_input->from;
+      node.binding_is_input = true;
+      node.stall = node.start - arrival;
+      continue;
+    }
+    if (first) {
+      node.offset = node.start - g->start;
+      continue;
+    }
+    node.binding = node.prev;
+    node.stall = std::max<Nanos>(0, node.start - lane_free);
+  }
+}
+
+}  // namespace
+
+StepGraph BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<const std::uint32_t>>& step_jobs) {
+  StepGraph g;
+  PerName<JobKind, ClassifyJobType> kinds;
+  std::vector<std::vector<std::pair<HandOffKey, std::int32_t>>> index(lanes.lanes.size());
+  std::vector<std::pair<std::int32_t, std::int32_t>> lane_range(lanes.lanes.size());
+  std::vector<Entry> entries;
+  for (size_t l = 0; l < lanes.lanes.size(); ++l) {
+    lane_range[l].first = static_cast<std::int32_t>(g.jobs.size());
+    BuildLane(lanes, static_cast<int>(l), step_jobs, kinds, &g, &index[l], entries);
+    lane_range[l].second = static_cast<std::int32_t>(g.jobs.size());
+  }
+  if (g.jobs.empty()) return g;
+  for (size_t w = 0; w < step_jobs.size(); ++w) g.graph_workers += !step_jobs[w].empty() && lanes.lane_of[w] >= 0;
+  // Each lane's last pass job (by end): the optimizer's other replicas wait for it.
+  std::vector<std::int32_t> last_pass(lanes.lanes.size(), -1);
+  std::vector<std::int32_t> first_after_pass(lanes.lanes.size(), -1);
+  for (size_t l = 0; l < lanes.lanes.size(); ++l) {
+    std::int32_t last_in_order = -1;
+    for (std::int32_t n = lane_range[l].first; n < lane_range[l].second; ++n)
+      if (IsPass(g.jobs[n].kind.pass)) {
+        last_in_order = n;
+        if (last_pass[l] < 0 || g.jobs[n].end > g.jobs[last_pass[l]].end) last_pass[l] = n;
+      }
+    if (last_in_order >= 0 && last_in_order + 1 < lane_range[l].second) first_after_pass[l] = last_in_order + 1;
+  }
+  std::vector<std::pair<std::int32_t, std::int32_t>> edges;  // (from, to), lane-local ids
+  for (size_t l = 0; l < lanes.lanes.size(); ++l)
+    for (std::int32_t n = lane_range[l].first; n < lane_range[l].second; ++n)
+      AddInputs(lanes, index, last_pass, n, &g, first_after_pass[l] == n, &edges);
+  // Measured order over all lanes; an input that does not come first is a
+  // hand-off the clocks contradict (its sender ended after the receiver began).
+  std::vector<std::int32_t> order(g.jobs.size());
+  for (size_t n = 0; n < order.size(); ++n) order[n] = static_cast<std::int32_t>(n);
+  std::stable_sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
+    return std::tie(g.jobs[a].start, g.jobs[a].end) < std::tie(g.jobs[b].start, g.jobs[b].end);
+  });
+  std::vector<std::int32_t> position(order.size());
+  for (size_t p = 0; p < order.size(); ++p) position[order[p]] = static_cast<std::int32_t>(p);
+  std::vector<StageJob> sorted(g.jobs.size());
+  for (size_t p = 0; p < order.size(); ++p) {
+    sorted[p] = g.jobs[order[p]];
+    if (sorted[p].prev >= 0) sorted[p].prev = position[sorted[p].prev];
+  }
+  for (auto& [from, to] : edges) {
+    from = position[from];
+    to = position[to];
+  }
+  std::sort(edges.begin(), edges.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  g.jobs = std::move(sorted);
+  g.start = g.jobs.front().start;
+  g.end = g.jobs.front().end;
+  for (const StageJob& node : g.jobs) g.end = std::max(g.end, node.end);
+  size_t e = 0;
+  for (size_t n = 0; n < g.jobs.size(); ++n) {
+    StageJob& node = g.jobs[n];
+    node.first_input = static_cast<std::uint32_t>(g.inputs.size());
+    for (; e < edges.size() && edges[e].second == static_cast<std::int32_t>(n); ++e) {
+      const std::int32_t from = edges[e].first;
+      if (from >= static_cast<std::int32_t>(n) || g.jobs[from].end > node.start) {
+        ++g.contradicted;
+        continue;
+      }
+      g.inputs.push_back({from, 0});
+    }
+    node.inputs = static_cast<std::uint32_t>(g.inputs.size() - node.first_input);
+  }
+  ClassifyGaps(lanes, &g);
+  return g;
+}
+
+std::vector<PathPart> CriticalPath(const StepGraph& g) {
+  std::vector<PathPart> parts;
+  if (g.jobs.empty()) return parts;
+  std::int32_t n = 0;
+  for (std::int32_t k = 1; k < static_cast<std::int32_t>(g.jobs.size()); ++k)
+    if (g.jobs[k].end > g.jobs[n].end || (g.jobs[k].end == g.jobs[n].end && g.jobs[k].start >= g.jobs[n].start)) n = k;
+  Nanos covered = 0;
+  for (;;) {
+    const StageJob& node = g.jobs[n];
+    const Nanos length = node.end - node.start;
+    parts.push_back({PathPartKind::kJob, n, -1, length});
+    covered += length;
+    if (node.binding < 0) break;
+    if (node.stall > 0) {
+      parts.push_back({PathPartKind::kStall, n, -1, node.stall});
+      covered += node.stall;
+    }
+    if (node.binding_is_input) {
+      Nanos lag = 0;
+      for (std::uint32_t k = 0; k < node.inputs; ++k)
+        if (g.inputs[node.first_input + k].from == node.binding) lag = g.inputs[node.first_input + k].lag;
+      parts.push_back({PathPartKind::kHandOff, n, node.binding, lag});
+      covered += lag;
+    }
+    n = node.binding;
+  }
+  // What the chain does not cover: the wait before its first job (and overlaps).
+  parts.push_back({PathPartKind::kStepStart, n, -1, (g.end - g.start) - covered});
+  std::reverse(parts.begin(), parts.end());
+  return parts;
+}
+
+ReplayResult Replay(const StepGraph& g, const ReplayChange& change, std::vector<Nanos>& end) {
+  ReplayResult r;
+  end.assign(g.jobs.size(), 0);
+  Nanos last = g.start;
+  for (size_t n = 0; n < g.jobs.size(); ++n) {
+    const StageJob& node = g.jobs[n];
+    Nanos ready = node.prev >= 0 ? end[node.prev] : g.start + node.offset;
+    for (std::uint32_t k = 0; k < node.inputs; ++k) {
+      const GraphInput& in = g.inputs[node.first_input + k];
+      ready = std::max(ready, end[in.from] + (change.free_hand_offs ? 0 : in.lag));
+    }
+    if (!change.no_stall) ready += node.stall;
+    const Nanos duration = change.durations.empty() ? node.end - node.start : change.durations[n];
+    end[n] = ready + duration;
+    last = std::max(last, end[n]);
+    r.busy += duration * static_cast<Nanos>(node.members);
+  }
+  r.step_time = last - g.start;
+  return r;
+}
+
+}  // namespace jobviz

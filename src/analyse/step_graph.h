@@ -1,0 +1,113 @@
+// The dependency graph of one step, per pipeline replica: every stage's jobs
+// in their measured order, the hand-offs between adjacent stages, and the
+// optimizer's wait for the other replicas. Each gap before a job is
+// classified (hand-off latency, same-worker stall, step start); the graph
+// can be walked back from the job that ended last (the critical path) and
+// replayed with causes removed (analyse/bottleneck.h). Definitions in
+// docs/analysis.md ("Why the bubble is above the ideal").
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "analyse/schedule.h"
+#include "model/model.h"
+
+namespace jobviz {
+
+// The workers of one stage of one pipeline replica: its tensor-parallel
+// peers, which run each job together (a collective inside every job), so
+// the graph takes them as one.
+struct StageLane {
+  int replica = 0, stage = 0;
+  std::vector<std::uint32_t> workers;  // indices into GraphLanes::workers
+  int before = -1, after = -1;         // lanes of stage - 1 and stage + 1 of the replica; -1: not read
+  int first = -1, last = -1;           // the replica's first and last stage (interleaved wrap-around)
+  std::vector<int> other_replicas;     // the same stage in the other replicas
+};
+
+struct GraphLanes {
+  std::vector<const Worker*> workers;  // every worker, machine then worker order (as Analysis::workers)
+  std::vector<StageLane> lanes;        // by replica, then stage
+  std::vector<int> lane_of;            // per worker; -1: in no pipeline (its stage unknown)
+};
+
+// The lanes of a timeline's pipelines (align/pipeline_order.h PipelineChains).
+GraphLanes MakeGraphLanes(const Timeline& timeline);
+
+struct MemberJob {
+  std::uint32_t worker = 0, job = 0;  // GraphLanes::workers index, index into its jobs
+};
+
+// A job of a stage lane: the same job (type, micro-batch, occurrence in the
+// step) of each peer. It starts when its last peer starts and ends when its
+// last peer ends.
+struct StageJob {
+  std::uint32_t lane = 0;
+  Name type;
+  JobKind kind;
+  std::int64_t micro_batch = 0;
+  std::uint32_t occurrence = 0;
+  Nanos start = 0, end = 0;
+  std::uint32_t first_member = 0, members = 0;  // into StepGraph::members
+  std::int32_t prev = -1;                       // the lane's job before, -1: first of the step
+  std::uint32_t first_input = 0, inputs = 0;    // into StepGraph::inputs
+  // What its start is explained by (ClassifyGaps): the predecessor it
+  // waited for (-1: none), through a hand-off or not; `offset` is its start
+  // after the step's first job when nothing explains it (a first job with
+  // no input); `stall` the wait with the worker free and the inputs there.
+  std::int32_t binding = -1;
+  bool binding_is_input = false;
+  Nanos offset = 0, stall = 0;
+};
+
+// A hand-off into a job: the sender, and the latency the replay adds to the
+// sender's end (ClassifyGaps).
+struct GraphInput {
+  std::int32_t from = 0;
+  Nanos lag = 0;
+};
+
+struct StepGraph {
+  Nanos start = 0, end = 0;      // the step's first job start, last job end
+  std::vector<StageJob> jobs;    // by start: every predecessor comes first
+  std::vector<MemberJob> members;
+  std::vector<GraphInput> inputs;
+  size_t contradicted = 0;  // hand-offs whose sender ended after the receiver started: not used
+  size_t overlaps = 0;      // jobs that start before their lane's previous one ended
+  size_t graph_workers = 0; // workers with jobs in the step
+};
+
+// The graph of one step from each worker's jobs in it (`step_jobs[w]`:
+// indices into GraphLanes::workers[w]->jobs, in start order), with its gaps
+// classified.
+StepGraph BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<const std::uint32_t>>& step_jobs);
+
+// A piece of the critical path, in time order: a job, or the wait before it.
+enum class PathPartKind : std::uint8_t { kJob, kHandOff, kStall, kStepStart };
+struct PathPart {
+  PathPartKind kind = PathPartKind::kJob;
+  std::int32_t job = 0;        // the StageJob (for a wait: the job that waited)
+  std::int32_t from = -1;      // kHandOff: the sending StageJob
+  Nanos length = 0;
+};
+
+// Walks back from the job that ended last; the parts add up to end - start.
+std::vector<PathPart> CriticalPath(const StepGraph& graph);
+
+// A replay: every job starts when its lane and its inputs are ready (plus
+// its stall), in measured order, for `durations` (per StageJob; empty: as
+// measured) and without hand-off latency or stalls when asked.
+struct ReplayChange {
+  std::span<const Nanos> durations;
+  bool free_hand_offs = false;
+  bool no_stall = false;
+};
+struct ReplayResult {
+  Nanos step_time = 0;  // last end after the step's start
+  Nanos busy = 0;       // job durations x peers: busy time of the step's workers
+};
+ReplayResult Replay(const StepGraph& graph, const ReplayChange& change, std::vector<Nanos>& scratch);
+
+}  // namespace jobviz
