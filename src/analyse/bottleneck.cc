@@ -77,7 +77,9 @@ StepJobs GroupByWindow(const Worker& worker, const std::vector<StepWindow>& step
     }
     keyed.emplace_back(hint, j);
   }
-  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  const auto by_window = [](const auto& a, const auto& b) { return a.first < b.first; };
+  if (!std::is_sorted(keyed.begin(), keyed.end(), by_window))  // steps follow each other: usually sorted already
+    std::stable_sort(keyed.begin(), keyed.end(), by_window);
   for (size_t i = 0; i < keyed.size();) {
     size_t k = i;
     while (k < keyed.size() && keyed[k].first == keyed[i].first) s.order.push_back(keyed[k++].second);
@@ -91,13 +93,17 @@ StepJobs GroupByWindow(const Worker& worker, const std::vector<StepWindow>& step
 // replays need from them: the slowest stage's speed-up per type and each
 // slow worker's factor per type.
 struct Speeds {
-  std::map<std::pair<int, std::uint32_t>, Nanos> stage_median;  // (stage, type index)
+  std::unordered_map<std::uint64_t, Nanos> stage_median;  // StageType(stage, type index)
   int slowest_stage = -1;
   std::unordered_map<std::uint32_t, double> balance;             // type index -> factor (< 1) on the slowest stage
   std::vector<std::unordered_map<std::uint32_t, double>> slow;   // per worker: type index -> its factor
 };
 
 Nanos MedianOf(std::vector<Nanos>& values) { return PercentileOf(values, 50); }
+
+std::uint64_t StageType(int stage, std::uint32_t type) { return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(stage)) << 32) | type; }
+int StageOf(std::uint64_t key) { return static_cast<int>(static_cast<std::uint32_t>(key >> 32)); }
+std::uint32_t TypeOf(std::uint64_t key) { return static_cast<std::uint32_t>(key); }
 
 std::string Factor(double f) {
   char buf[32];
@@ -117,7 +123,7 @@ Speeds MeasureSpeeds(const Timeline& timeline, const GraphLanes& lanes, std::vec
     Nanos median = 0;
   };
   std::vector<WorkerType> per;
-  std::map<std::pair<int, std::uint32_t>, std::vector<Nanos>> by_stage;
+  std::unordered_map<std::uint64_t, std::vector<Nanos>> by_stage;
   std::map<int, std::pair<Nanos, int>> stage_load;  // stage -> (job time, workers)
   for (std::uint32_t w = 0; w < lanes.workers.size(); ++w) {
     if (lanes.lane_of[w] < 0) continue;
@@ -127,7 +133,7 @@ Speeds MeasureSpeeds(const Timeline& timeline, const GraphLanes& lanes, std::vec
     for (const Job& job : lanes.workers[w]->jobs) {
       const Nanos d = job.end - job.start;
       load += d;
-      by_stage[{stage, job.type.index()}].push_back(d);
+      by_stage[StageType(stage, job.type.index())].push_back(d);
       const auto [it, inserted] = slot.try_emplace(job.type.index(), per.size());
       if (inserted) per.push_back({w, job.type.index(), job.type, {}, 0});
       per[it->second].durations.push_back(d);
@@ -146,13 +152,13 @@ Speeds MeasureSpeeds(const Timeline& timeline, const GraphLanes& lanes, std::vec
     }
   if (stage_load.size() > 1)
     for (const auto& [key, median] : s.stage_median) {
-      if (key.first != s.slowest_stage || median <= 0) continue;
+      if (StageOf(key) != s.slowest_stage || median <= 0) continue;
       std::vector<Nanos> others;
       for (const auto& [other, m] : s.stage_median)
-        if (other.second == key.second && other.first != s.slowest_stage) others.push_back(m);
+        if (TypeOf(other) == TypeOf(key) && StageOf(other) != s.slowest_stage) others.push_back(m);
       if (others.empty()) continue;
       const double factor = static_cast<double>(MedianOf(others)) / static_cast<double>(median);
-      if (factor < 1) s.balance[key.second] = factor;
+      if (factor < 1) s.balance[TypeOf(key)] = factor;
     }
   // Slow workers: each pass type's median against the median of the same
   // stage's other workers (its peers and the other replicas).
@@ -254,7 +260,7 @@ StepResult AnalyzeStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_
     if (stage == speeds.slowest_stage)
       if (const auto it = speeds.balance.find(node.type.index()); it != speeds.balance.end()) balance = it->second;
     balanced[i] = static_cast<Nanos>(std::llround(static_cast<double>(measured) * balance));
-    const auto it = speeds.stage_median.find({stage, node.type.index()});
+    const auto it = speeds.stage_median.find(StageType(stage, node.type.index()));
     median[i] = it != speeds.stage_median.end() ? it->second : measured;
     fixed[i] = FixedDuration(g, node, lanes, speeds);
     all[i] = static_cast<Nanos>(std::llround(static_cast<double>(std::min(median[i], fixed[i])) * balance));

@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 
 #include "align/pipeline_order.h"
 #include "model/time_value.h"
@@ -92,58 +93,82 @@ bool IsPass(Pass pass) { return pass != Pass::kOther; }
 void BuildLane(const GraphLanes& lanes, int l, const std::vector<std::span<const std::uint32_t>>& step_jobs,
                PerName<JobKind, ClassifyJobType>& kinds, StepGraph* g,
                std::vector<std::pair<HandOffKey, std::int32_t>>* index, std::vector<Entry>& entries) {
-  entries.clear();
-  for (std::uint32_t w : lanes.lanes[l].workers)
-    for (std::uint32_t j : step_jobs[w]) {
-      const Job& job = lanes.workers[w]->jobs[j];
-      entries.push_back({job.type.index(), job.micro_batch, job.start, w, j, 0});
-    }
-  // Occurrence of (type, micro-batch) on each worker, in start order.
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-    return std::tie(a.type, a.micro_batch, a.worker, a.start, a.job) < std::tie(b.type, b.micro_batch, b.worker, b.start, b.job);
-  });
-  for (size_t i = 1; i < entries.size(); ++i) {
-    const Entry& p = entries[i - 1];
-    Entry& e = entries[i];
-    if (e.type == p.type && e.micro_batch == p.micro_batch && e.worker == p.worker) e.occurrence = p.occurrence + 1;
-  }
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-    return std::tie(a.type, a.micro_batch, a.occurrence, a.worker) < std::tie(b.type, b.micro_batch, b.occurrence, b.worker);
-  });
+  const StageLane& lane = lanes.lanes[l];
   const size_t first_job = g->jobs.size();
-  for (size_t i = 0; i < entries.size();) {
-    size_t k = i;
+  const auto new_node = [&](const Job& job) {
     StageJob node;
     node.lane = static_cast<std::uint32_t>(l);
-    const Job& job = lanes.workers[entries[i].worker]->jobs[entries[i].job];
     node.type = job.type;
     node.kind = kinds.Of(job.type);
-    node.micro_batch = entries[i].micro_batch;
-    node.occurrence = entries[i].occurrence;
+    node.micro_batch = job.micro_batch;
     node.first_member = static_cast<std::uint32_t>(g->members.size());
-    node.start = node.end = std::numeric_limits<Nanos>::min();
-    for (; k < entries.size() && entries[k].type == entries[i].type && entries[k].micro_batch == entries[i].micro_batch &&
-           entries[k].occurrence == entries[i].occurrence;
-         ++k) {
-      const Job& member = lanes.workers[entries[k].worker]->jobs[entries[k].job];
-      node.start = std::max(node.start, member.start);
-      node.end = std::max(node.end, member.end);
-      g->members.push_back({entries[k].worker, entries[k].job});
+    node.start = job.start;
+    node.end = job.end;
+    return node;
+  };
+  if (lane.workers.size() == 1) {
+    // One worker: every job is a lane job, already in start order.
+    const std::uint32_t w = lane.workers[0];
+    for (std::uint32_t j : step_jobs[w]) {
+      g->jobs.push_back(new_node(lanes.workers[w]->jobs[j]));
+      g->jobs.back().members = 1;
+      g->members.push_back({w, j});
     }
-    node.members = static_cast<std::uint32_t>(k - i);
-    g->jobs.push_back(node);
-    i = k;
+  } else {
+    entries.clear();
+    for (std::uint32_t w : lane.workers)
+      for (std::uint32_t j : step_jobs[w]) {
+        const Job& job = lanes.workers[w]->jobs[j];
+        entries.push_back({job.type.index(), job.micro_batch, job.start, w, j, 0});
+      }
+    // Occurrence of (type, micro-batch) on each worker, in start order.
+    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+      return std::tie(a.type, a.micro_batch, a.worker, a.start, a.job) < std::tie(b.type, b.micro_batch, b.worker, b.start, b.job);
+    });
+    for (size_t i = 1; i < entries.size(); ++i) {
+      const Entry& p = entries[i - 1];
+      Entry& e = entries[i];
+      if (e.type == p.type && e.micro_batch == p.micro_batch && e.worker == p.worker) e.occurrence = p.occurrence + 1;
+    }
+    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+      return std::tie(a.type, a.micro_batch, a.occurrence, a.worker) < std::tie(b.type, b.micro_batch, b.occurrence, b.worker);
+    });
+    for (size_t i = 0; i < entries.size();) {
+      StageJob node = new_node(lanes.workers[entries[i].worker]->jobs[entries[i].job]);
+      size_t k = i;
+      for (; k < entries.size() && entries[k].type == entries[i].type && entries[k].micro_batch == entries[i].micro_batch &&
+             entries[k].occurrence == entries[i].occurrence;
+           ++k) {
+        const Job& member = lanes.workers[entries[k].worker]->jobs[entries[k].job];
+        node.start = std::max(node.start, member.start);
+        node.end = std::max(node.end, member.end);
+        g->members.push_back({entries[k].worker, entries[k].job});
+      }
+      node.members = static_cast<std::uint32_t>(k - i);
+      g->jobs.push_back(node);
+      i = k;
+    }
+    std::sort(g->jobs.begin() + static_cast<std::ptrdiff_t>(first_job), g->jobs.end(),
+              [](const StageJob& a, const StageJob& b) { return std::tie(a.start, a.end) < std::tie(b.start, b.end); });
   }
-  std::sort(g->jobs.begin() + static_cast<std::ptrdiff_t>(first_job), g->jobs.end(),
-            [](const StageJob& a, const StageJob& b) { return std::tie(a.start, a.end) < std::tie(b.start, b.end); });
+  // Occurrences of each pass job (pass, chunk, micro-batch) in start order: the hand-off index.
   for (size_t n = first_job; n < g->jobs.size(); ++n) {
     if (n > first_job) g->jobs[n].prev = static_cast<std::int32_t>(n - 1);
     const StageJob& node = g->jobs[n];
     if (IsPass(node.kind.pass))
-      index->push_back({{static_cast<int>(node.kind.pass), Chunk(node.kind), node.micro_batch, node.occurrence},
-                        static_cast<std::int32_t>(n)});
+      index->push_back({{static_cast<int>(node.kind.pass), Chunk(node.kind), node.micro_batch, 0}, static_cast<std::int32_t>(n)});
   }
-  std::sort(index->begin(), index->end());
+  std::sort(index->begin(), index->end(), [](const auto& a, const auto& b) {
+    return std::tie(a.first.pass, a.first.chunk, a.first.micro_batch, a.second) <
+           std::tie(b.first.pass, b.first.chunk, b.first.micro_batch, b.second);
+  });
+  for (size_t i = 1; i < index->size(); ++i) {
+    HandOffKey& key = (*index)[i].first;
+    const HandOffKey& before = (*index)[i - 1].first;
+    if (key.pass == before.pass && key.chunk == before.chunk && key.micro_batch == before.micro_batch)
+      key.occurrence = before.occurrence + 1;
+  }
+  for (const auto& [key, n] : *index) g->jobs[n].occurrence = key.occurrence;
 }
 
 std::int32_t Find(const std::vector<std::pair<HandOffKey, std::int32_t>>& index, const HandOffKey& key) {
@@ -210,7 +235,7 @@ void ClassifyGaps(const GraphLanes& lanes, StepGraph* g) {
       samples.emplace_back(link(g->jobs[latest], node), node.start - g->jobs[latest].end);
   }
   std::sort(samples.begin(), samples.end());
-  std::map<std::int64_t, Nanos> typical;
+  std::unordered_map<std::int64_t, Nanos> typical;
   for (size_t i = 0; i < samples.size();) {
     size_t k = i;
     while (k < samples.size() && samples[k].first == samples[i].first) ++k;
@@ -290,33 +315,31 @@ StepGraph BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<co
       AddInputs(lanes, index, last_pass, n, &g, first_after_pass[l] == n, &edges);
   // Measured order over all lanes; an input that does not come first is a
   // hand-off the clocks contradict (its sender ended after the receiver began).
-  std::vector<std::int32_t> order(g.jobs.size());
-  for (size_t n = 0; n < order.size(); ++n) order[n] = static_cast<std::int32_t>(n);
-  std::stable_sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
-    return std::tie(g.jobs[a].start, g.jobs[a].end) < std::tie(g.jobs[b].start, g.jobs[b].end);
-  });
-  std::vector<std::int32_t> position(order.size());
-  for (size_t p = 0; p < order.size(); ++p) position[order[p]] = static_cast<std::int32_t>(p);
+  // (Edges come grouped by receiver, in receiver order: lane by lane, each lane's jobs in order.)
+  std::vector<std::tuple<Nanos, Nanos, std::int32_t>> keys(g.jobs.size());
+  for (size_t n = 0; n < keys.size(); ++n) keys[n] = {g.jobs[n].start, g.jobs[n].end, static_cast<std::int32_t>(n)};
+  std::sort(keys.begin(), keys.end());
+  std::vector<std::int32_t> position(keys.size());
+  for (size_t p = 0; p < keys.size(); ++p) position[std::get<2>(keys[p])] = static_cast<std::int32_t>(p);
   std::vector<StageJob> sorted(g.jobs.size());
-  for (size_t p = 0; p < order.size(); ++p) {
-    sorted[p] = g.jobs[order[p]];
+  for (size_t p = 0; p < keys.size(); ++p) {
+    sorted[p] = g.jobs[std::get<2>(keys[p])];
     if (sorted[p].prev >= 0) sorted[p].prev = position[sorted[p].prev];
   }
-  for (auto& [from, to] : edges) {
-    from = position[from];
-    to = position[to];
-  }
-  std::sort(edges.begin(), edges.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  // Each job's inputs, in the job's new place: (receiver's old id -> its edges).
+  std::vector<std::uint32_t> edge_begin(g.jobs.size() + 1, 0);
+  for (const auto& [from, to] : edges) ++edge_begin[to + 1];
+  for (size_t n = 0; n < g.jobs.size(); ++n) edge_begin[n + 1] += edge_begin[n];
   g.jobs = std::move(sorted);
   g.start = g.jobs.front().start;
   g.end = g.jobs.front().end;
   for (const StageJob& node : g.jobs) g.end = std::max(g.end, node.end);
-  size_t e = 0;
   for (size_t n = 0; n < g.jobs.size(); ++n) {
     StageJob& node = g.jobs[n];
+    const std::int32_t old = std::get<2>(keys[n]);
     node.first_input = static_cast<std::uint32_t>(g.inputs.size());
-    for (; e < edges.size() && edges[e].second == static_cast<std::int32_t>(n); ++e) {
-      const std::int32_t from = edges[e].first;
+    for (std::uint32_t e = edge_begin[old]; e < edge_begin[old + 1]; ++e) {
+      const std::int32_t from = position[edges[e].first];
       if (from >= static_cast<std::int32_t>(n) || g.jobs[from].end > node.start) {
         ++g.contradicted;
         continue;
