@@ -19,7 +19,7 @@ struct MetricChange {
 };
 
 // Overall and per-worker bubble, step time p50/p95, job-type means,
-// stragglers, counts: every metric either summary has, in a fixed order.
+// the critical path by cause, what-if gains, slow workers, counts: every metric either summary has, in a fixed order.
 std::vector<MetricChange> DiffSummaries(const nlohmann::json& base, const nlohmann::json& now);
 
 }  // namespace jobviz

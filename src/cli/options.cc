@@ -298,7 +298,7 @@ Parsed<DrawPlan> ParseDrawCommandLine(int argc, char** argv, bool merge) {
 
 Parsed<DiffPlan> ParseDiffCommandLine(int argc, char** argv) {
   CLI::App app{"jobviz diff: the metrics of two runs side by side (bubble overall and per worker, step time\n"
-               "p50/p95, job-type means, stragglers). Each run is a --summary-json or a log directory."};
+               "p50/p95, job-type means, critical path by cause, what-if gains). Each run is a --summary-json or a log directory."};
   DiffPlan plan;
   bool json = false, markdown = false, quiet = false;
   app.add_option("base", plan.base, "The run to compare with: SUMMARY.json or a log directory")->required()->type_name("BASE");
