@@ -1,6 +1,7 @@
 #include "analyse/step_graph.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -28,10 +29,14 @@ GraphLanes MakeGraphLanes(const Timeline& timeline) {
       if (inserted) it->second = -1;
       (void)it;
     }
+  std::map<int, int> stage_rank;
   for (auto& [key, lane] : lane_at) {
     lane = static_cast<int>(g.lanes.size());
     g.lanes.push_back({key.first, key.second, {}, -1, -1, -1, -1, {}});
+    stage_rank.try_emplace(key.second, 0);
   }
+  for (auto& [stage, rank] : stage_rank) rank = g.stage_count++;
+  for (const StageLane& lane : g.lanes) g.stage_rank.push_back(stage_rank.at(lane.stage));
   for (const PipelineChain& chain : PipelineChains(timeline))
     for (size_t k = 0; k < chain.stages.size(); ++k) {
       const int lane = lane_at.at({chain.replica, chain.numbers[k]});
@@ -86,12 +91,30 @@ struct Entry {
 
 int Chunk(const JobKind& kind) { return std::max(kind.chunk, 0); }
 
+// ClassifyJobType once per type; a run has a handful of types, so the last
+// few are kept in front of the table (one lookup per job otherwise).
+class JobKinds {
+ public:
+  JobKind Of(Name type) {
+    for (const auto& [index, kind] : recent_)
+      if (index == type.index()) return kind;
+    const JobKind kind = table_.Of(type);
+    recent_[next_++ % recent_.size()] = {type.index(), kind};
+    return kind;
+  }
+
+ private:
+  PerName<JobKind, ClassifyJobType> table_;
+  std::array<std::pair<std::uint32_t, JobKind>, 4> recent_{};  // index 0 is the empty name: never a job's type
+  size_t next_ = 0;
+};
+
 bool IsPass(Pass pass) { return pass != Pass::kOther; }
 
 // The lane jobs of one lane: peers' jobs matched by (type, micro-batch,
 // occurrence), in start order; the lane's hand-off index, sorted.
 void BuildLane(const GraphLanes& lanes, int l, const std::vector<std::span<const std::uint32_t>>& step_jobs,
-               PerName<JobKind, ClassifyJobType>& kinds, StepGraph* g,
+               JobKinds& kinds, StepGraph* g,
                std::vector<std::pair<HandOffKey, std::int32_t>>* index, std::vector<Entry>& entries) {
   const StageLane& lane = lanes.lanes[l];
   const size_t first_job = g->jobs.size();
@@ -220,10 +243,16 @@ void AddInputs(const GraphLanes& lanes, const std::vector<std::vector<std::pair<
 // sender ended is the link's typical latency; a job's wait is hand-off
 // latency up to its latest input's arrival, stall after it (docs/analysis.md).
 void ClassifyGaps(const GraphLanes& lanes, StepGraph* g) {
+  // Links by receiving stage and where the input comes from: the stage
+  // before, the stage after, the same stage of another replica, or the
+  // other end of the pipeline (interleaved wrap-around).
   const auto link = [&](const StageJob& from, const StageJob& to) {
-    return (static_cast<std::int64_t>(lanes.lanes[from.lane].stage) << 32) | static_cast<std::uint32_t>(lanes.lanes[to.lane].stage);
+    const int from_stage = lanes.lanes[from.lane].stage, to_stage = lanes.lanes[to.lane].stage;
+    const int kind = from_stage == to_stage - 1 ? 0 : from_stage == to_stage + 1 ? 1 : from_stage == to_stage ? 2 : 3;
+    return static_cast<size_t>(lanes.stage_rank[to.lane]) * 4 + static_cast<size_t>(kind);
   };
-  std::vector<std::pair<std::int64_t, Nanos>> samples;
+  const size_t links = static_cast<size_t>(lanes.stage_count) * 4;
+  std::vector<std::pair<std::uint32_t, Nanos>> samples;
   for (const StageJob& node : g->jobs) {
     const Nanos lane_free = node.prev >= 0 ? g->jobs[node.prev].end : g->start;
     std::int32_t latest = -1;
@@ -232,16 +261,23 @@ void ClassifyGaps(const GraphLanes& lanes, StepGraph* g) {
       if (latest < 0 || g->jobs[from].end > g->jobs[latest].end) latest = from;
     }
     if (latest >= 0 && g->jobs[latest].end >= lane_free)
-      samples.emplace_back(link(g->jobs[latest], node), node.start - g->jobs[latest].end);
+      samples.emplace_back(static_cast<std::uint32_t>(link(g->jobs[latest], node)), node.start - g->jobs[latest].end);
   }
-  std::sort(samples.begin(), samples.end());
-  std::unordered_map<std::int64_t, Nanos> typical;
-  for (size_t i = 0; i < samples.size();) {
-    size_t k = i;
-    while (k < samples.size() && samples[k].first == samples[i].first) ++k;
-    typical[samples[i].first] = samples[i + (k - i - 1) / 2].second;  // nearest-rank median
-    i = k;
-  }
+  // Each link's median (nearest rank), with the samples bucketed by link in one pass.
+  std::vector<std::uint32_t> begin(links + 1, 0);
+  for (const auto& [slot, gap] : samples) ++begin[slot + 1];
+  for (size_t k = 0; k < links; ++k) begin[k + 1] += begin[k];
+  std::vector<Nanos> gaps(samples.size());
+  std::vector<std::uint32_t> fill(begin.begin(), begin.end() - 1);
+  for (const auto& [slot, gap] : samples) gaps[fill[slot]++] = gap;
+  std::vector<Nanos> typical(links, 0);
+  for (size_t k = 0; k < links; ++k)
+    if (begin[k + 1] > begin[k]) {
+      const auto first = gaps.begin() + begin[k], last = gaps.begin() + begin[k + 1];
+      const auto at = first + (last - first - 1) / 2;
+      std::nth_element(first, at, last);
+      typical[k] = *at;
+    }
   for (StageJob& node : g->jobs) {
     const bool first = node.prev < 0;
     const Nanos lane_free = first ? g->start : g->jobs[node.prev].end;
@@ -252,8 +288,7 @@ void ClassifyGaps(const GraphLanes& lanes, StepGraph* g) {
     for (std::uint32_t k = 0; k < node.inputs; ++k) {
       GraphInput& in = g->inputs[node.first_input + k];
       const StageJob& from = g->jobs[in.from];
-      const auto it = typical.find(link(from, node));
-      in.lag = std::min(it != typical.end() ? it->second : 0, node.start - from.end);
+      in.lag = std::min(typical[link(from, node)], node.start - from.end);
       if (latest < 0 || from.end > g->jobs[latest].end) latest = in.from;
       if (from.end + in.lag > arrival) {
         arrival = from.end + in.lag;
@@ -282,11 +317,78 @@ void ClassifyGaps(const GraphLanes& lanes, StepGraph* g) {
   }
 }
 
+// Puts the jobs in a topological order (Kahn's algorithm, linear): every job
+// after its lane's previous job and its inputs. Jobs in a cycle (only jobs of zero
+// length at one instant can form one) lose their inputs from each other.
+void OrderForReplay(StepGraph* g) {
+  const size_t n = g->jobs.size();
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::vector<std::uint32_t> waiting(n, 0), consumers_begin(n + 1, 0), consumers(g->inputs.size());
+    for (size_t k = 0; k < n; ++k) {
+      const StageJob& node = g->jobs[k];
+      waiting[k] = (node.prev >= 0) + node.inputs;
+      for (std::uint32_t i = 0; i < node.inputs; ++i) ++consumers_begin[g->inputs[node.first_input + i].from + 1];
+    }
+    for (size_t k = 0; k < n; ++k) consumers_begin[k + 1] += consumers_begin[k];
+    std::vector<std::uint32_t> fill(consumers_begin.begin(), consumers_begin.end() - 1);
+    for (size_t k = 0; k < n; ++k) {
+      const StageJob& node = g->jobs[k];
+      for (std::uint32_t i = 0; i < node.inputs; ++i)
+        consumers[fill[g->inputs[node.first_input + i].from]++] = static_cast<std::uint32_t>(k);
+    }
+    g->order.clear();
+    for (size_t k = 0; k < n; ++k)
+      if (waiting[k] == 0) g->order.push_back(static_cast<std::int32_t>(k));
+    for (size_t head = 0; head < g->order.size(); ++head) {
+      const std::int32_t k = g->order[head];
+      const auto done = [&](size_t next) {
+        if (--waiting[next] == 0) g->order.push_back(static_cast<std::int32_t>(next));
+      };
+      if (static_cast<size_t>(k) + 1 < n && g->jobs[k + 1].prev == k) done(k + 1);
+      for (std::uint32_t c = consumers_begin[k]; c < consumers_begin[k + 1]; ++c) done(consumers[c]);
+    }
+    if (g->order.size() == n) break;
+    // Break the cycles: inputs between jobs not reached are dropped (counted).
+    std::vector<bool> reached(n, false);
+    for (std::int32_t k : g->order) reached[k] = true;
+    std::vector<GraphInput> kept;
+    for (size_t k = 0; k < n; ++k) {
+      StageJob& node = g->jobs[k];
+      const std::uint32_t first = static_cast<std::uint32_t>(kept.size());
+      for (std::uint32_t i = 0; i < node.inputs; ++i) {
+        const GraphInput& in = g->inputs[node.first_input + i];
+        if (!reached[k] && !reached[in.from]) ++g->contradicted;
+        else kept.push_back(in);
+      }
+      node.first_input = first;
+      node.inputs = static_cast<std::uint32_t>(kept.size() - first);
+    }
+    g->inputs = std::move(kept);
+  }
+  // The jobs in that order, so that replays read them one after the other.
+  std::vector<std::int32_t> position(n);
+  for (size_t p = 0; p < g->order.size(); ++p) position[g->order[p]] = static_cast<std::int32_t>(p);
+  std::vector<StageJob> jobs(n);
+  std::vector<GraphInput> inputs;
+  inputs.reserve(g->inputs.size());
+  for (size_t p = 0; p < g->order.size(); ++p) {
+    StageJob node = g->jobs[g->order[p]];
+    if (node.prev >= 0) node.prev = position[node.prev];
+    const std::uint32_t first = static_cast<std::uint32_t>(inputs.size());
+    for (std::uint32_t i = 0; i < node.inputs; ++i) inputs.push_back({position[g->inputs[node.first_input + i].from], 0});
+    node.first_input = first;
+    jobs[p] = node;
+  }
+  g->jobs = std::move(jobs);
+  g->inputs = std::move(inputs);
+  g->order.clear();
+}
+
 }  // namespace
 
 StepGraph BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<const std::uint32_t>>& step_jobs) {
   StepGraph g;
-  PerName<JobKind, ClassifyJobType> kinds;
+  JobKinds kinds;
   std::vector<std::vector<std::pair<HandOffKey, std::int32_t>>> index(lanes.lanes.size());
   std::vector<std::pair<std::int32_t, std::int32_t>> lane_range(lanes.lanes.size());
   std::vector<Entry> entries;
@@ -313,41 +415,29 @@ StepGraph BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<co
   for (size_t l = 0; l < lanes.lanes.size(); ++l)
     for (std::int32_t n = lane_range[l].first; n < lane_range[l].second; ++n)
       AddInputs(lanes, index, last_pass, n, &g, first_after_pass[l] == n, &edges);
-  // Measured order over all lanes; an input that does not come first is a
-  // hand-off the clocks contradict (its sender ended after the receiver began).
-  // (Edges come grouped by receiver, in receiver order: lane by lane, each lane's jobs in order.)
-  std::vector<std::tuple<Nanos, Nanos, std::int32_t>> keys(g.jobs.size());
-  for (size_t n = 0; n < keys.size(); ++n) keys[n] = {g.jobs[n].start, g.jobs[n].end, static_cast<std::int32_t>(n)};
-  std::sort(keys.begin(), keys.end());
-  std::vector<std::int32_t> position(keys.size());
-  for (size_t p = 0; p < keys.size(); ++p) position[std::get<2>(keys[p])] = static_cast<std::int32_t>(p);
-  std::vector<StageJob> sorted(g.jobs.size());
-  for (size_t p = 0; p < keys.size(); ++p) {
-    sorted[p] = g.jobs[std::get<2>(keys[p])];
-    if (sorted[p].prev >= 0) sorted[p].prev = position[sorted[p].prev];
-  }
-  // Each job's inputs, in the job's new place: (receiver's old id -> its edges).
-  std::vector<std::uint32_t> edge_begin(g.jobs.size() + 1, 0);
-  for (const auto& [from, to] : edges) ++edge_begin[to + 1];
-  for (size_t n = 0; n < g.jobs.size(); ++n) edge_begin[n + 1] += edge_begin[n];
-  g.jobs = std::move(sorted);
+  // Each job's inputs (edges come grouped by receiver, in receiver order);
+  // a hand-off whose sender ended after the receiver began is one the clocks
+  // contradict.
   g.start = g.jobs.front().start;
   g.end = g.jobs.front().end;
-  for (const StageJob& node : g.jobs) g.end = std::max(g.end, node.end);
+  for (const StageJob& node : g.jobs) {
+    g.start = std::min(g.start, node.start);
+    g.end = std::max(g.end, node.end);
+  }
+  size_t e = 0;
   for (size_t n = 0; n < g.jobs.size(); ++n) {
     StageJob& node = g.jobs[n];
-    const std::int32_t old = std::get<2>(keys[n]);
     node.first_input = static_cast<std::uint32_t>(g.inputs.size());
-    for (std::uint32_t e = edge_begin[old]; e < edge_begin[old + 1]; ++e) {
-      const std::int32_t from = position[edges[e].first];
-      if (from >= static_cast<std::int32_t>(n) || g.jobs[from].end > node.start) {
+    for (; e < edges.size() && edges[e].second == static_cast<std::int32_t>(n); ++e) {
+      if (g.jobs[edges[e].first].end > node.start) {
         ++g.contradicted;
         continue;
       }
-      g.inputs.push_back({from, 0});
+      g.inputs.push_back({edges[e].first, 0});
     }
     node.inputs = static_cast<std::uint32_t>(g.inputs.size() - node.first_input);
   }
+  OrderForReplay(&g);
   ClassifyGaps(lanes, &g);
   return g;
 }

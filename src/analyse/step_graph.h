@@ -31,6 +31,8 @@ struct GraphLanes {
   std::vector<const Worker*> workers;  // every worker, machine then worker order (as Analysis::workers)
   std::vector<StageLane> lanes;        // by replica, then stage
   std::vector<int> lane_of;            // per worker; -1: in no pipeline (its stage unknown)
+  std::vector<int> stage_rank;         // per lane: its stage's place among the stages there are
+  int stage_count = 0;
 };
 
 // The lanes of a timeline's pipelines (align/pipeline_order.h PipelineChains).
@@ -71,7 +73,8 @@ struct GraphInput {
 
 struct StepGraph {
   Nanos start = 0, end = 0;      // the step's first job start, last job end
-  std::vector<StageJob> jobs;    // by start: every predecessor comes first
+  std::vector<StageJob> jobs;    // each after its lane's previous job and its inputs (a topological order)
+  std::vector<std::int32_t> order;  // scratch while building
   std::vector<MemberJob> members;
   std::vector<GraphInput> inputs;
   size_t contradicted = 0;  // hand-offs whose sender ended after the receiver started: not used
