@@ -62,6 +62,9 @@ struct Analysis {
   std::vector<LastReplica> last_replicas;
 };
 
+// The step windows the analysis uses (Analysis::steps).
+std::vector<StepWindow> StepWindowsOf(const Timeline& timeline, int threads);
+
 // On up to `threads` threads (0: one per core); the result does not depend on it.
 Analysis Analyze(const Timeline& timeline, int threads = 1);
 

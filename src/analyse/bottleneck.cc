@@ -235,52 +235,9 @@ Nanos FixedDuration(const StepGraph& g, const StageJob& node, const GraphLanes& 
   return changed ? end - node.start : node.end - node.start;
 }
 
-StepResult AnalyzeStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_window, size_t window,
-                       const Speeds& speeds, std::int64_t step) {
-  StepResult r;
-  std::vector<std::span<const std::uint32_t>> step_jobs(lanes.workers.size());
-  for (size_t w = 0; w < lanes.workers.size(); ++w)
-    if (lanes.lane_of[w] >= 0) step_jobs[w] = by_window[w].Of(window);
-  const StepGraph g = BuildStepGraph(lanes, step_jobs);
-  if (g.jobs.empty()) return r;
-  r.empty = false;
-  r.start = g.start;
-  r.end = g.end;
-  r.graph_workers = g.graph_workers;
-  r.contradicted = g.contradicted;
-  r.overlaps = g.overlaps;
-  // The durations each replay uses.
-  const size_t n = g.jobs.size();
-  std::vector<Nanos> balanced(n), median(n), fixed(n), all(n);
-  for (size_t i = 0; i < n; ++i) {
-    const StageJob& node = g.jobs[i];
-    const Nanos measured = node.end - node.start;
-    const int stage = lanes.lanes[node.lane].stage;
-    double balance = 1;
-    if (stage == speeds.slowest_stage)
-      if (const auto it = speeds.balance.find(node.type.index()); it != speeds.balance.end()) balance = it->second;
-    balanced[i] = static_cast<Nanos>(std::llround(static_cast<double>(measured) * balance));
-    const auto it = speeds.stage_median.find(StageType(stage, node.type.index()));
-    median[i] = it != speeds.stage_median.end() ? it->second : measured;
-    fixed[i] = FixedDuration(g, node, lanes, speeds);
-    all[i] = static_cast<Nanos>(std::llround(static_cast<double>(std::min(median[i], fixed[i])) * balance));
-  }
-  std::vector<Nanos> scratch;
-  const ReplayResult nominal = Replay(g, {}, scratch);
-  r.replayed = nominal.step_time;
-  r.measured_busy = nominal.busy;
-  const auto put = [&](WhatIfKind kind, const ReplayResult& result) {
-    r.step_time[static_cast<size_t>(kind)] = result.step_time;
-    r.busy[static_cast<size_t>(kind)] = result.busy;
-  };
-  put(WhatIfKind::kBalancedStages, Replay(g, {balanced, false, false}, scratch));
-  put(WhatIfKind::kFreeHandOffs, Replay(g, {{}, true, false}, scratch));
-  put(WhatIfKind::kNoOutliers, Replay(g, {median, false, false}, scratch));
-  put(WhatIfKind::kNoStall, Replay(g, {{}, false, true}, scratch));
-  put(WhatIfKind::kNoSlowWorkers, Replay(g, {fixed, false, false}, scratch));
-  put(WhatIfKind::kNoStepGaps, nominal);
-  put(WhatIfKind::kAll, Replay(g, {all, true, true}, scratch));
-  // The critical path, by cause.
+// The step's critical path, by cause, into `r`.
+void AddCriticalPath(const StepGraph& g, const GraphLanes& lanes, std::int64_t step, StepResult* result) {
+  StepResult& r = *result;
   r.path.step = step;
   r.path.start = g.start;
   r.path.end = g.end;
@@ -329,6 +286,56 @@ StepResult AnalyzeStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_
   }
   for (const auto& [key, value] : compute) r.compute.push_back({key.first, value.first.str(), value.second});
   for (const auto& [key, time] : hand_offs) r.hand_offs.push_back({key.first, key.second, time});
+}
+
+StepResult AnalyzeStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_window, size_t window,
+                       const Speeds* speeds_or_null, std::int64_t step) {
+  StepResult r;
+  std::vector<std::span<const std::uint32_t>> step_jobs(lanes.workers.size());
+  for (size_t w = 0; w < lanes.workers.size(); ++w)
+    if (lanes.lane_of[w] >= 0) step_jobs[w] = by_window[w].Of(window);
+  const StepGraph g = BuildStepGraph(lanes, step_jobs);
+  if (g.jobs.empty()) return r;
+  r.empty = false;
+  r.start = g.start;
+  r.end = g.end;
+  r.graph_workers = g.graph_workers;
+  r.contradicted = g.contradicted;
+  r.overlaps = g.overlaps;
+  AddCriticalPath(g, lanes, step, &r);
+  if (!speeds_or_null) return r;  // the critical path only (the traces)
+  const Speeds& speeds = *speeds_or_null;
+  // The durations each replay uses.
+  const size_t n = g.jobs.size();
+  std::vector<Nanos> balanced(n), median(n), fixed(n), all(n);
+  for (size_t i = 0; i < n; ++i) {
+    const StageJob& node = g.jobs[i];
+    const Nanos measured = node.end - node.start;
+    const int stage = lanes.lanes[node.lane].stage;
+    double balance = 1;
+    if (stage == speeds.slowest_stage)
+      if (const auto it = speeds.balance.find(node.type.index()); it != speeds.balance.end()) balance = it->second;
+    balanced[i] = static_cast<Nanos>(std::llround(static_cast<double>(measured) * balance));
+    const auto it = speeds.stage_median.find(StageType(stage, node.type.index()));
+    median[i] = it != speeds.stage_median.end() ? it->second : measured;
+    fixed[i] = FixedDuration(g, node, lanes, speeds);
+    all[i] = static_cast<Nanos>(std::llround(static_cast<double>(std::min(median[i], fixed[i])) * balance));
+  }
+  std::vector<Nanos> scratch;
+  const ReplayResult nominal = Replay(g, {}, scratch);
+  r.replayed = nominal.step_time;
+  r.measured_busy = nominal.busy;
+  const auto put = [&](WhatIfKind kind, const ReplayResult& result) {
+    r.step_time[static_cast<size_t>(kind)] = result.step_time;
+    r.busy[static_cast<size_t>(kind)] = result.busy;
+  };
+  put(WhatIfKind::kBalancedStages, Replay(g, {balanced, false, false}, scratch));
+  put(WhatIfKind::kFreeHandOffs, Replay(g, {{}, true, false}, scratch));
+  put(WhatIfKind::kNoOutliers, Replay(g, {median, false, false}, scratch));
+  put(WhatIfKind::kNoStall, Replay(g, {{}, false, true}, scratch));
+  put(WhatIfKind::kNoSlowWorkers, Replay(g, {fixed, false, false}, scratch));
+  put(WhatIfKind::kNoStepGaps, nominal);
+  put(WhatIfKind::kAll, Replay(g, {all, true, true}, scratch));
   return r;
 }
 
@@ -391,8 +398,11 @@ std::string CauseText(const WhatIf& w, const Bottleneck& b, const Speeds& speeds
 
 }  // namespace
 
-Bottleneck AnalyzeBottleneck(const Timeline& timeline, const std::vector<StepWindow>& steps, int threads,
-                             std::vector<SlowWorker>* slow_workers) {
+namespace {
+
+// With `slow_workers` null, the critical paths only: no speeds, no replays.
+Bottleneck Bottlenecks(const Timeline& timeline, const std::vector<StepWindow>& steps, int threads,
+                       std::vector<SlowWorker>* slow_workers) {
   Bottleneck b;
   const GraphLanes lanes = MakeGraphLanes(timeline);
   b.marks.resize(lanes.workers.size());
@@ -405,10 +415,10 @@ Bottleneck AnalyzeBottleneck(const Timeline& timeline, const std::vector<StepWin
   bool peers_or_replicas = false;
   for (const StageLane& lane : lanes.lanes) peers_or_replicas |= lane.workers.size() > 1 || !lane.other_replicas.empty();
   b.per_worker_only = !peers_or_replicas;
-  const Speeds speeds = MeasureSpeeds(timeline, lanes, slow_workers);
+  const Speeds speeds = slow_workers ? MeasureSpeeds(timeline, lanes, slow_workers) : Speeds();
   std::vector<StepResult> results(steps.size());
   ParallelFor(steps.size(), threads, [&](size_t k) {
-    results[k] = AnalyzeStep(lanes, by_window, k, speeds, steps[k].step);
+    results[k] = AnalyzeStep(lanes, by_window, k, slow_workers ? &speeds : nullptr, steps[k].step);
   });
   // Sums over the steps; the gaps between consecutive steps with jobs.
   Nanos measured = 0, replayed = 0, gaps = 0, measured_busy = 0, windows = 0;
@@ -456,6 +466,7 @@ Bottleneck AnalyzeBottleneck(const Timeline& timeline, const std::vector<StepWin
   b.path.step_gaps = gaps;
   for (const auto& [key, time] : compute) b.path.compute.push_back({key.first, key.second, time});
   for (const auto& [key, time] : hand_offs) b.path.hand_offs.push_back({key.first, key.second, time});
+  if (!slow_workers) return b;
   // What-ifs against the replayed run: its steps and the gaps between them.
   const Nanos run_time = replayed + gaps;
   for (size_t k = 0; k < kWhatIfs; ++k) {
@@ -493,6 +504,17 @@ Bottleneck AnalyzeBottleneck(const Timeline& timeline, const std::vector<StepWin
     if (b.causes[i].kind == WhatIfKind::kNoSlowWorkers && b.causes[i].gain >= 0.9 * b.causes[0].gain)
       std::rotate(b.causes.begin(), b.causes.begin() + static_cast<std::ptrdiff_t>(i), b.causes.begin() + static_cast<std::ptrdiff_t>(i) + 1);
   return b;
+}
+
+}  // namespace
+
+Bottleneck AnalyzeBottleneck(const Timeline& timeline, const std::vector<StepWindow>& steps, int threads,
+                             std::vector<SlowWorker>* slow_workers) {
+  return Bottlenecks(timeline, steps, threads, slow_workers);
+}
+
+Bottleneck FindCriticalPaths(const Timeline& timeline, const std::vector<StepWindow>& steps, int threads) {
+  return Bottlenecks(timeline, steps, threads, nullptr);
 }
 
 }  // namespace jobviz

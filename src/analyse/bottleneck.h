@@ -121,6 +121,11 @@ struct Bottleneck {
 Bottleneck AnalyzeBottleneck(const Timeline& timeline, const std::vector<StepWindow>& steps, int threads,
                              std::vector<SlowWorker>* slow_workers);
 
+// The critical paths only (critical_paths and marks; no speeds, no
+// replays): what the traces mark when nothing else needs the analysis. The
+// same paths AnalyzeBottleneck finds.
+Bottleneck FindCriticalPaths(const Timeline& timeline, const std::vector<StepWindow>& steps, int threads);
+
 // Whether job `job` of worker `worker` (Analysis::workers order) is on a critical path.
 bool OnCriticalPath(const Bottleneck& bottleneck, size_t worker, std::uint32_t job);
 

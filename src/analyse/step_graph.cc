@@ -365,23 +365,29 @@ void OrderForReplay(StepGraph* g) {
     }
     g->inputs = std::move(kept);
   }
-  // The jobs in that order, so that replays read them one after the other.
+  // The jobs in that order, so that replays read them one after the other:
+  // links renumbered, inputs regrouped, then the jobs permuted in place.
   std::vector<std::int32_t> position(n);
   for (size_t p = 0; p < g->order.size(); ++p) position[g->order[p]] = static_cast<std::int32_t>(p);
-  std::vector<StageJob> jobs(n);
   std::vector<GraphInput> inputs;
   inputs.reserve(g->inputs.size());
   for (size_t p = 0; p < g->order.size(); ++p) {
-    StageJob node = g->jobs[g->order[p]];
-    if (node.prev >= 0) node.prev = position[node.prev];
+    const StageJob& node = g->jobs[g->order[p]];
     const std::uint32_t first = static_cast<std::uint32_t>(inputs.size());
     for (std::uint32_t i = 0; i < node.inputs; ++i) inputs.push_back({position[g->inputs[node.first_input + i].from], 0});
-    node.first_input = first;
-    jobs[p] = node;
+    g->jobs[g->order[p]].first_input = first;
   }
-  g->jobs = std::move(jobs);
   g->inputs = std::move(inputs);
+  for (StageJob& node : g->jobs)
+    if (node.prev >= 0) node.prev = position[node.prev];
+  for (size_t i = 0; i < n; ++i)
+    while (position[i] != static_cast<std::int32_t>(i)) {
+      const size_t to = static_cast<size_t>(position[i]);
+      std::swap(g->jobs[i], g->jobs[to]);
+      std::swap(position[i], position[to]);
+    }
   g->order.clear();
+  g->order.shrink_to_fit();
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ struct DrawFlags {
   std::string summary_md, junit, baseline, html, json_args = "compact", rows = "machine";
   size_t html_max_jobs = kDefaultHtmlMaxJobs;
   std::vector<std::string> fail_on;
+  bool no_critical_path = false;
   bool no_chrome = false, summary_on = false, summary_off = false, quiet = false, verbose = false;
 };
 
@@ -85,6 +86,9 @@ void AddOutputOptions(CLI::App& app, DrawFlags& f) {
                  "Args of each job in the Perfetto JSON: compact (micro_batch, source) or full (also machine, worker, "
                  "type, job_id, step; as a .pftrace always has)")
       ->check(CLI::IsMember({"compact", "full"}));
+  app.add_flag("--no-critical-path", f.no_critical_path,
+               "Do not mark the critical path in the Perfetto traces (found otherwise even when no summary is asked: "
+               "about 0.3 us per job)");
   auto* chrome = app.add_option("--chrome-output", f.chrome_output,
                                 "Legacy Chrome trace to write (default LOG_DIR/pipeline_profile.json)")
                      ->type_name("PATH");
@@ -254,6 +258,7 @@ Parsed<DrawPlan> ToPlan(DrawFlags& f, bool merge) {
   plan.html_max_jobs = f.html_max_jobs;
   plan.json_args = f.json_args == "full" ? JsonArgs::kFull : JsonArgs::kCompact;
   plan.rows_by_stage = f.rows == "stage";
+  plan.critical_path = !f.no_critical_path;
   if (const std::string clash = OutputClash(plan.outputs); !clash.empty())
     return {std::nullopt, UsageError(command, clash, "write each output to a path of its own")};
   plan.verbosity = f.quiet ? kQuiet : f.verbose ? kVerbose : kNormal;

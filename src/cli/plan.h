@@ -51,6 +51,7 @@ struct DrawPlan {
   size_t html_max_jobs = kDefaultHtmlMaxJobs;
   JsonArgs json_args = JsonArgs::kCompact;
   bool rows_by_stage = false;  // --rows stage
+  bool critical_path = true;   // mark it in the traces (--no-critical-path)
   int verbosity = kNormal;
 };
 

@@ -57,7 +57,10 @@ int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLo
   if (!plan.gates.empty() || ReadsAnalysis(plan.outputs)) {  // a trace alone does not need it
     AnalyseRun(&run);
     run.gates = EvaluateGates(plan.gates, run.summary, plan.baseline ? &*plan.baseline : nullptr);
+  } else if (plan.critical_path && MarksCriticalPath(plan.outputs)) {  // the same paths, without the rest
+    run.analysis.bottleneck = FindCriticalPaths(run.timeline, StepWindowsOf(run.timeline, run.threads), run.threads);
   }
+  run.mark_critical_path = plan.critical_path;
   stage_done("analyse");
 
   if (!EmitAll(plan.outputs, run, plan.verbosity >= kNormal)) return kExitBadInput;

@@ -21,9 +21,9 @@ constexpr const char* kTraceHint = "choose another path with -o/--output or --ch
 
 // The registry: one line per format.
 const EmitterInfo kEmitters[] = {
-    {OutputFormat::kPerfettoJson, "the trace", true, kTraceHint, EmitPerfettoJson},
-    {OutputFormat::kPerfettoProto, "the trace", true, kTraceHint, EmitPerfettoProto},
-    {OutputFormat::kPerfettoProtoPlain, "the trace", true, kTraceHint, EmitPerfettoProtoPlain},
+    {OutputFormat::kPerfettoJson, "the trace", true, kTraceHint, EmitPerfettoJson, false, true},
+    {OutputFormat::kPerfettoProto, "the trace", true, kTraceHint, EmitPerfettoProto, false, true},
+    {OutputFormat::kPerfettoProtoPlain, "the trace", true, kTraceHint, EmitPerfettoProtoPlain, false, true},
     {OutputFormat::kChromeJson, "the legacy Chrome trace", true, kTraceHint, EmitChromeJson},
     {OutputFormat::kSummaryTables, "the summary tables", false, "", EmitSummaryTables, true},
     {OutputFormat::kSummaryJson, "the summary", false, "", EmitSummaryJson, true},
@@ -48,6 +48,12 @@ const EmitterInfo& EmitterFor(OutputFormat format) {
 bool ReadsAnalysis(const std::vector<OutputRequest>& outputs) {
   for (const OutputRequest& output : outputs)
     if (EmitterFor(output.format).reads_analysis) return true;
+  return false;
+}
+
+bool MarksCriticalPath(const std::vector<OutputRequest>& outputs) {
+  for (const OutputRequest& output : outputs)
+    if (EmitterFor(output.format).marks_critical_path) return true;
   return false;
 }
 

@@ -48,6 +48,7 @@ struct FinishedRun {
   std::optional<StepRange> window;  // --steps
   size_t html_max_jobs = kDefaultHtmlMaxJobs;  // --html-max-jobs
   JsonArgs json_args = JsonArgs::kCompact;     // --json-args
+  bool mark_critical_path = false;  // the traces mark analysis.bottleneck's paths (not --no-critical-path)
   int threads = 0;               // -j: for emitters that work in parallel; 0 = one per core
   // Seconds each stage after reading took ("build", "align", ...), for -v.
   std::vector<std::pair<const char*, double>> stage_seconds;
@@ -70,6 +71,7 @@ struct EmitterInfo {
   const char* hint;     // shown when the path cannot be written
   EmitFn emit;
   bool reads_analysis = false;  // FinishedRun::analysis and summary: the traces do not
+  bool marks_critical_path = false;  // the traces: only analysis.bottleneck's paths (FindCriticalPaths)
 };
 
 const EmitterInfo& EmitterFor(OutputFormat format);
@@ -84,6 +86,9 @@ struct OutputRequest {
 // Whether any of `outputs` shows the analysis (the summary in any form, the
 // gates, the HTML report); when none does, it need not be made.
 bool ReadsAnalysis(const std::vector<OutputRequest>& outputs);
+// Whether any of `outputs` marks the critical path (the Perfetto traces):
+// without the analysis, FindCriticalPaths makes what they need.
+bool MarksCriticalPath(const std::vector<OutputRequest>& outputs);
 
 // Writes each output in order, atomically, with "jobviz: wrote" lines on
 // stderr when `announce`. Stops at the first failure, printing why; returns

@@ -43,7 +43,13 @@ TEST_CASE("A format that says it does not read the analysis writes the same byte
   FinishedRun analysed = SampleRun();
   analysed.analysis = Analyze(analysed.timeline);
   analysed.summary = SummaryJson(analysed.analysis, analysed.timeline, RunCounts{2, 20, 8, 0});
-  const FinishedRun bare = SampleRun();  // as a run that skipped the analysis leaves it
+  analysed.mark_critical_path = true;
+  // As a run that skipped the analysis leaves it: the critical paths alone,
+  // which the traces mark (FindCriticalPaths, the same paths).
+  FinishedRun bare = SampleRun();
+  bare.analysis.bottleneck = FindCriticalPaths(bare.timeline, StepWindowsOf(bare.timeline, 1), 1);
+  bare.mark_critical_path = true;
+  REQUIRE(!bare.analysis.bottleneck.critical_paths.empty());
   int unread = 0;
   for (OutputFormat format : {OutputFormat::kPerfettoJson, OutputFormat::kPerfettoProto, OutputFormat::kPerfettoProtoPlain,
                               OutputFormat::kChromeJson, OutputFormat::kSummaryTables, OutputFormat::kSummaryJson,
@@ -58,5 +64,10 @@ TEST_CASE("A format that says it does not read the analysis writes the same byte
   CHECK(Emit(OutputFormat::kSummaryJson, analysed) != Emit(OutputFormat::kSummaryJson, bare));
   CHECK(Emit(OutputFormat::kSummaryTables, analysed) != Emit(OutputFormat::kSummaryTables, bare));
   CHECK(ReadsAnalysis({{OutputFormat::kPerfettoJson, "t.json", false, "-o"}, {OutputFormat::kChromeJson, "p.json", false, "--chrome-output"}}) == false);
+  CHECK(MarksCriticalPath({{OutputFormat::kPerfettoJson, "t.json", false, "-o"}}));
+  CHECK_FALSE(MarksCriticalPath({{OutputFormat::kChromeJson, "p.json", false, "--chrome-output"}}));
+  // The traces do mark it: without it they differ.
+  FinishedRun unmarked = SampleRun();
+  CHECK(Emit(OutputFormat::kPerfettoJson, unmarked) != Emit(OutputFormat::kPerfettoJson, bare));
   CHECK(ReadsAnalysis({{OutputFormat::kPerfettoJson, "t.json", false, "-o"}, {OutputFormat::kSummaryJson, "s.json", false, "--summary-json"}}) == true);
 }

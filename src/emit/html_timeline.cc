@@ -99,7 +99,53 @@ struct JobColumns {
   }
 };
 
-std::string TimelineJson(const Timeline& timeline, const std::string& title) {
+// Per worker of `timeline` (machine-then-worker order), the indices of the
+// jobs `keep` accepts (all without it): the shown run's jobs in the whole run.
+std::vector<std::vector<std::uint32_t>> OriginalIndices(const Timeline& timeline, const std::function<bool(const Job&)>& keep) {
+  std::vector<std::vector<std::uint32_t>> out;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers) {
+      out.emplace_back();
+      for (std::uint32_t j = 0; j < worker.jobs.size(); ++j)
+        if (!keep || keep(worker.jobs[j])) out.back().push_back(j);
+    }
+  return out;
+}
+
+// The critical paths in the shown run's terms: its marked jobs per worker
+// and each shown step's path, as (worker, job) of the shown run.
+struct ShownPaths {
+  std::vector<std::vector<bool>> marked;  // per worker, per job
+  std::vector<std::vector<std::pair<size_t, std::uint32_t>>> paths;
+};
+
+ShownPaths MapPaths(const Timeline& shown, const std::vector<std::vector<std::uint32_t>>& original,
+                    const Bottleneck& b) {
+  ShownPaths out;
+  std::vector<std::unordered_map<std::uint32_t, std::uint32_t>> to_shown(original.size());
+  for (size_t w = 0; w < original.size(); ++w)
+    for (std::uint32_t k = 0; k < original[w].size(); ++k) to_shown[w][original[w][k]] = k;
+  size_t w = 0;
+  for (const Machine& machine : shown.machines)
+    for (const Worker& worker : machine.workers) {
+      out.marked.emplace_back(worker.jobs.size(), false);
+      if (w < b.marks.size())
+        for (std::uint32_t j : b.marks[w])
+          if (auto it = to_shown[w].find(j); it != to_shown[w].end()) out.marked.back()[it->second] = true;
+      ++w;
+    }
+  for (const CriticalPathStep& step : b.critical_paths) {
+    std::vector<std::pair<size_t, std::uint32_t>> path;
+    for (const CriticalJob& job : step.jobs)
+      if (job.worker < to_shown.size())
+        if (auto it = to_shown[job.worker].find(job.job); it != to_shown[job.worker].end())
+          path.emplace_back(job.worker, it->second);
+    if (!path.empty()) out.paths.push_back(std::move(path));
+  }
+  return out;
+}
+
+std::string TimelineJson(const Timeline& timeline, const std::string& title, const ShownPaths* paths) {
   const Nanos origin = TraceOrigin(timeline);
   std::string out = "{\"title\":";
   AppendScriptSafeString(out, title);
@@ -121,6 +167,12 @@ std::string TimelineJson(const Timeline& timeline, const std::string& title) {
   JobColumns columns;
   size_t next_job = 0;
   bool first_row = true;
+  // Each worker's first index in machine-then-worker order, and where each of its jobs lands in the table.
+  std::vector<size_t> first_worker;
+  for (size_t m = 0, n = 0; m < timeline.machines.size(); n += timeline.machines[m].workers.size(), ++m) first_worker.push_back(n);
+  std::vector<std::vector<std::uint32_t>> table_index;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers) table_index.emplace_back(worker.jobs.size(), 0);
   for (size_t g = 0; g < groups.size(); ++g)
     for (size_t w = 0; w < groups[g].workers.size(); ++w) {
       const auto& [m, worker_in_group] = groups[g].workers[w];
@@ -128,6 +180,7 @@ std::string TimelineJson(const Timeline& timeline, const std::string& title) {
       const WorkerRows& rows = groups[g].rows[w];
       std::vector<std::vector<const Job*>> by_lane(static_cast<size_t>(rows.lane_count));
       for (size_t j = 0; j < worker.jobs.size(); ++j) by_lane[static_cast<size_t>(rows.lanes[j])].push_back(&worker.jobs[j]);
+      const size_t worker_index = first_worker[m] + static_cast<size_t>(&worker - timeline.machines[m].workers.data());
       for (int lane = 0; lane < rows.lane_count; ++lane) {
         const auto& lane_jobs = by_lane[static_cast<size_t>(lane)];
         if (!first_row) out += ',';
@@ -138,7 +191,9 @@ std::string TimelineJson(const Timeline& timeline, const std::string& title) {
         out += ",\"file\":";
         AppendScriptSafeString(out, worker.file);
         out += ",\"first\":" + std::to_string(next_job) + ",\"count\":" + std::to_string(lane_jobs.size()) + '}';
-        for (const Job* job : lane_jobs) {
+        for (const Job* const& job : lane_jobs) {
+          table_index[worker_index][static_cast<size_t>(job - worker.jobs.data())] =
+              static_cast<std::uint32_t>(next_job + static_cast<size_t>(&job - lane_jobs.data()));
           auto [it, added] = type_index.try_emplace(job->type, static_cast<int>(types.size()));
           if (added) types.push_back(&it->first);
           columns.Add(*job, it->second, origin);
@@ -163,8 +218,26 @@ std::string TimelineJson(const Timeline& timeline, const std::string& title) {
     start += comma + std::to_string(SaturatingSub(span.start, origin));
     end += comma + std::to_string(SaturatingSub(span.end, origin));
   }
-  out += "\"step\":[" + step + "],\"name\":[" + name + "],\"start\":[" + start + "],\"end\":[" + end + "]}}";
-  return out;
+  out += "\"step\":[" + step + "],\"name\":[" + name + "],\"start\":[" + start + "],\"end\":[" + end + "]}";
+  // The critical paths: every job on one (each peer's), and each step's chain in time order.
+  if (paths && !paths->paths.empty()) {
+    std::vector<std::uint32_t> critical;
+    for (size_t w = 0; w < paths->marked.size(); ++w)
+      for (size_t j = 0; j < paths->marked[w].size(); ++j)
+        if (paths->marked[w][j]) critical.push_back(table_index[w][j]);
+    std::sort(critical.begin(), critical.end());
+    out += ",\"critical\":[";
+    for (size_t i = 0; i < critical.size(); ++i) out += (i ? "," : "") + std::to_string(critical[i]);
+    out += "],\"path\":[";
+    for (size_t p = 0; p < paths->paths.size(); ++p) {
+      out += p ? ",[" : "[";
+      for (size_t i = 0; i < paths->paths[p].size(); ++i)
+        out += (i ? "," : "") + std::to_string(table_index[paths->paths[p][i].first][paths->paths[p][i].second]);
+      out += ']';
+    }
+    out += ']';
+  }
+  return out + "}";
 }
 
 }  // namespace
@@ -205,7 +278,8 @@ std::string GzipBytes(std::string_view bytes) {
   return result == Z_STREAM_END ? out : std::string();
 }
 
-HtmlTimeline BuildHtmlTimeline(const Timeline& timeline, size_t max_jobs, const std::string& title) {
+HtmlTimeline BuildHtmlTimeline(const Timeline& timeline, size_t max_jobs, const std::string& title,
+                               const Bottleneck* bottleneck) {
   HtmlTimeline html;
   html.total_jobs = CountJobs(timeline);
   const Window window = ChooseWindow(timeline, std::max<size_t>(max_jobs, 1), html.total_jobs);
@@ -214,9 +288,29 @@ HtmlTimeline BuildHtmlTimeline(const Timeline& timeline, size_t max_jobs, const 
   const Timeline& shown = window.keep ? windowed : timeline;
   html.shown_jobs = CountJobs(shown);
   html.window_note = window.note;
-  html.json = TimelineJson(shown, title);
+  // The critical paths in the shown jobs' terms (a window keeps whole steps).
+  Bottleneck shown_bottleneck;
+  ShownPaths paths;
+  const bool marked = bottleneck && bottleneck->ran && !bottleneck->critical_paths.empty();
+  if (marked) {
+    paths = MapPaths(shown, OriginalIndices(timeline, window.keep), *bottleneck);
+    shown_bottleneck.ran = true;
+    for (const auto& worker_marks : paths.marked) {
+      shown_bottleneck.marks.emplace_back();
+      for (std::uint32_t j = 0; j < worker_marks.size(); ++j)
+        if (worker_marks[j]) shown_bottleneck.marks.back().push_back(j);
+    }
+    for (const CriticalPathStep& step : bottleneck->critical_paths) {  // the steps the window keeps
+      Job first;
+      first.step = step.step;
+      first.start = first.end = step.jobs.empty() ? step.start : step.jobs.front().start;
+      if (!window.keep || window.keep(first)) shown_bottleneck.critical_paths.push_back(step);
+    }
+  }
+  html.json = TimelineJson(shown, title, marked ? &paths : nullptr);
   std::string trace;
-  WritePerfettoProto(shown, [&](std::string_view piece) { trace += piece; });
+  WritePerfettoProto(shown, [&](std::string_view piece) { trace += piece; },
+                     {.compress = false, .threads = 0, .bottleneck = marked ? &shown_bottleneck : nullptr});
   html.trace_base64 = Base64(GzipBytes(trace));
   return html;
 }

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <string>
 
+#include "analyse/bottleneck.h"
 #include "model/model.h"
 
 namespace jobviz {
@@ -22,8 +23,11 @@ struct HtmlTimeline {
   std::string window_note;   // what part of the run is shown, when not all of it
 };
 
-// `title` names the trace in Perfetto.
-HtmlTimeline BuildHtmlTimeline(const Timeline& timeline, size_t max_jobs, const std::string& title);
+// `title` names the trace in Perfetto. With `bottleneck` (null: none), the
+// critical paths of the steps shown are outlined and joined on the timeline
+// ("critical" and "path" in the JSON) and marked in the trace.
+HtmlTimeline BuildHtmlTimeline(const Timeline& timeline, size_t max_jobs, const std::string& title,
+                               const Bottleneck* bottleneck = nullptr);
 
 // Helpers with their own tests.
 std::string Base64(std::string_view bytes);

@@ -9,6 +9,10 @@
 #include "emit/json_text.h"
 #include "emit/perfetto_proto.h"
 #include "model/step_window.h"
+#include "analyse/analysis.h"
+
+#include <limits>
+#include <set>
 
 using namespace jobviz;
 
@@ -202,4 +206,36 @@ TEST_CASE("--rows stage: the HTML rows are grouped by pipeline stage, labelled w
   const auto data = nlohmann::json::parse(BuildHtmlTimeline(t, 1000, "t").json);
   CHECK(data["machines"][1]["name"] == "machine1");
   CHECK(data["rows"][1]["label"] == "machine0 worker 1 · stage 1 · replica 0");
+}
+
+TEST_CASE("The critical paths: every marked job and each step's chain, by index into the job table, also in a window") {
+  const Timeline t = Run(4, 6);
+  const Bottleneck b = FindCriticalPaths(t, StepWindowsOf(t, 1), 1);
+  REQUIRE(b.critical_paths.size() == 4);
+  const auto check = [&](const HtmlTimeline& html, size_t steps) {
+    const nlohmann::json data = nlohmann::json::parse(html.json);
+    REQUIRE(data.contains("critical"));
+    REQUIRE(data["path"].size() == steps);
+    const size_t jobs = data["jobs"]["start"].size();
+    std::set<size_t> marked;
+    for (const auto& i : data["critical"]) marked.insert(i.get<size_t>());
+    for (const auto& chain : data["path"]) {
+      std::int64_t last_end = std::numeric_limits<std::int64_t>::min();
+      for (const auto& i : chain) {
+        const size_t job = i.get<size_t>();
+        REQUIRE(job < jobs);
+        CHECK(marked.count(job) == 1);  // a chain's jobs are marked
+        const std::int64_t start = data["jobs"]["start"][job], dur = data["jobs"]["dur"][job];
+        CHECK(start >= last_end);        // in time order, each after the one before ended
+        last_end = start + dur;
+      }
+    }
+  };
+  check(BuildHtmlTimeline(t, 1000, "t", &b), 4);
+  // A window of the first two steps keeps their paths, in the window's own numbering.
+  const HtmlTimeline window = BuildHtmlTimeline(t, 14, "t", &b);
+  CHECK(!window.window_note.empty());
+  check(window, 2);
+  // Without a bottleneck, no critical path in the data.
+  CHECK_FALSE(nlohmann::json::parse(BuildHtmlTimeline(t, 1000, "t").json).contains("critical"));
 }

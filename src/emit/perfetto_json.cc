@@ -81,6 +81,25 @@ void AppendStepsProcess(EventStream& events, const Timeline& timeline, Nanos ori
   }
 }
 
+// The critical paths' row in the Steps process: each path job and the waits between.
+void AppendCriticalPath(EventStream& events, const CriticalPathView& critical, int tid, Nanos origin) {
+  AppendMetadata(events.Begin(), kStepsPid, tid, "thread_name", "name", JsonString(kCriticalPathRow));
+  events.End();
+  AppendMetadata(events.Begin(), kStepsPid, tid, "thread_sort_index", "sort_index", "2");  // after the Step row and the counter
+  events.End();
+  for (const CriticalPathView::Slice& slice : critical.slices()) {
+    JsonMembers event(events.Begin());
+    event.String("name", slice.name).Raw("cat", "\"critical_path\"").Raw("ph", "\"X\"");
+    event.Int("pid", kStepsPid).Int("tid", tid).Micros("ts", slice.start - origin).Micros("dur", slice.end - slice.start);
+    JsonMembers args(event.Object("args"));
+    args.Int("step", StepNumber(slice.step));
+    if (StepRun(slice.step) > 0) args.Int("run", StepRun(slice.step));
+    args.Close();
+    event.Close();
+    events.End();
+  }
+}
+
 // The row groups' events (LayOutRows: machines, or stages) cut into pieces of
 // at most kPieceJobs jobs, which are formatted on several threads and written
 // in order. A piece that starts a worker also writes its rows' metadata, and
@@ -112,7 +131,7 @@ struct JobFormat {
 };
 
 void AppendPiece(std::string& out, const Timeline& timeline, const std::vector<RowGroup>& groups, const Piece& piece,
-                 const FlowChains& flows, const JobFormat& format) {
+                 const FlowChains& flows, const JobFormat& format, const CriticalPathView& critical) {
   const int pid = GroupPid(piece.group);
   if (piece.first_of_group) AppendGroupMetadata(out, piece.group, groups[piece.group]);
   if (!piece.worker) return;
@@ -131,7 +150,7 @@ void AppendPiece(std::string& out, const Timeline& timeline, const std::vector<R
   out.reserve(out.size() + (piece.last_job - piece.first_job) * 320);  // a job event is 150-300 bytes
   for (size_t j = piece.first_job; j < piece.last_job; ++j) {
     out += ",\n";
-    events.Append(out, worker.jobs[j], rows.first_tid + rows.lanes[j], flows.Of(worker, j));
+    events.Append(out, worker.jobs[j], rows.first_tid + rows.lanes[j], flows.Of(worker, j), critical.On(piece.machine, worker, j));
   }
 }
 
@@ -180,17 +199,20 @@ std::string Trailer(const Timeline& timeline, const JobFormat& format) {
 
 }  // namespace
 
-TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int threads, JsonArgs args) {
+TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int threads, JsonArgs args,
+                              const Bottleneck* bottleneck) {
   TraceStats stats;
   EventStream events(sink, "{\"traceEvents\":[\n");
   const JobFormat format{TraceOrigin(timeline), SourceRoot(timeline), args};
   const FlowChains flows(timeline);
-  AppendStepsProcess(events, timeline, format.origin, &stats);  // the first event: every piece after starts with ",\n"
-  events.Flush();
+  const CriticalPathView critical(timeline, bottleneck);
   const std::vector<RowGroup> groups = LayOutRows(timeline, threads);
+  AppendStepsProcess(events, timeline, format.origin, &stats);  // the first event: every piece after starts with ",\n"
+  if (!critical.empty()) AppendCriticalPath(events, critical, CriticalPathTid(groups), format.origin);
+  events.Flush();
   const std::vector<Piece> pieces = PlanPieces(groups, &stats);
   WriteInOrder(pieces.size(), threads, [&](size_t i, std::string& out) {
-    AppendPiece(out, timeline, groups, pieces[i], flows, format);
+    AppendPiece(out, timeline, groups, pieces[i], flows, format, critical);
   }, sink);
   stats.flows = flows.hand_offs();
   AppendBusyCounter(sink, timeline, format.origin, threads);
@@ -199,7 +221,8 @@ TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int th
 }
 
 std::string EmitPerfettoJson(const FinishedRun& run, const Sink& sink) {
-  const TraceStats stats = WritePerfettoTrace(run.timeline, sink, run.threads, run.json_args);
+  const TraceStats stats = WritePerfettoTrace(run.timeline, sink, run.threads, run.json_args,
+                                              run.mark_critical_path ? &run.analysis.bottleneck : nullptr);
   if (stats.overlap_lanes == 0) return "";
   return " (" + std::to_string(stats.overlap_lanes) +
          (stats.overlap_lanes == 1 ? " extra row" : " extra rows") + " for overlapping jobs)";

@@ -11,7 +11,9 @@ namespace jobviz {
 
 // Formatted on up to `threads` threads (0: one per core), written in order;
 // each job with the args `args` says.
-TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int threads, JsonArgs args);
+// With `bottleneck` (an analysed run), the critical paths are marked (CriticalPathView).
+TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int threads, JsonArgs args,
+                              const Bottleneck* bottleneck = nullptr);
 inline TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink) {
   return WritePerfettoTrace(timeline, sink, 0, JsonArgs::kCompact);
 }

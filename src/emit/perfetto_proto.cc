@@ -38,7 +38,7 @@ constexpr std::uint32_t kAnnotationNameIid = 1, kIntValue = 4, kStringValue = 6;
 constexpr std::uint32_t kEventCategories = 1, kEventNames = 2, kDebugAnnotationNames = 3, kIid = 1, kInternedName = 2;
 }  // namespace pb
 
-constexpr std::uint64_t kStepsUuid = 1, kStepThreadUuid = 2, kBusyUuid = 3, kFirstMachineUuid = 16;
+constexpr std::uint64_t kStepsUuid = 1, kStepThreadUuid = 2, kBusyUuid = 3, kCriticalPathUuid = 4, kFirstMachineUuid = 16;
 constexpr size_t kFlushBytes = 1 << 20;
 // Packets per compressed_packets: big enough for deflate to find the
 // repeats, small enough to stay in the CPU's cache.
@@ -46,14 +46,17 @@ constexpr size_t kPackedPieceBytes = 256 << 10;
 constexpr int kPackedLevel = 1;  // the fastest: 7x smaller here, at ~3x the speed of level 6
 
 // The debug annotations of a job, by interned name id (1-based, in order).
-enum Annotation : std::uint64_t { kMachine = 1, kWorker, kTypeArg, kJobId, kMicroBatch, kStep, kSource, kRun };
-const char* const kAnnotationNames[] = {"machine", "worker", "type", "job_id", "micro_batch", "step", "source", "run"};
-static_assert(std::size(kAnnotationNames) == kRun, "one name per Annotation, interned as iid = the enum value");
+// critical_path is interned only by traces that mark a critical path, so
+// that the others keep their bytes.
+enum Annotation : std::uint64_t { kMachine = 1, kWorker, kTypeArg, kJobId, kMicroBatch, kStep, kSource, kRun, kCriticalPath };
+const char* const kAnnotationNames[] = {"machine", "worker", "type", "job_id", "micro_batch", "step", "source", "run", "critical_path"};
+static_assert(std::size(kAnnotationNames) == kCriticalPath, "one name per Annotation, interned as iid = the enum value");
 
 class ProtoTrace {
  public:
-  ProtoTrace(std::uint32_t sequence, size_t flush_bytes, const Sink& sink)
-      : sequence_(sequence), flush_bytes_(flush_bytes), sink_(sink), wire_(out_) {}
+  ProtoTrace(std::uint32_t sequence, size_t flush_bytes, const Sink& sink, bool critical_path)
+      : sequence_(sequence), flush_bytes_(flush_bytes), sink_(sink), wire_(out_),
+        annotations_(critical_path ? kCriticalPath : kRun) {}
 
   // A TracePacket around what `fill` writes into it.
   template <typename Fill>
@@ -113,7 +116,7 @@ class ProtoTrace {
     WriteEntries(pb::kEventNames, new_names_);
     if (!annotations_written_) {
       Queue annotations;
-      for (std::uint64_t i = 0; i < std::size(kAnnotationNames); ++i) annotations.emplace_back(i + 1, kAnnotationNames[i]);
+      for (std::uint64_t i = 0; i < annotations_; ++i) annotations.emplace_back(i + 1, kAnnotationNames[i]);
       WriteEntries(pb::kDebugAnnotationNames, annotations);
       annotations_written_ = true;
     }
@@ -128,6 +131,7 @@ class ProtoTrace {
   Table names_, categories_;
   Queue new_names_, new_categories_;
   bool annotations_written_ = false;
+  std::uint64_t annotations_;  // how many of kAnnotationNames this trace uses
 };
 
 void IntAnnotation(ProtoWire& wire, Annotation name, std::int64_t value) {
@@ -209,7 +213,7 @@ void SliceEnd(ProtoTrace& trace, Nanos time, std::uint64_t track) {
 }
 
 void JobSlice(ProtoTrace& trace, std::uint64_t track, const Worker& worker, const Job& job, FlowMark flow,
-              std::string_view source_root) {
+              std::string_view source_root, bool critical) {
   const std::uint64_t name = trace.Name(JobName(job)), category = trace.Category(job.type);
   trace.Event(job.start, [&] {
     ProtoWire& wire = trace.wire();
@@ -222,6 +226,7 @@ void JobSlice(ProtoTrace& trace, std::uint64_t track, const Worker& worker, cons
     IntAnnotation(wire, kStep, StepNumber(job.step));
     if (StepRun(job.step) > 0) IntAnnotation(wire, kRun, StepRun(job.step));
     StringAnnotation(wire, kSource, JobSource(worker, job, source_root));
+    if (critical) IntAnnotation(wire, kCriticalPath, 1);
     // A flow starts or passes on at a job it leaves; it ends at one it only arrives at.
     if (flow.id != 0) wire.Fixed64(flow.out ? pb::kFlowIds : pb::kTerminatingFlowIds, flow.id);
   });
@@ -229,7 +234,8 @@ void JobSlice(ProtoTrace& trace, std::uint64_t track, const Worker& worker, cons
 }
 
 // The Steps process; its label names the directory the jobs' sources are relative to.
-void StepsProcess(ProtoTrace& trace, const Timeline& timeline, std::string_view source_root, TraceStats* stats) {
+void StepsProcess(ProtoTrace& trace, const Timeline& timeline, std::string_view source_root, TraceStats* stats,
+                  const CriticalPathView& critical, int critical_tid) {
   ProcessTrack(trace, kStepsUuid, kStepsPid, "Steps", 0,
                source_root.empty() ? "" : "source root " + std::string(source_root), /*first=*/true);
   ThreadTrack(trace, kStepThreadUuid, kStepsUuid, kStepsPid, kStepsPid, "Step", 0);
@@ -244,6 +250,18 @@ void StepsProcess(ProtoTrace& trace, const Timeline& timeline, std::string_view 
     });
     SliceEnd(trace, step.end, kStepThreadUuid);
     ++stats->steps;
+  }
+  if (critical.empty()) return;
+  ThreadTrack(trace, kCriticalPathUuid, kStepsUuid, kStepsPid, critical_tid, kCriticalPathRow, 2);
+  const std::uint64_t path_category = trace.Category("critical_path");
+  for (const CriticalPathView::Slice& slice : critical.slices()) {
+    const std::uint64_t name = trace.Name(slice.name);
+    trace.Event(slice.start, [&] {
+      SliceBeginFields(trace.wire(), kCriticalPathUuid, name, path_category);
+      IntAnnotation(trace.wire(), kStep, StepNumber(slice.step));
+      if (StepRun(slice.step) > 0) IntAnnotation(trace.wire(), kRun, StepRun(slice.step));
+    });
+    SliceEnd(trace, slice.end, kCriticalPathUuid);
   }
 }
 
@@ -271,7 +289,8 @@ std::uint64_t RowUuid(const std::vector<RowGroup>& groups, int tid) {
 // A row group (a machine, or a stage under --rows stage): its process track,
 // its workers' rows and jobs.
 void GroupProcess(ProtoTrace& trace, const Timeline& timeline, const FlowChains& flows,
-                  const std::vector<RowGroup>& groups, size_t g, std::string_view source_root, TraceStats* stats) {
+                  const std::vector<RowGroup>& groups, size_t g, std::string_view source_root, TraceStats* stats,
+                  const CriticalPathView& critical) {
   const RowGroup& group = groups[g];
   const int pid = GroupPid(g);
   const std::uint64_t process_uuid = kFirstMachineUuid + g;
@@ -290,7 +309,7 @@ void GroupProcess(ProtoTrace& trace, const Timeline& timeline, const FlowChains&
     stats->overlap_lanes += static_cast<size_t>(r.lane_count - 1);
     for (size_t j = 0; j < worker->jobs.size(); ++j) {
       JobSlice(trace, RowUuid(groups, r.first_tid + r.lanes[j]), *worker, worker->jobs[j], flows.Of(*worker, j),
-               source_root);
+               source_root, critical.On(m, *worker, j));
       ++stats->jobs;
     }
   }
@@ -303,12 +322,12 @@ void GroupProcess(ProtoTrace& trace, const Timeline& timeline, const FlowChains&
 // The layout does not depend on the number of threads: the bytes do not either.
 void WriteSequence(ProtoTrace& trace, const Timeline& timeline, const FlowChains& flows,
                    const std::vector<RowGroup>& groups, std::string_view source_root, size_t sequence,
-                   TraceStats* stats) {
+                   TraceStats* stats, const CriticalPathView& critical) {
   if (sequence == 0) {
-    StepsProcess(trace, timeline, source_root, stats);
+    StepsProcess(trace, timeline, source_root, stats, critical, CriticalPathTid(groups));
     BusyCounter(trace, timeline);
   } else {
-    GroupProcess(trace, timeline, flows, groups, sequence - 1, source_root, stats);
+    GroupProcess(trace, timeline, flows, groups, sequence - 1, source_root, stats, critical);
   }
   trace.Flush();
 }
@@ -357,18 +376,19 @@ TraceStats WritePerfettoProto(const Timeline& timeline, const Sink& sink, const 
   const std::vector<RowGroup> groups = LayOutRows(timeline, options.threads);
   const size_t sequences = 1 + groups.size();
   const std::string source_root = SourceRoot(timeline);
+  const CriticalPathView critical(timeline, options.bottleneck);
   std::vector<TraceStats> stats(sequences);
   if (!options.compress) {  // straight to the sink, one sequence after the other
     for (size_t i = 0; i < sequences; ++i) {
-      ProtoTrace trace(static_cast<std::uint32_t>(i + 1), kFlushBytes, sink);
-      WriteSequence(trace, timeline, flows, groups, source_root, i, &stats[i]);
+      ProtoTrace trace(static_cast<std::uint32_t>(i + 1), kFlushBytes, sink, !critical.empty());
+      WriteSequence(trace, timeline, flows, groups, source_root, i, &stats[i], critical);
     }
   } else {  // compressed in parallel, each written as soon as the ones before it are
     WriteInOrder(sequences, options.threads, [&](size_t i, std::string& out) {
       PacketCompressor compressor(out);
       const Sink compress = [&](std::string_view packets) { compressor.Compress(packets); };
-      ProtoTrace trace(static_cast<std::uint32_t>(i + 1), kPackedPieceBytes, compress);
-      WriteSequence(trace, timeline, flows, groups, source_root, i, &stats[i]);
+      ProtoTrace trace(static_cast<std::uint32_t>(i + 1), kPackedPieceBytes, compress, !critical.empty());
+      WriteSequence(trace, timeline, flows, groups, source_root, i, &stats[i], critical);
     }, sink);
   }
   TraceStats total;
@@ -390,11 +410,11 @@ std::string ProtoNote(const TraceStats& stats, bool compressed) {
 }  // namespace
 
 std::string EmitPerfettoProto(const FinishedRun& run, const Sink& sink) {
-  return ProtoNote(WritePerfettoProto(run.timeline, sink, {.compress = true, .threads = run.threads}), true);
+  return ProtoNote(WritePerfettoProto(run.timeline, sink, {.compress = true, .threads = run.threads, .bottleneck = run.mark_critical_path ? &run.analysis.bottleneck : nullptr}), true);
 }
 
 std::string EmitPerfettoProtoPlain(const FinishedRun& run, const Sink& sink) {
-  return ProtoNote(WritePerfettoProto(run.timeline, sink, {.compress = false, .threads = run.threads}), false);
+  return ProtoNote(WritePerfettoProto(run.timeline, sink, {.compress = false, .threads = run.threads, .bottleneck = run.mark_critical_path ? &run.analysis.bottleneck : nullptr}), false);
 }
 
 bool IsProtobufTracePath(const std::string& path) {

@@ -29,6 +29,7 @@ namespace jobviz {
 struct ProtoOptions {
   bool compress = false;  // packets inside compressed_packets
   int threads = 0;        // 0: one per core
+  const Bottleneck* bottleneck = nullptr;  // an analysed run: its critical paths are marked (CriticalPathView)
 };
 TraceStats WritePerfettoProto(const Timeline& timeline, const Sink& sink, const ProtoOptions& options = {});
 

@@ -326,7 +326,54 @@ JobEventWriter::JobEventWriter(const Worker& worker, int pid, Nanos origin, std:
   source_.back() = ':';  // the closing quote comes after the line number
 }
 
-void JobEventWriter::Append(std::string& out, const Job& job, int tid, FlowMark flow) const {
+CriticalPathView::CriticalPathView(const Timeline& timeline, const Bottleneck* bottleneck)
+    : timeline_(timeline), bottleneck_(bottleneck && bottleneck->ran ? bottleneck : nullptr) {
+  size_t first = 0;
+  for (const Machine& machine : timeline.machines) {
+    first_worker_.push_back(first);
+    first += machine.workers.size();
+  }
+  if (!bottleneck_) return;
+  const bool replicas = timeline.topology.hybrid() && timeline.topology.replicas() > 1;
+  for (const CriticalPathStep& step : bottleneck_->critical_paths) {
+    Nanos at = step.start;
+    if (step.step_start > 0) {
+      slices_.push_back({at, at + step.step_start, "step start", step.step});
+      at += step.step_start;
+    }
+    for (const CriticalJob& job : step.jobs) {
+      if (job.hand_off > 0) {
+        slices_.push_back({at, at + job.hand_off, "hand-off " + std::to_string(job.from_stage) + "\u2192" + std::to_string(job.stage), step.step});
+        at += job.hand_off;
+      }
+      if (job.stall > 0) {
+        slices_.push_back({at, at + job.stall, "stall", step.step});
+        at += job.stall;
+      }
+      // A job that starts before the one before it ended (overlapping jobs) is drawn from that end.
+      const Nanos start = std::max(at, job.start);
+      std::string name = "stage " + std::to_string(job.stage) + " " + job.type.str() + " mb " + std::to_string(job.micro_batch);
+      if (replicas) name += " (replica " + std::to_string(job.replica) + ")";
+      slices_.push_back({start, std::max(start, job.end), std::move(name), step.step});
+      at = std::max(start, job.end);
+    }
+  }
+}
+
+bool CriticalPathView::On(size_t machine, const Worker& worker, size_t job) const {
+  if (!bottleneck_) return false;
+  const size_t index = first_worker_[machine] + static_cast<size_t>(&worker - timeline_.machines[machine].workers.data());
+  return OnCriticalPath(*bottleneck_, index, static_cast<std::uint32_t>(job));
+}
+
+int CriticalPathTid(const std::vector<RowGroup>& groups) {
+  int next = kStepsPid + 1;
+  for (const RowGroup& group : groups)
+    for (const WorkerRows& rows : group.rows) next = std::max(next, rows.first_tid + rows.lane_count);
+  return next;
+}
+
+void JobEventWriter::Append(std::string& out, const Job& job, int tid, FlowMark flow, bool critical) const {
   const std::string& type = job.type.str();
   const std::string& id = job.id.str();
   out += "{\"name\":";
@@ -365,6 +412,7 @@ void JobEventWriter::Append(std::string& out, const Job& job, int tid, FlowMark 
   }
   out += "\"micro_batch\":";
   AppendInt(out, job.micro_batch);
+  if (critical) out += ",\"critical_path\":1";
   if (full_) {
     out += ",\"step\":";
     AppendInt(out, StepNumber(job.step));

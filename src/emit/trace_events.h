@@ -10,6 +10,7 @@
 
 #include "emit/emitter.h"
 #include "emit/flow_chains.h"
+#include "analyse/bottleneck.h"
 #include "model/model.h"
 
 namespace jobviz {
@@ -93,6 +94,34 @@ class EventStream {
   bool first_ = true;
 };
 
+// The critical paths (analyse/bottleneck.h) as both Perfetto traces draw
+// them: a "critical_path" arg on every job on a path (each peer's), and a
+// "Critical path" row in the Steps process holding each path's jobs and the
+// waits between them ("hand-off 1→2", "stall", "step start"). Empty when the
+// run was not analysed.
+class CriticalPathView {
+ public:
+  CriticalPathView(const Timeline& timeline, const Bottleneck* bottleneck);
+  struct Slice {
+    Nanos start = 0, end = 0;
+    std::string name;
+    std::int64_t step = kNoStep;  // its step's key (an arg "step", and "run" when there are several)
+  };
+  bool empty() const { return slices_.empty(); }
+  // Whether job `job` of `worker` (on machine `machine`) is on a path.
+  bool On(size_t machine, const Worker& worker, size_t job) const;
+  const std::vector<Slice>& slices() const { return slices_; }
+
+ private:
+  const Timeline& timeline_;
+  const Bottleneck* bottleneck_;
+  std::vector<size_t> first_worker_;  // per machine: its first worker's index in machine-then-worker order
+  std::vector<Slice> slices_;
+};
+inline constexpr const char* kCriticalPathRow = "Critical path";
+// The row id (JSON tid) of the critical-path row: the one after every worker row.
+int CriticalPathTid(const std::vector<RowGroup>& groups);
+
 // The Perfetto JSON importer reads "ts" and "dur" as a double of
 // microseconds and rounds ts * 1000 to whole nanoseconds. Epoch microseconds
 // (~1.8e15) have a resolution of 0.25 us as a double, so times are written
@@ -140,7 +169,7 @@ class JobEventWriter {
  public:
   JobEventWriter(const Worker& worker, int pid, Nanos origin, std::string_view source_root, JsonArgs args);
   // The job on the row `tid`; `flow` adds flow v2 (bind_id, flow_in/flow_out).
-  void Append(std::string& out, const Job& job, int tid, FlowMark flow) const;
+  void Append(std::string& out, const Job& job, int tid, FlowMark flow, bool critical = false) const;
 
  private:
   Nanos origin_;

@@ -30,7 +30,7 @@ def main():
         with open(trace_path) as f:
             trace = json.load(f)
 
-    jobs = [e for e in trace["traceEvents"] if e["ph"] == "X" and e.get("cat") != "step"]
+    jobs = [e for e in trace["traceEvents"] if e["ph"] == "X" and e.get("cat") not in ("step", "critical_path")]
     steps = sorted(e["args"]["step"] for e in trace["traceEvents"] if e.get("cat") == "step")
     failures = []
     window_steps = list(range(START, END))

@@ -218,11 +218,21 @@ def compare(json_events, root, tracks, slices, counters):
             key = (one(t, "pid"), one(t, "tid"))
             if one(t, "thread_name") != names[key]["name"] or one(d, "sibling_order_rank") != thread_rank.get(key, 0):
                 failures.append("thread %s named %r or out of order" % (key, one(t, "thread_name")))
-    jobs = {e["args"]["source"]: e for e in json_events if e["ph"] == "X" and e["cat"] != "step"}
+    jobs = {e["args"]["source"]: e for e in json_events if e["ph"] == "X" and e["cat"] not in ("step", "critical_path")}
+    # The critical-path row (analysed runs): the same slices in the same order on both.
+    json_path = [(e["ts_ns"], e["end_ns"], e["name"], e["pid"], e["tid"], e["args"]["step"]) for e in json_events
+                 if e["ph"] == "X" and e["cat"] == "critical_path"]
+    proto_path = sorted((s["ts"], s["end"], s["name"], one(tracks[s["track"]]["thread"][0], "pid"),
+                         one(tracks[s["track"]]["thread"][0], "tid"), s["args"]["step"]) for s in slices
+                        if s["cat"] == ["critical_path"])
+    if sorted(json_path) != proto_path:
+        failures.append("critical path: %d slices in the JSON, %d in the protobuf, or they differ" % (len(json_path), len(proto_path)))
     steps = {e["name"]: e for e in json_events if e["ph"] == "X" and e["cat"] == "step"}
     seen = 0
     for s in slices:
         thread = tracks[s["track"]]["thread"][0]
+        if s["cat"] == ["critical_path"]:
+            continue
         if s["cat"] == ["step"]:
             e = steps[s["name"]]
         else:
@@ -277,7 +287,12 @@ def main():
                  # hybrid parallel: row names with stage, mp and replica; --rows stage makes a process per
                  # stage whose rows come from several machines (dp2 x pp2: each machine one replica)
                  ("hybrid", os.path.join(root, "test/fixtures/hybrid/mp2sharding4pp4_skewed"), 2, multi),
-                 ("hybrid_rows_stage", os.path.join(root, "test/fixtures/hybrid/dp2pp2"), 2, multi + ["--rows", "stage"])]
+                 ("hybrid_rows_stage", os.path.join(root, "test/fixtures/hybrid/dp2pp2"), 2, multi + ["--rows", "stage"]),
+                 # the critical path's row and arg come from the analysis when it runs (here for the
+                 # summary), from FindCriticalPaths otherwise (every case above): the same paths
+                 ("critical_path", os.path.join(root, "test/fixtures/hybrid/mp2sharding4pp4_skewed"), 2,
+                  multi + ["--summary-json", os.path.join(scratch, "critical_summary.json")]),
+                 ("no_critical_path", os.path.join(root, "test/fixtures/hybrid/dp2pp2"), 2, multi + ["--no-critical-path"])]
         for name, source, threads, extra in cases:
             logs = os.path.join(scratch, name + "_logs")
             shutil.copytree(source, logs, ignore=shutil.ignore_patterns("pipeline_profile*"))
@@ -300,6 +315,10 @@ def main():
             print("%s: %d slices, %d tracks, %d counter values checked; %d sequences, %d compressed pieces "
                   "(%d bytes, %d plain)" % (name, len(slices), len(tracks), len(counters), sequences, pieces,
                                             len(packed), len(plain)))
+            marked = sum(1 for s in slices if s["args"].get("critical_path") == 1)
+            path_slices = sum(1 for s in slices if s["cat"] == ["critical_path"])
+            if (name != "no_critical_path") != (marked > 0 and path_slices > 0):
+                failures.append("%s: %d jobs marked on a critical path, %d slices on its row" % (name, marked, path_slices))
             if name == "generated" and (sequences < 3 or pieces <= sequences):
                 failures.append("generated: wanted several sequences, one with several pieces")
     for failure in failures:

@@ -56,6 +56,50 @@
   const view = {t0: full.t0, t1: full.t1};
   let selected = -1;
 
+  // ---- the critical path of each step (jobviz found it: docs/analysis.md):
+  // its jobs outlined, joined in time order; a toolbar switch shows or hides it.
+  const critical = data.critical || [];
+  const paths = data.path || [];
+  const layoutRowOfJob = new Int32Array(jobCount);  // the layout row (headers included) a job is drawn in
+  layout.forEach((entry, r) => {
+    if (entry.row !== undefined) layoutRowOfJob.fill(r, data.rows[entry.row].first, data.rows[entry.row].first + data.rows[entry.row].count);
+  });
+  let showCritical = critical.length > 0;
+  if (critical.length > 0) {
+    const label = document.createElement('label');
+    label.className = 'critical-toggle';
+    const box = document.createElement('input');
+    box.type = 'checkbox';
+    box.id = 'critical-path';
+    box.checked = true;
+    box.addEventListener('change', () => { showCritical = box.checked; redraw(); });
+    label.append(box, ' critical path (' + paths.length + (paths.length === 1 ? ' step)' : ' steps)'));
+    document.querySelector('.toolbar').append(label);
+  }
+  function drawCritical(ctx, width, top, firstRow, lastRow, scale) {
+    ctx.save();
+    ctx.strokeStyle = '#d6336c';
+    ctx.lineWidth = 1.5;
+    for (const i of critical) {
+      const r = layoutRowOfJob[i];
+      if (r < firstRow || r > lastRow) continue;
+      const x0 = (jobs.start[i] - view.t0) * scale, x1 = (end[i] - view.t0) * scale;
+      if (x1 < 0 || x0 > width) continue;
+      ctx.strokeRect(x0, r * rowHeight - top + 1.5, Math.max(x1 - x0, 2), rowHeight - 3);
+    }
+    ctx.beginPath();
+    for (const chain of paths)
+      for (let k = 1; k < chain.length; k++) {
+        const a = chain[k - 1], b = chain[k];
+        const xa = (end[a] - view.t0) * scale, xb = (jobs.start[b] - view.t0) * scale;
+        if ((xa < 0 && xb < 0) || (xa > width && xb > width)) continue;
+        ctx.moveTo(xa, layoutRowOfJob[a] * rowHeight - top + rowHeight / 2);
+        ctx.lineTo(xb, layoutRowOfJob[b] * rowHeight - top + rowHeight / 2);
+      }
+    ctx.stroke();
+    ctx.restore();
+  }
+
   // ---- DOM
   const labels = root.querySelector('.rows');
   const scroller = root.querySelector('.scroller');
@@ -226,6 +270,7 @@
       }
       flush();
     }
+    if (showCritical) drawCritical(ctx, width, top, firstRow, lastRow, scale);
     if (selectedBox) {
       ctx.strokeStyle = '#111';
       ctx.lineWidth = 2;
