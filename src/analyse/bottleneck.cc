@@ -89,6 +89,10 @@ StepJobs GroupByWindow(const Worker& worker, const std::vector<StepWindow>& step
   return s;
 }
 
+std::uint64_t StageType(int stage, std::uint32_t type) { return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(stage)) << 32) | type; }
+int StageOf(std::uint64_t key) { return static_cast<int>(static_cast<std::uint32_t>(key >> 32)); }
+std::uint32_t TypeOf(std::uint64_t key) { return static_cast<std::uint32_t>(key); }
+
 // Median job durations by (stage, type) and by (worker, type), and what the
 // replays need from them: the slowest stage's speed-up per type and each
 // slow worker's factor per type.
@@ -97,13 +101,36 @@ struct Speeds {
   int slowest_stage = -1;
   std::unordered_map<std::uint32_t, double> balance;             // type index -> factor (< 1) on the slowest stage
   std::vector<std::unordered_map<std::uint32_t, double>> slow;   // per worker: type index -> its factor
+  bool any_slow = false;
+  // Per lane, for each job type of its stage: the stage's median and the
+  // balancing factor (1 off the slowest stage), looked up per job.
+  struct TypeSpeed {
+    std::uint32_t type = 0;
+    Nanos median = 0;
+    double balance = 1;
+  };
+  std::vector<std::vector<TypeSpeed>> lane_types;
+  const TypeSpeed* Of(std::uint32_t lane, std::uint32_t type) const {
+    for (const TypeSpeed& t : lane_types[lane])
+      if (t.type == type) return &t;
+    return nullptr;
+  }
 };
+
+void AddLaneTypes(const GraphLanes& lanes, Speeds* s) {
+  std::unordered_map<int, std::vector<std::uint32_t>> lanes_of_stage;
+  for (std::uint32_t l = 0; l < lanes.lanes.size(); ++l) lanes_of_stage[lanes.lanes[l].stage].push_back(l);
+  s->lane_types.assign(lanes.lanes.size(), {});
+  for (const auto& [key, median] : s->stage_median) {
+    double balance = 1;
+    if (StageOf(key) == s->slowest_stage)
+      if (const auto it = s->balance.find(TypeOf(key)); it != s->balance.end()) balance = it->second;
+    for (std::uint32_t l : lanes_of_stage[StageOf(key)]) s->lane_types[l].push_back({TypeOf(key), median, balance});
+  }
+}
 
 Nanos MedianOf(std::vector<Nanos>& values) { return PercentileOf(values, 50); }
 
-std::uint64_t StageType(int stage, std::uint32_t type) { return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(stage)) << 32) | type; }
-int StageOf(std::uint64_t key) { return static_cast<int>(static_cast<std::uint32_t>(key >> 32)); }
-std::uint32_t TypeOf(std::uint64_t key) { return static_cast<std::uint32_t>(key); }
 
 std::string Factor(double f) {
   char buf[32];
@@ -111,7 +138,7 @@ std::string Factor(double f) {
   return buf;
 }
 
-Speeds MeasureSpeeds(const Timeline& timeline, const GraphLanes& lanes, std::vector<SlowWorker>* slow_workers) {
+Speeds MeasureSpeeds(const Timeline& timeline, const GraphLanes& lanes, int threads, std::vector<SlowWorker>* slow_workers) {
   Speeds s;
   s.slow.resize(lanes.workers.size());
   PerName<JobKind, ClassifyJobType> kinds;
@@ -122,27 +149,44 @@ Speeds MeasureSpeeds(const Timeline& timeline, const GraphLanes& lanes, std::vec
     std::vector<Nanos> durations;
     Nanos median = 0;
   };
-  std::vector<WorkerType> per;
-  std::unordered_map<std::uint64_t, std::vector<Nanos>> by_stage;
-  std::map<int, std::pair<Nanos, int>> stage_load;  // stage -> (job time, workers)
-  for (std::uint32_t w = 0; w < lanes.workers.size(); ++w) {
-    if (lanes.lane_of[w] < 0) continue;
-    const int stage = lanes.lanes[lanes.lane_of[w]].stage;
-    std::unordered_map<std::uint32_t, size_t> slot;
-    Nanos load = 0;
+  // Each worker's durations by type, on its own thread (a worker has a few types).
+  std::vector<std::vector<WorkerType>> per_worker(lanes.workers.size());
+  std::vector<Nanos> load(lanes.workers.size(), 0);
+  ParallelFor(lanes.workers.size(), threads, [&](size_t w) {
+    if (lanes.lane_of[w] < 0) return;
+    std::vector<WorkerType>& types = per_worker[w];
     for (const Job& job : lanes.workers[w]->jobs) {
       const Nanos d = job.end - job.start;
-      load += d;
-      by_stage[StageType(stage, job.type.index())].push_back(d);
-      const auto [it, inserted] = slot.try_emplace(job.type.index(), per.size());
-      if (inserted) per.push_back({w, job.type.index(), job.type, {}, 0});
-      per[it->second].durations.push_back(d);
+      load[w] += d;
+      auto it = std::find_if(types.begin(), types.end(), [&](const WorkerType& t) { return t.type == job.type.index(); });
+      if (it == types.end()) {
+        types.push_back({static_cast<std::uint32_t>(w), job.type.index(), job.type, {}, 0});
+        it = types.end() - 1;
+      }
+      it->durations.push_back(d);
     }
-    auto& [time, workers] = stage_load[stage];
-    time += load;
+  });
+  std::vector<WorkerType> per;
+  std::map<int, std::pair<Nanos, int>> stage_load;  // stage -> (job time, workers)
+  std::unordered_map<std::uint64_t, std::vector<const WorkerType*>> by_stage_type;
+  for (size_t w = 0; w < lanes.workers.size(); ++w) {
+    if (lanes.lane_of[w] < 0) continue;
+    auto& [time, workers] = stage_load[lanes.lanes[lanes.lane_of[w]].stage];
+    time += load[w];
     workers += !lanes.workers[w]->jobs.empty();
+    for (WorkerType& wt : per_worker[w]) per.push_back(std::move(wt));
   }
-  for (auto& [key, durations] : by_stage) s.stage_median[key] = MedianOf(durations);
+  for (const WorkerType& wt : per) by_stage_type[StageType(lanes.lanes[lanes.lane_of[wt.worker]].stage, wt.type)].push_back(&wt);
+  // Each (stage, type)'s median over its workers' jobs, and each worker's own medians.
+  std::vector<std::pair<std::uint64_t, const std::vector<const WorkerType*>*>> keys;
+  for (const auto& [key, members] : by_stage_type) keys.emplace_back(key, &members);
+  std::vector<Nanos> medians(keys.size());
+  ParallelFor(keys.size(), threads, [&](size_t k) {
+    std::vector<Nanos> pooled;
+    for (const WorkerType* wt : *keys[k].second) pooled.insert(pooled.end(), wt->durations.begin(), wt->durations.end());
+    medians[k] = MedianOf(pooled);
+  });
+  for (size_t k = 0; k < keys.size(); ++k) s.stage_median[keys[k].first] = medians[k];
   // The slowest stage: the most job time per worker.
   double most = -1;
   for (const auto& [stage, load] : stage_load)
@@ -162,7 +206,9 @@ Speeds MeasureSpeeds(const Timeline& timeline, const GraphLanes& lanes, std::vec
     }
   // Slow workers: each pass type's median against the median of the same
   // stage's other workers (its peers and the other replicas).
-  for (WorkerType& wt : per) wt.median = MedianOf(wt.durations);
+  ParallelFor(per.size(), threads, [&](size_t i) {
+    per[i].median = MedianOf(per[i].durations);  // reorders them: the count below does not mind
+  });
   std::map<std::pair<int, std::uint32_t>, std::vector<const WorkerType*>> at_stage;
   for (const WorkerType& wt : per) at_stage[{lanes.lanes[lanes.lane_of[wt.worker]].stage, wt.type}].push_back(&wt);
   std::map<std::uint32_t, SlowWorker> found;
@@ -307,19 +353,18 @@ StepResult AnalyzeStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_
   const Speeds& speeds = *speeds_or_null;
   // The durations each replay uses.
   const size_t n = g.jobs.size();
-  std::vector<Nanos> balanced(n), median(n), fixed(n), all(n);
+  std::vector<Nanos> balanced(n), median(n), fixed(speeds.any_slow ? n : 0), all(n);
   for (size_t i = 0; i < n; ++i) {
     const StageJob& node = g.jobs[i];
     const Nanos measured = node.end - node.start;
-    const int stage = lanes.lanes[node.lane].stage;
-    double balance = 1;
-    if (stage == speeds.slowest_stage)
-      if (const auto it = speeds.balance.find(node.type.index()); it != speeds.balance.end()) balance = it->second;
-    balanced[i] = static_cast<Nanos>(std::llround(static_cast<double>(measured) * balance));
-    const auto it = speeds.stage_median.find(StageType(stage, node.type.index()));
-    median[i] = it != speeds.stage_median.end() ? it->second : measured;
-    fixed[i] = FixedDuration(g, node, lanes, speeds);
-    all[i] = static_cast<Nanos>(std::llround(static_cast<double>(std::min(median[i], fixed[i])) * balance));
+    const Speeds::TypeSpeed* type = speeds.Of(node.lane, node.type.index());
+    const double balance = type ? type->balance : 1;
+    balanced[i] = balance == 1 ? measured : static_cast<Nanos>(std::llround(static_cast<double>(measured) * balance));
+    median[i] = type ? type->median : measured;
+    const Nanos fixed_one = speeds.any_slow ? FixedDuration(g, node, lanes, speeds) : measured;
+    if (speeds.any_slow) fixed[i] = fixed_one;
+    const Nanos least = std::min(median[i], fixed_one);
+    all[i] = balance == 1 ? least : static_cast<Nanos>(std::llround(static_cast<double>(least) * balance));
   }
   std::vector<Nanos> scratch;
   const ReplayResult nominal = Replay(g, {}, scratch);
@@ -329,11 +374,13 @@ StepResult AnalyzeStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_
     r.step_time[static_cast<size_t>(kind)] = result.step_time;
     r.busy[static_cast<size_t>(kind)] = result.busy;
   };
-  put(WhatIfKind::kBalancedStages, Replay(g, {balanced, false, false}, scratch));
+  // (A change that changes nothing replays as measured: balanced stages
+  // without a slower stage, slow workers without one.)
+  put(WhatIfKind::kBalancedStages, speeds.balance.empty() ? nominal : Replay(g, {balanced, false, false}, scratch));
   put(WhatIfKind::kFreeHandOffs, Replay(g, {{}, true, false}, scratch));
   put(WhatIfKind::kNoOutliers, Replay(g, {median, false, false}, scratch));
   put(WhatIfKind::kNoStall, Replay(g, {{}, false, true}, scratch));
-  put(WhatIfKind::kNoSlowWorkers, Replay(g, {fixed, false, false}, scratch));
+  put(WhatIfKind::kNoSlowWorkers, speeds.any_slow ? Replay(g, {fixed, false, false}, scratch) : nominal);
   put(WhatIfKind::kNoStepGaps, nominal);
   put(WhatIfKind::kAll, Replay(g, {all, true, true}, scratch));
   return r;
@@ -415,7 +462,11 @@ Bottleneck Bottlenecks(const Timeline& timeline, const std::vector<StepWindow>& 
   bool peers_or_replicas = false;
   for (const StageLane& lane : lanes.lanes) peers_or_replicas |= lane.workers.size() > 1 || !lane.other_replicas.empty();
   b.per_worker_only = !peers_or_replicas;
-  const Speeds speeds = slow_workers ? MeasureSpeeds(timeline, lanes, slow_workers) : Speeds();
+  Speeds speeds = slow_workers ? MeasureSpeeds(timeline, lanes, threads, slow_workers) : Speeds();
+  if (slow_workers) {
+    speeds.any_slow = !slow_workers->empty();
+    AddLaneTypes(lanes, &speeds);
+  }
   std::vector<StepResult> results(steps.size());
   ParallelFor(steps.size(), threads, [&](size_t k) {
     results[k] = AnalyzeStep(lanes, by_window, k, slow_workers ? &speeds : nullptr, steps[k].step);

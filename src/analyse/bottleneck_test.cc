@@ -335,3 +335,33 @@ TEST_CASE("The summary carries the breakdown, the what-ifs and the slow workers;
   CHECK(slow_line < 5);
   CHECK(sections[slow_line].text.find("1.30x its peers and the other replicas") != std::string::npos);
 }
+
+TEST_CASE("Hand-offs pair by rank and micro-batch, and by micro-batch alone where a job is missing on one side") {
+  Timeline t;
+  t.machines.emplace_back("m");
+  for (int w = 0; w < 2; ++w) {
+    Worker worker;
+    worker.index = w;
+    for (std::int64_t mb = 0; mb < 4; ++mb) {
+      if (w == 1 && mb == 1) continue;  // stage 1 never logged micro-batch 1's forward
+      const Nanos start = mb * 100 * kUs + w * 50 * kUs;
+      worker.jobs.push_back(Job{"0", "forward", mb, start, start + 40 * kUs, static_cast<std::uint64_t>(mb + 1), 0});
+    }
+    t.machines[0].workers.push_back(worker);
+  }
+  const GraphLanes lanes = MakeGraphLanes(t);
+  REQUIRE(lanes.lanes.size() == 2);
+  std::vector<std::uint32_t> jobs0 = {0, 1, 2, 3}, jobs1 = {0, 1, 2};
+  const StepGraph g = BuildStepGraph(lanes, {std::span<const std::uint32_t>(jobs0), std::span<const std::uint32_t>(jobs1)});
+  size_t checked = 0;
+  for (const StageJob& node : g.jobs) {
+    if (node.lane != 1) continue;
+    REQUIRE(node.inputs == 1);
+    const StageJob& sender = g.jobs[g.inputs[node.first_input].from];
+    CHECK(sender.lane == 0);
+    CHECK(sender.micro_batch == node.micro_batch);
+    ++checked;
+  }
+  CHECK(checked == 3);
+  CHECK(g.contradicted == 0);
+}

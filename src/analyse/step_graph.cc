@@ -111,11 +111,16 @@ class JobKinds {
 
 bool IsPass(Pass pass) { return pass != Pass::kOther; }
 
+std::uint32_t PassKey(Pass pass, int chunk) { return static_cast<std::uint32_t>(pass) << 24 | static_cast<std::uint32_t>(chunk & 0xffffff); }
+std::uint32_t PassKey(const JobKind& kind) { return PassKey(kind.pass, Chunk(kind)); }
+
+// A lane's pass jobs by (pass, chunk): each list in start order.
+using PassLists = std::vector<std::pair<std::uint32_t, std::vector<std::int32_t>>>;
+
 // The lane jobs of one lane: peers' jobs matched by (type, micro-batch,
 // occurrence), in start order; the lane's hand-off index, sorted.
 void BuildLane(const GraphLanes& lanes, int l, const std::vector<std::span<const std::uint32_t>>& step_jobs,
-               JobKinds& kinds, StepGraph* g,
-               std::vector<std::pair<HandOffKey, std::int32_t>>* index, std::vector<Entry>& entries) {
+               JobKinds& kinds, StepGraph* g, PassLists* lists, std::vector<Entry>& entries) {
   const StageLane& lane = lanes.lanes[l];
   const size_t first_job = g->jobs.size();
   const auto new_node = [&](const Job& job) {
@@ -174,12 +179,31 @@ void BuildLane(const GraphLanes& lanes, int l, const std::vector<std::span<const
     std::sort(g->jobs.begin() + static_cast<std::ptrdiff_t>(first_job), g->jobs.end(),
               [](const StageJob& a, const StageJob& b) { return std::tie(a.start, a.end) < std::tie(b.start, b.end); });
   }
-  // Occurrences of each pass job (pass, chunk, micro-batch) in start order: the hand-off index.
+  // Each pass job's rank among the lane's jobs of its pass and chunk (the
+  // hand-offs pair the k-th forward of one stage with the k-th of the next).
   for (size_t n = first_job; n < g->jobs.size(); ++n) {
     if (n > first_job) g->jobs[n].prev = static_cast<std::int32_t>(n - 1);
+    StageJob& node = g->jobs[n];
+    if (!IsPass(node.kind.pass)) continue;
+    const std::uint32_t key = PassKey(node.kind);
+    auto it = std::find_if(lists->begin(), lists->end(), [&](const auto& list) { return list.first == key; });
+    if (it == lists->end()) {
+      lists->emplace_back(key, std::vector<std::int32_t>());
+      it = lists->end() - 1;
+    }
+    node.rank = static_cast<std::uint32_t>(it->second.size());
+    it->second.push_back(static_cast<std::int32_t>(n));
+  }
+}
+
+// The lane's hand-off index, sorted by (pass, chunk, micro-batch,
+// occurrence), with each job's occurrence set: made only for a lane where
+// pairing by rank failed (a job missing from one side).
+void BuildIndex(std::int32_t first, std::int32_t last, StepGraph* g, std::vector<std::pair<HandOffKey, std::int32_t>>* index) {
+  for (std::int32_t n = first; n < last; ++n) {
     const StageJob& node = g->jobs[n];
     if (IsPass(node.kind.pass))
-      index->push_back({{static_cast<int>(node.kind.pass), Chunk(node.kind), node.micro_batch, 0}, static_cast<std::int32_t>(n)});
+      index->push_back({{static_cast<int>(node.kind.pass), Chunk(node.kind), node.micro_batch, 0}, n});
   }
   std::sort(index->begin(), index->end(), [](const auto& a, const auto& b) {
     return std::tie(a.first.pass, a.first.chunk, a.first.micro_batch, a.second) <
@@ -199,16 +223,45 @@ std::int32_t Find(const std::vector<std::pair<HandOffKey, std::int32_t>>& index,
   return it != index.end() && it->first == key ? it->second : -1;
 }
 
-// The senders of node n's inputs (before sorting by start: lane-local ids).
-void AddInputs(const GraphLanes& lanes, const std::vector<std::vector<std::pair<HandOffKey, std::int32_t>>>& index,
-               const std::vector<std::int32_t>& last_pass, std::int32_t n, StepGraph* g, bool after_last_pass,
-               std::vector<std::pair<std::int32_t, std::int32_t>>* edges) {
+// Where each lane's jobs are, their pass lists, and (made on demand) their
+// hand-off index.
+struct LaneIndex {
+  std::vector<std::pair<std::int32_t, std::int32_t>> range;  // [first, last) job ids per lane
+  std::vector<PassLists> lists;
+  std::vector<std::vector<std::pair<HandOffKey, std::int32_t>>> index;
+  std::vector<bool> indexed;
+  void Index(int lane, StepGraph* g) {
+    if (indexed[lane]) return;
+    BuildIndex(range[lane].first, range[lane].second, g, &index[lane]);
+    indexed[lane] = true;
+  }
+};
+
+// The job of lane `from_lane` that hands over to `node` as (pass, chunk): the
+// one of the same rank in its pass list, when its micro-batch agrees; else
+// the one with the same micro-batch and occurrence (a job missing on one side).
+std::int32_t Sender(LaneIndex& lanes, int from_lane, Pass pass, int chunk, std::int32_t n, StepGraph* g) {
+  const StageJob& node = g->jobs[n];
+  const PassLists& lists = lanes.lists[from_lane];
+  const std::uint32_t key = PassKey(pass, chunk);
+  const auto it = std::find_if(lists.begin(), lists.end(), [&](const auto& list) { return list.first == key; });
+  if (it == lists.end()) return -1;
+  if (node.rank < it->second.size() && g->jobs[it->second[node.rank]].micro_batch == node.micro_batch)
+    return it->second[node.rank];
+  lanes.Index(static_cast<int>(node.lane), g);  // the node's occurrence
+  lanes.Index(from_lane, g);
+  return Find(lanes.index[from_lane], {static_cast<int>(pass), chunk, node.micro_batch, g->jobs[n].occurrence});
+}
+
+// The senders of node n's inputs.
+void AddInputs(const GraphLanes& lanes, LaneIndex& index, const std::vector<std::int32_t>& last_pass, std::int32_t n,
+               StepGraph* g, bool after_last_pass, std::vector<std::pair<std::int32_t, std::int32_t>>* edges) {
   const StageJob& node = g->jobs[n];
   const StageLane& lane = lanes.lanes[node.lane];
   const int chunk = Chunk(node.kind);
   const auto add = [&](int from_lane, Pass pass, int from_chunk) {
     if (from_lane < 0) return false;
-    const std::int32_t from = Find(index[from_lane], {static_cast<int>(pass), from_chunk, node.micro_batch, node.occurrence});
+    const std::int32_t from = Sender(index, from_lane, pass, from_chunk, n, g);
     if (from >= 0) edges->emplace_back(from, n);
     return from >= 0;
   };
@@ -317,7 +370,7 @@ void ClassifyGaps(const GraphLanes& lanes, StepGraph* g) {
   }
 }
 
-// Puts the jobs in a topological order (Kahn's algorithm, linear): every job
+// A topological order of the jobs (Kahn's algorithm, linear): every job
 // after its lane's previous job and its inputs. Jobs in a cycle (only jobs of zero
 // length at one instant can form one) lose their inputs from each other.
 void OrderForReplay(StepGraph* g) {
@@ -344,7 +397,7 @@ void OrderForReplay(StepGraph* g) {
       const auto done = [&](size_t next) {
         if (--waiting[next] == 0) g->order.push_back(static_cast<std::int32_t>(next));
       };
-      if (static_cast<size_t>(k) + 1 < n && g->jobs[k + 1].prev == k) done(k + 1);
+      if (static_cast<size_t>(k) + 1 < n && g->jobs[k + 1].prev == k) done(static_cast<size_t>(k) + 1);
       for (std::uint32_t c = consumers_begin[k]; c < consumers_begin[k + 1]; ++c) done(consumers[c]);
     }
     if (g->order.size() == n) break;
@@ -365,29 +418,32 @@ void OrderForReplay(StepGraph* g) {
     }
     g->inputs = std::move(kept);
   }
-  // The jobs in that order, so that replays read them one after the other:
-  // links renumbered, inputs regrouped, then the jobs permuted in place.
-  std::vector<std::int32_t> position(n);
-  for (size_t p = 0; p < g->order.size(); ++p) position[g->order[p]] = static_cast<std::int32_t>(p);
-  std::vector<GraphInput> inputs;
-  inputs.reserve(g->inputs.size());
+}
+
+// What a replay reads, in the topological order, one entry after the other
+// (the jobs themselves stay in lane order, where a lane's jobs sit together).
+void BuildReplayPlan(StepGraph* g) {
+  std::vector<std::int32_t> entry_of(g->jobs.size());
+  for (size_t p = 0; p < g->order.size(); ++p) entry_of[g->order[p]] = static_cast<std::int32_t>(p);
+  g->replay.resize(g->order.size());
+  g->replay_inputs.clear();
+  g->replay_inputs.reserve(g->inputs.size());
   for (size_t p = 0; p < g->order.size(); ++p) {
     const StageJob& node = g->jobs[g->order[p]];
-    const std::uint32_t first = static_cast<std::uint32_t>(inputs.size());
-    for (std::uint32_t i = 0; i < node.inputs; ++i) inputs.push_back({position[g->inputs[node.first_input + i].from], 0});
-    g->jobs[g->order[p]].first_input = first;
-  }
-  g->inputs = std::move(inputs);
-  for (StageJob& node : g->jobs)
-    if (node.prev >= 0) node.prev = position[node.prev];
-  for (size_t i = 0; i < n; ++i)
-    while (position[i] != static_cast<std::int32_t>(i)) {
-      const size_t to = static_cast<size_t>(position[i]);
-      std::swap(g->jobs[i], g->jobs[to]);
-      std::swap(position[i], position[to]);
+    ReplayEntry& e = g->replay[p];
+    e.job = g->order[p];
+    e.prev = node.prev >= 0 ? entry_of[node.prev] : -1;
+    e.first_input = static_cast<std::uint32_t>(g->replay_inputs.size());
+    for (std::uint32_t i = 0; i < node.inputs; ++i) {
+      const GraphInput& in = g->inputs[node.first_input + i];
+      g->replay_inputs.push_back({entry_of[in.from], in.lag});
     }
-  g->order.clear();
-  g->order.shrink_to_fit();
+    e.inputs = node.inputs;
+    e.offset = node.offset;
+    e.stall = node.stall;
+    e.duration = node.end - node.start;
+    e.members = node.members;
+  }
 }
 
 }  // namespace
@@ -395,12 +451,16 @@ void OrderForReplay(StepGraph* g) {
 StepGraph BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<const std::uint32_t>>& step_jobs) {
   StepGraph g;
   JobKinds kinds;
-  std::vector<std::vector<std::pair<HandOffKey, std::int32_t>>> index(lanes.lanes.size());
-  std::vector<std::pair<std::int32_t, std::int32_t>> lane_range(lanes.lanes.size());
+  LaneIndex index;
+  index.lists.resize(lanes.lanes.size());
+  index.index.resize(lanes.lanes.size());
+  index.indexed.assign(lanes.lanes.size(), false);
+  std::vector<std::pair<std::int32_t, std::int32_t>>& lane_range = index.range;
+  lane_range.resize(lanes.lanes.size());
   std::vector<Entry> entries;
   for (size_t l = 0; l < lanes.lanes.size(); ++l) {
     lane_range[l].first = static_cast<std::int32_t>(g.jobs.size());
-    BuildLane(lanes, static_cast<int>(l), step_jobs, kinds, &g, &index[l], entries);
+    BuildLane(lanes, static_cast<int>(l), step_jobs, kinds, &g, &index.lists[l], entries);
     lane_range[l].second = static_cast<std::int32_t>(g.jobs.size());
   }
   if (g.jobs.empty()) return g;
@@ -445,6 +505,7 @@ StepGraph BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<co
   }
   OrderForReplay(&g);
   ClassifyGaps(lanes, &g);
+  BuildReplayPlan(&g);
   return g;
 }
 
@@ -482,20 +543,20 @@ std::vector<PathPart> CriticalPath(const StepGraph& g) {
 
 ReplayResult Replay(const StepGraph& g, const ReplayChange& change, std::vector<Nanos>& end) {
   ReplayResult r;
-  end.assign(g.jobs.size(), 0);
+  end.assign(g.replay.size(), 0);
   Nanos last = g.start;
-  for (size_t n = 0; n < g.jobs.size(); ++n) {
-    const StageJob& node = g.jobs[n];
-    Nanos ready = node.prev >= 0 ? end[node.prev] : g.start + node.offset;
-    for (std::uint32_t k = 0; k < node.inputs; ++k) {
-      const GraphInput& in = g.inputs[node.first_input + k];
-      ready = std::max(ready, end[in.from] + (change.free_hand_offs ? 0 : in.lag));
+  for (size_t p = 0; p < g.replay.size(); ++p) {
+    const ReplayEntry& e = g.replay[p];
+    Nanos ready = e.prev >= 0 ? end[e.prev] : g.start + e.offset;
+    for (std::uint32_t k = 0; k < e.inputs; ++k) {
+      const auto& [from, lag] = g.replay_inputs[e.first_input + k];
+      ready = std::max(ready, end[from] + (change.free_hand_offs ? 0 : lag));
     }
-    if (!change.no_stall) ready += node.stall;
-    const Nanos duration = change.durations.empty() ? node.end - node.start : change.durations[n];
-    end[n] = ready + duration;
-    last = std::max(last, end[n]);
-    r.busy += duration * static_cast<Nanos>(node.members);
+    if (!change.no_stall) ready += e.stall;
+    const Nanos duration = change.durations.empty() ? e.duration : change.durations[e.job];
+    end[p] = ready + duration;
+    last = std::max(last, end[p]);
+    r.busy += duration * static_cast<Nanos>(e.members);
   }
   r.step_time = last - g.start;
   return r;

@@ -50,7 +50,8 @@ struct StageJob {
   Name type;
   JobKind kind;
   std::int64_t micro_batch = 0;
-  std::uint32_t occurrence = 0;
+  std::uint32_t occurrence = 0;  // of its (pass, chunk, micro-batch) in the lane; set where looked up by it
+  std::uint32_t rank = 0;        // among the lane's jobs of its pass and chunk, in start order
   Nanos start = 0, end = 0;
   std::uint32_t first_member = 0, members = 0;  // into StepGraph::members
   std::int32_t prev = -1;                       // the lane's job before, -1: first of the step
@@ -71,10 +72,21 @@ struct GraphInput {
   Nanos lag = 0;
 };
 
+// A job as a replay reads it (StepGraph::replay, in topological order).
+struct ReplayEntry {
+  std::int32_t job = 0;                       // the StageJob
+  std::int32_t prev = -1;                     // the entry of its lane's previous job
+  std::uint32_t first_input = 0, inputs = 0;  // into StepGraph::replay_inputs: (entry, lag)
+  Nanos offset = 0, stall = 0, duration = 0;
+  std::uint32_t members = 0;
+};
+
 struct StepGraph {
   Nanos start = 0, end = 0;      // the step's first job start, last job end
-  std::vector<StageJob> jobs;    // each after its lane's previous job and its inputs (a topological order)
-  std::vector<std::int32_t> order;  // scratch while building
+  std::vector<StageJob> jobs;    // lane by lane, each lane's in start order
+  std::vector<std::int32_t> order;  // the jobs, each after its lane's previous job and its inputs
+  std::vector<ReplayEntry> replay;  // the jobs in `order`, as replays read them
+  std::vector<std::pair<std::int32_t, Nanos>> replay_inputs;
   std::vector<MemberJob> members;
   std::vector<GraphInput> inputs;
   size_t contradicted = 0;  // hand-offs whose sender ended after the receiver started: not used
@@ -101,7 +113,8 @@ std::vector<PathPart> CriticalPath(const StepGraph& graph);
 
 // A replay: every job starts when its lane and its inputs are ready (plus
 // its stall), in measured order, for `durations` (per StageJob; empty: as
-// measured) and without hand-off latency or stalls when asked.
+// measured; indexed like StepGraph::jobs) and without hand-off latency or
+// stalls when asked.
 struct ReplayChange {
   std::span<const Nanos> durations;
   bool free_hand_offs = false;
