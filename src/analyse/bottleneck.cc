@@ -340,7 +340,7 @@ StepResult AnalyzeStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_
   std::vector<std::span<const std::uint32_t>> step_jobs(lanes.workers.size());
   for (size_t w = 0; w < lanes.workers.size(); ++w)
     if (lanes.lane_of[w] >= 0) step_jobs[w] = by_window[w].Of(window);
-  const StepGraph g = BuildStepGraph(lanes, step_jobs);
+  const StepGraph g = BuildStepGraph(lanes, step_jobs, speeds_or_null != nullptr);
   if (g.jobs.empty()) return r;
   r.empty = false;
   r.start = g.start;

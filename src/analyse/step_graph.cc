@@ -448,8 +448,16 @@ void BuildReplayPlan(StepGraph* g) {
 
 }  // namespace
 
-StepGraph BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<const std::uint32_t>>& step_jobs) {
+StepGraph BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<const std::uint32_t>>& step_jobs,
+                         bool for_replays) {
   StepGraph g;
+  // Sized once: a step of a large run holds a job per job of the step, and
+  // vectors that double on the way would leave up to half of them unused.
+  size_t step_job_count = 0;
+  for (size_t w = 0; w < step_jobs.size(); ++w)
+    if (lanes.lane_of[w] >= 0) step_job_count += step_jobs[w].size();
+  g.jobs.reserve(step_job_count);
+  g.members.reserve(step_job_count);
   JobKinds kinds;
   LaneIndex index;
   index.lists.resize(lanes.lanes.size());
@@ -477,7 +485,9 @@ StepGraph BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<co
       }
     if (last_in_order >= 0 && last_in_order + 1 < lane_range[l].second) first_after_pass[l] = last_in_order + 1;
   }
-  std::vector<std::pair<std::int32_t, std::int32_t>> edges;  // (from, to), lane-local ids
+  std::vector<std::pair<std::int32_t, std::int32_t>> edges;  // (from, to)
+  edges.reserve(g.jobs.size());
+  g.inputs.reserve(g.jobs.size());
   for (size_t l = 0; l < lanes.lanes.size(); ++l)
     for (std::int32_t n = lane_range[l].first; n < lane_range[l].second; ++n)
       AddInputs(lanes, index, last_pass, n, &g, first_after_pass[l] == n, &edges);
@@ -503,9 +513,9 @@ StepGraph BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<co
     }
     node.inputs = static_cast<std::uint32_t>(g.inputs.size() - node.first_input);
   }
-  OrderForReplay(&g);
+  if (for_replays) OrderForReplay(&g);
   ClassifyGaps(lanes, &g);
-  BuildReplayPlan(&g);
+  if (for_replays) BuildReplayPlan(&g);
   return g;
 }
 
@@ -516,7 +526,9 @@ std::vector<PathPart> CriticalPath(const StepGraph& g) {
   for (std::int32_t k = 1; k < static_cast<std::int32_t>(g.jobs.size()); ++k)
     if (g.jobs[k].end > g.jobs[n].end || (g.jobs[k].end == g.jobs[n].end && g.jobs[k].start >= g.jobs[n].start)) n = k;
   Nanos covered = 0;
-  for (;;) {
+  // A chain goes back in time; only jobs of no length at one instant could
+  // loop (their cycles are cut for replays, not here): a walk is at most every job.
+  for (size_t walked = 0; walked <= g.jobs.size(); ++walked) {
     const StageJob& node = g.jobs[n];
     const Nanos length = node.end - node.start;
     parts.push_back({PathPartKind::kJob, n, -1, length});

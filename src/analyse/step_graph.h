@@ -97,7 +97,10 @@ struct StepGraph {
 // The graph of one step from each worker's jobs in it (`step_jobs[w]`:
 // indices into GraphLanes::workers[w]->jobs, in start order), with its gaps
 // classified.
-StepGraph BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<const std::uint32_t>>& step_jobs);
+// Without `for_replays`, the graph only serves its critical path: no
+// topological order and no replay plan.
+StepGraph BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<const std::uint32_t>>& step_jobs,
+                         bool for_replays = true);
 
 // A piece of the critical path, in time order: a job, or the wait before it.
 enum class PathPartKind : std::uint8_t { kJob, kHandOff, kStall, kStepStart };
