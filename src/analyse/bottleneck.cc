@@ -353,13 +353,14 @@ StepResult AnalyzeStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_
   const Speeds& speeds = *speeds_or_null;
   // The durations each replay uses.
   const size_t n = g.jobs.size();
-  std::vector<Nanos> balanced(n), median(n), fixed(speeds.any_slow ? n : 0), all(n);
+  const bool any_balance = !speeds.balance.empty();
+  std::vector<Nanos> balanced(any_balance ? n : 0), median(n), fixed(speeds.any_slow ? n : 0), all(n);
   for (size_t i = 0; i < n; ++i) {
     const StageJob& node = g.jobs[i];
     const Nanos measured = node.end - node.start;
     const Speeds::TypeSpeed* type = speeds.Of(node.lane, node.type.index());
     const double balance = type ? type->balance : 1;
-    balanced[i] = balance == 1 ? measured : static_cast<Nanos>(std::llround(static_cast<double>(measured) * balance));
+    if (any_balance) balanced[i] = balance == 1 ? measured : static_cast<Nanos>(std::llround(static_cast<double>(measured) * balance));
     median[i] = type ? type->median : measured;
     const Nanos fixed_one = speeds.any_slow ? FixedDuration(g, node, lanes, speeds) : measured;
     if (speeds.any_slow) fixed[i] = fixed_one;
@@ -376,7 +377,7 @@ StepResult AnalyzeStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_
   };
   // (A change that changes nothing replays as measured: balanced stages
   // without a slower stage, slow workers without one.)
-  put(WhatIfKind::kBalancedStages, speeds.balance.empty() ? nominal : Replay(g, {balanced, false, false}, scratch));
+  put(WhatIfKind::kBalancedStages, any_balance ? Replay(g, {balanced, false, false}, scratch) : nominal);
   put(WhatIfKind::kFreeHandOffs, Replay(g, {{}, true, false}, scratch));
   put(WhatIfKind::kNoOutliers, Replay(g, {median, false, false}, scratch));
   put(WhatIfKind::kNoStall, Replay(g, {{}, false, true}, scratch));

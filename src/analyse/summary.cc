@@ -99,14 +99,15 @@ void AddBottleneck(const Analysis& a, nlohmann::json& doc) {
   for (const WhatIf& w : b.what_if)
     doc["what_if"][WhatIfKey(w.kind)] = {{"change", w.change}, {"applies", w.applies}, {"step_us", Micros(w.step_time)},
                                          {"bubble_ratio", w.bubble_ratio}, {"saved_us", Micros(w.saved)}, {"gain", w.gain}};
-  // [stage, replica, type, micro-batch, start after the step's start (us),
-  //  duration (us), hand-off wait before it (us), stall before it (us)]
+  // [stage, replica, type, micro-batch, start after the step's start,
+  //  duration, hand-off wait before it, stall before it], times in whole
+  //  nanoseconds: exact, and a third of the size of microsecond doubles.
   doc["critical_paths"] = json::array();
   for (const CriticalPathStep& step : b.critical_paths) {
     json jobs = json::array();
     for (const CriticalJob& j : step.jobs)
-      jobs.push_back({j.stage, j.replica, j.type.str(), j.micro_batch, Micros(j.start - step.start), Micros(j.end - j.start),
-                      Micros(j.hand_off), Micros(j.stall)});
+      jobs.push_back({j.stage, j.replica, j.type.str(), j.micro_batch, j.start - step.start, j.end - j.start, j.hand_off,
+                      j.stall});
     doc["critical_paths"].push_back({{"step", StepNumber(step.step)}, {"duration_us", Micros(step.end - step.start)},
                                      {"step_start_us", Micros(step.step_start)}, {"jobs", jobs}});
     AddRun(doc["critical_paths"].back(), step.step);
