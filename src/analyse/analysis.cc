@@ -77,7 +77,7 @@ WorkerAnalysis AnalyzeWorker(const Machine& machine, const Worker& worker, const
   WorkerAnalysis w;
   w.machine = worker.machine;
   w.worker = worker.index;
-  w.name = machine.name + " worker " + std::to_string(worker.index);
+  w.name = WorkerName(machine, worker);
   w.role = worker.role;
   // The worker's job intervals by step, in one pass.
   std::map<std::int64_t, std::vector<std::pair<Nanos, Nanos>>> by_step_intervals;

@@ -129,7 +129,7 @@ std::vector<LaggingPeer> FindLaggingPeers(const Timeline& timeline) {
     if (medians[worst] <= threshold) continue;
     const Worker& worker = *peers[worst].worker;
     lagging.push_back({worker.machine, worker.index,
-                       timeline.machines[static_cast<size_t>(worker.machine)].name + " worker " + std::to_string(worker.index),
+                       WorkerName(timeline, worker),
                        worker.role, medians[worst], lags[worst].size()});
   }
   std::sort(lagging.begin(), lagging.end(), [](const LaggingPeer& a, const LaggingPeer& b) { return a.behind > b.behind; });

@@ -69,7 +69,7 @@ std::string JobsSummaryLine(const Timeline& timeline) {
   for (const Machine& machine : timeline.machines)
     for (const Worker& worker : machine.workers) {
       ++workers;
-      const std::string at = machine.name + " worker " + std::to_string(worker.index);
+      const std::string at = WorkerName(machine, worker);
       if (worker.jobs.size() < least) least = worker.jobs.size(), least_at = at;
       if (worker.jobs.size() > most) most = worker.jobs.size(), most_at = at;
     }

@@ -35,7 +35,7 @@ std::string RoleLabel(const WorkerRole& role, const Topology& topology) {
 }
 
 std::string RowName(const Machine& machine, const Worker& worker, int lane, const Topology& topology) {
-  std::string name = machine.name + " worker " + std::to_string(worker.index) + RoleLabel(worker.role, topology);
+  std::string name = WorkerName(machine, worker) + RoleLabel(worker.role, topology);
   if (lane > 0) name += " overlap " + std::to_string(lane);
   return name;
 }

@@ -48,6 +48,10 @@ std::uint64_t SkipTally::total() const {
   return sum;
 }
 
+std::string WorkerName(const Machine& machine, const Worker& worker) {
+  return machine.name + " worker " + std::to_string(worker.index);
+}
+
 size_t CountJobs(const Timeline& timeline) {
   size_t jobs = 0;
   for (const Machine& machine : timeline.machines)

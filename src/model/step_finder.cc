@@ -11,10 +11,6 @@ namespace {
 
 constexpr std::string_view kDefaultType = "default";
 
-std::string WorkerName(const Timeline& timeline, const Worker& worker) {
-  return timeline.machines[worker.machine].name + " worker " + std::to_string(worker.index);
-}
-
 // Steps from NVTX push/pop pairs: each pop closes the latest open push, of a
 // step or of a range the model named (those share the stack and never end a
 // step); pops with none open are ignored (the framework pops ranges it never
