@@ -131,7 +131,6 @@ void AddLaneTypes(const GraphLanes& lanes, Speeds* s) {
 
 Nanos MedianOf(std::vector<Nanos>& values) { return PercentileOf(values, 50); }
 
-
 std::string Factor(double f) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f", f);
@@ -209,8 +208,6 @@ Speeds MeasureSpeeds(const Timeline& timeline, const GraphLanes& lanes, int thre
   ParallelFor(per.size(), threads, [&](size_t i) {
     per[i].median = MedianOf(per[i].durations);  // reorders them: the count below does not mind
   });
-  std::map<std::pair<int, std::uint32_t>, std::vector<const WorkerType*>> at_stage;
-  for (const WorkerType& wt : per) at_stage[{lanes.lanes[lanes.lane_of[wt.worker]].stage, wt.type}].push_back(&wt);
   std::map<std::uint32_t, SlowWorker> found;
   for (const WorkerType& wt : per) {
     const Worker& worker = *lanes.workers[wt.worker];
@@ -219,7 +216,7 @@ Speeds MeasureSpeeds(const Timeline& timeline, const GraphLanes& lanes, int thre
     const StageLane& lane = lanes.lanes[lanes.lane_of[wt.worker]];
     std::vector<Nanos> others;
     bool peers = false, replicas = false;
-    for (const WorkerType* other : at_stage[{lane.stage, wt.type}]) {
+    for (const WorkerType* other : by_stage_type.at(StageType(lane.stage, wt.type))) {
       if (other->worker == wt.worker) continue;
       others.push_back(other->median);
       (lanes.lane_of[other->worker] == lanes.lane_of[wt.worker] ? peers : replicas) = true;
@@ -235,7 +232,7 @@ Speeds MeasureSpeeds(const Timeline& timeline, const GraphLanes& lanes, int thre
     SlowWorker& sw = found[wt.worker];
     sw.machine = worker.machine;
     sw.worker = worker.index;
-    sw.name = timeline.machines[worker.machine].name + " worker " + std::to_string(worker.index);
+    sw.name = WorkerName(timeline, worker);
     sw.role = worker.role;
     sw.compared_with = peers && replicas ? "its peers and the other replicas" : peers ? "its tensor-parallel peers" : "the other replicas";
     sw.factor = std::max(sw.factor, factor);
@@ -387,8 +384,6 @@ StepResult AnalyzeStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_
   return r;
 }
 
-std::string Ms(Nanos ns) { return FormatDuration(ns); }
-
 std::string Gain(double gain) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f%%", -gain * 100.0);
@@ -406,7 +401,7 @@ std::string ChangeText(WhatIfKind kind, const Speeds& speeds, const std::vector<
     case WhatIfKind::kNoSlowWorkers:
       return slow.empty() ? "no slow worker found" : std::to_string(slow.size()) + " slow worker" + (slow.size() == 1 ? "" : "s") +
                                                          " at the speed of " + slow.front().compared_with;
-    case WhatIfKind::kNoStepGaps: return "no time between steps (" + Ms(b.step_gap) + " each)";
+    case WhatIfKind::kNoStepGaps: return "no time between steps (" + FormatDuration(b.step_gap) + " each)";
     case WhatIfKind::kAll: case WhatIfKind::kCount: break;
   }
   return "all of the above";
@@ -423,12 +418,12 @@ std::string WorstLink(const PathBreakdown& path) {
 }
 
 std::string CauseText(const WhatIf& w, const Bottleneck& b, const Speeds& speeds, const std::vector<SlowWorker>& slow) {
-  const std::string save = " would save " + Ms(w.saved) + " per step (" + Gain(w.gain) + ")";
+  const std::string save = " would save " + FormatDuration(w.saved) + " per step (" + Gain(w.gain) + ")";
   switch (w.kind) {
     case WhatIfKind::kBalancedStages:
       return "stage " + std::to_string(speeds.slowest_stage) + " is the bottleneck: balancing it" + save;
     case WhatIfKind::kFreeHandOffs:
-      return "hand-offs take " + Ms(b.steps ? b.path.hand_off_total() / static_cast<Nanos>(b.steps) : 0) +
+      return "hand-offs take " + FormatDuration(b.steps ? b.path.hand_off_total() / static_cast<Nanos>(b.steps) : 0) +
              " per step on the critical path (most on " + WorstLink(b.path) + "): free hand-offs" + save;
     case WhatIfKind::kNoOutliers: return "outlier jobs: every job at its stage's median" + save;
     case WhatIfKind::kNoStall:
@@ -438,15 +433,11 @@ std::string CauseText(const WhatIf& w, const Bottleneck& b, const Speeds& speeds
       if (slow.size() > 1) who += " and " + std::to_string(slow.size() - 1) + " more";
       return "slow worker" + std::string(slow.size() > 1 ? "s " : " ") + who + ": at their reference speed" + save;
     }
-    case WhatIfKind::kNoStepGaps: return "time between steps (" + Ms(b.step_gap) + " each): removing it" + save;
+    case WhatIfKind::kNoStepGaps: return "time between steps (" + FormatDuration(b.step_gap) + " each): removing it" + save;
     case WhatIfKind::kAll: case WhatIfKind::kCount: break;
   }
   return "";
 }
-
-}  // namespace
-
-namespace {
 
 // With `slow_workers` null, the critical paths only: no speeds, no replays.
 Bottleneck Bottlenecks(const Timeline& timeline, const std::vector<StepWindow>& steps, int threads,
@@ -515,6 +506,7 @@ Bottleneck Bottlenecks(const Timeline& timeline, const std::vector<StepWindow>& 
   b.measured_step = measured / count;
   b.replayed_step = replayed / count;
   b.step_gap = b.steps > 1 ? gaps / (count - 1) : 0;
+  b.replayed_bubble = windows > 0 ? 1.0 - static_cast<double>(measured_busy) / static_cast<double>(windows) : 0;
   b.path.step_gaps = gaps;
   for (const auto& [key, time] : compute) b.path.compute.push_back({key.first, key.second, time});
   for (const auto& [key, time] : hand_offs) b.path.hand_offs.push_back({key.first, key.second, time});
@@ -538,7 +530,7 @@ Bottleneck Bottlenecks(const Timeline& timeline, const std::vector<StepWindow>& 
     }
     if (!w.applies) {
       w.step_time = b.replayed_step;
-      w.bubble_ratio = windows > 0 ? 1.0 - static_cast<double>(measured_busy) / static_cast<double>(windows) : 0;
+      w.bubble_ratio = b.replayed_bubble;
       w.saved = 0;
       w.gain = 0;
     }

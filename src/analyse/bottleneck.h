@@ -104,6 +104,7 @@ struct Bottleneck {
   Nanos measured_step = 0;     // mean, first job to last job
   Nanos replayed_step = 0;     // mean, the replay with nothing removed
   Nanos step_gap = 0;          // mean time between steps
+  double replayed_bubble = 0;  // the bubble of the replay with nothing removed, as the what-ifs measure it
   double replay_error = 0;     // the largest |replayed - measured| / measured of a step
   size_t contradicted = 0;     // hand-offs the clocks contradict (left out)
   size_t overlaps = 0;         // jobs that start before their stage's previous job ended

@@ -22,13 +22,10 @@ GraphLanes MakeGraphLanes(const Timeline& timeline) {
     }
   g.lane_of.assign(g.workers.size(), -1);
   // Chains are per (replica, peer); a lane joins the peers of one stage.
+  const std::vector<PipelineChain> chains = PipelineChains(timeline);
   std::map<std::pair<int, int>, int> lane_at;  // (replica, stage) -> lane
-  for (const PipelineChain& chain : PipelineChains(timeline))
-    for (size_t k = 0; k < chain.stages.size(); ++k) {
-      const auto [it, inserted] = lane_at.try_emplace({chain.replica, chain.numbers[k]}, 0);
-      if (inserted) it->second = -1;
-      (void)it;
-    }
+  for (const PipelineChain& chain : chains)
+    for (const int stage : chain.numbers) lane_at.try_emplace({chain.replica, stage}, -1);
   std::map<int, int> stage_rank;
   for (auto& [key, lane] : lane_at) {
     lane = static_cast<int>(g.lanes.size());
@@ -37,7 +34,7 @@ GraphLanes MakeGraphLanes(const Timeline& timeline) {
   }
   for (auto& [stage, rank] : stage_rank) rank = g.stage_count++;
   for (const StageLane& lane : g.lanes) g.stage_rank.push_back(stage_rank.at(lane.stage));
-  for (const PipelineChain& chain : PipelineChains(timeline))
+  for (const PipelineChain& chain : chains)
     for (size_t k = 0; k < chain.stages.size(); ++k) {
       const int lane = lane_at.at({chain.replica, chain.numbers[k]});
       const std::uint32_t w = index.at(chain.stages[k].second);
@@ -118,7 +115,7 @@ std::uint32_t PassKey(const JobKind& kind) { return PassKey(kind.pass, Chunk(kin
 using PassLists = std::vector<std::pair<std::uint32_t, std::vector<std::int32_t>>>;
 
 // The lane jobs of one lane: peers' jobs matched by (type, micro-batch,
-// occurrence), in start order; the lane's hand-off index, sorted.
+// occurrence), in start order; its pass jobs listed by (pass, chunk).
 void BuildLane(const GraphLanes& lanes, int l, const std::vector<std::span<const std::uint32_t>>& step_jobs,
                JobKinds& kinds, StepGraph* g, PassLists* lists, std::vector<Entry>& entries) {
   const StageLane& lane = lanes.lanes[l];

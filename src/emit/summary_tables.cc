@@ -219,12 +219,8 @@ void AddBottleneckSections(const Analysis& a, std::vector<SummarySection>* secti
   sections->push_back(std::move(path));
   SummarySection what_if{"What if (replays of the step graphs)", "", {{"change", "step time", "bubble", "saves per step", "gain"}}};
   // The replay with nothing removed: the row the others compare with.
-  // (The step-gaps replay keeps every step as measured.)
-  const WhatIf* nominal = nullptr;
-  for (const WhatIf& w : b.what_if) nominal = w.kind == WhatIfKind::kNoStepGaps ? &w : nominal;
-  if (nominal)
-    what_if.rows.push_back({"nothing (the measured steps, replayed)", FormatDuration(b.replayed_step),
-                            Percent(nominal->bubble_ratio), "-", "-"});
+  what_if.rows.push_back({"nothing (the measured steps, replayed)", FormatDuration(b.replayed_step),
+                          Percent(b.replayed_bubble), "-", "-"});
   for (const WhatIf& w : b.what_if) {
     if (!w.applies) {
       what_if.rows.push_back({w.change, "-", "-", "-", "-"});
