@@ -126,7 +126,6 @@ std::optional<double> Aggregate(const Target& target, const std::string& path, s
     if (item.is_object() && item.contains(target.field) && item[target.field].is_number())
       values.push_back(item[target.field].get<double>());
   const std::string& agg = target.aggregate;
-  if (agg == "length") return static_cast<double>(target.node->size());
   if (agg == "count") return static_cast<double>(values.size());
   if (values.empty()) {
     *error = "'" + path + "': no values of '" + target.field + "'";

@@ -1,5 +1,6 @@
 #include "emit/emitter.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "cli/report.h"
@@ -45,16 +46,20 @@ const EmitterInfo& EmitterFor(OutputFormat format) {
   std::abort();  // every OutputFormat has a line in kEmitters
 }
 
-bool ReadsAnalysis(const std::vector<OutputRequest>& outputs) {
-  for (const OutputRequest& output : outputs)
-    if (EmitterFor(output.format).reads_analysis) return true;
-  return false;
+namespace {
+
+// Whether the emitter of any of `outputs` has `flag` set.
+bool AnyEmitter(const std::vector<OutputRequest>& outputs, bool EmitterInfo::*flag) {
+  return std::any_of(outputs.begin(), outputs.end(),
+                     [&](const OutputRequest& output) { return EmitterFor(output.format).*flag; });
 }
 
+}  // namespace
+
+bool ReadsAnalysis(const std::vector<OutputRequest>& outputs) { return AnyEmitter(outputs, &EmitterInfo::reads_analysis); }
+
 bool MarksCriticalPath(const std::vector<OutputRequest>& outputs) {
-  for (const OutputRequest& output : outputs)
-    if (EmitterFor(output.format).marks_critical_path) return true;
-  return false;
+  return AnyEmitter(outputs, &EmitterInfo::marks_critical_path);
 }
 
 bool EmitAll(const std::vector<OutputRequest>& outputs, const FinishedRun& run, bool announce) {
