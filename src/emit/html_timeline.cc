@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "emit/json_text.h"
@@ -122,24 +123,26 @@ struct ShownPaths {
 ShownPaths MapPaths(const Timeline& shown, const std::vector<std::vector<std::uint32_t>>& original,
                     const Bottleneck& b) {
   ShownPaths out;
-  std::vector<std::unordered_map<std::uint32_t, std::uint32_t>> to_shown(original.size());
-  for (size_t w = 0; w < original.size(); ++w)
-    for (std::uint32_t k = 0; k < original[w].size(); ++k) to_shown[w][original[w][k]] = k;
+  // A job's index in the shown run: where it sits in its worker's (sorted) original indices.
+  const auto shown_index = [&](size_t worker, std::uint32_t job) -> std::optional<std::uint32_t> {
+    if (worker >= original.size()) return std::nullopt;
+    const auto it = std::lower_bound(original[worker].begin(), original[worker].end(), job);
+    if (it == original[worker].end() || *it != job) return std::nullopt;
+    return static_cast<std::uint32_t>(it - original[worker].begin());
+  };
   size_t w = 0;
   for (const Machine& machine : shown.machines)
     for (const Worker& worker : machine.workers) {
       out.marked.emplace_back(worker.jobs.size(), false);
       if (w < b.marks.size())
         for (std::uint32_t j : b.marks[w])
-          if (auto it = to_shown[w].find(j); it != to_shown[w].end()) out.marked.back()[it->second] = true;
+          if (const auto k = shown_index(w, j)) out.marked.back()[*k] = true;
       ++w;
     }
   for (const CriticalPathStep& step : b.critical_paths) {
     std::vector<std::pair<size_t, std::uint32_t>> path;
     for (const CriticalJob& job : step.jobs)
-      if (job.worker < to_shown.size())
-        if (auto it = to_shown[job.worker].find(job.job); it != to_shown[job.worker].end())
-          path.emplace_back(job.worker, it->second);
+      if (const auto k = shown_index(job.worker, job.job)) path.emplace_back(job.worker, *k);
     if (!path.empty()) out.paths.push_back(std::move(path));
   }
   return out;
