@@ -1,6 +1,7 @@
 #include "analyse/bottleneck.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -331,13 +332,22 @@ void AddCriticalPath(const StepGraph& g, const GraphLanes& lanes, std::int64_t s
   for (const auto& [key, time] : hand_offs) r.hand_offs.push_back({key.first, key.second, time});
 }
 
+// What one thread keeps from step to step (StepGraphRoom says why).
+struct StepWork {
+  std::vector<std::span<const std::uint32_t>> step_jobs;
+  StepGraph graph;
+  StepGraphRoom room;
+  std::vector<Nanos> balanced, median, fixed, all, scratch;
+};
+
 StepResult AnalyzeStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_window, size_t window,
-                       const Speeds* speeds_or_null, std::int64_t step) {
+                       const Speeds* speeds_or_null, std::int64_t step, StepWork& work) {
   StepResult r;
-  std::vector<std::span<const std::uint32_t>> step_jobs(lanes.workers.size());
+  work.step_jobs.assign(lanes.workers.size(), {});
   for (size_t w = 0; w < lanes.workers.size(); ++w)
-    if (lanes.lane_of[w] >= 0) step_jobs[w] = by_window[w].Of(window);
-  const StepGraph g = BuildStepGraph(lanes, step_jobs, speeds_or_null != nullptr);
+    if (lanes.lane_of[w] >= 0) work.step_jobs[w] = by_window[w].Of(window);
+  BuildStepGraph(lanes, work.step_jobs, speeds_or_null != nullptr, &work.graph, &work.room);
+  const StepGraph& g = work.graph;
   if (g.jobs.empty()) return r;
   r.empty = false;
   r.start = g.start;
@@ -351,7 +361,11 @@ StepResult AnalyzeStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_
   // The durations each replay uses.
   const size_t n = g.jobs.size();
   const bool any_balance = !speeds.balance.empty();
-  std::vector<Nanos> balanced(any_balance ? n : 0), median(n), fixed(speeds.any_slow ? n : 0), all(n);
+  std::vector<Nanos>&balanced = work.balanced, &median = work.median, &fixed = work.fixed, &all = work.all;
+  balanced.resize(any_balance ? n : 0);
+  median.resize(n);
+  fixed.resize(speeds.any_slow ? n : 0);
+  all.resize(n);
   for (size_t i = 0; i < n; ++i) {
     const StageJob& node = g.jobs[i];
     const Nanos measured = node.end - node.start;
@@ -364,7 +378,7 @@ StepResult AnalyzeStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_
     const Nanos least = std::min(median[i], fixed_one);
     all[i] = balance == 1 ? least : static_cast<Nanos>(std::llround(static_cast<double>(least) * balance));
   }
-  std::vector<Nanos> scratch;
+  std::vector<Nanos>& scratch = work.scratch;
   const ReplayResult nominal = Replay(g, {}, scratch);
   r.replayed = nominal.step_time;
   r.measured_busy = nominal.busy;
@@ -459,9 +473,14 @@ Bottleneck Bottlenecks(const Timeline& timeline, const std::vector<StepWindow>& 
     speeds.any_slow = !slow_workers->empty();
     AddLaneTypes(lanes, &speeds);
   }
+  // Steps handed out one at a time to threads that each keep their StepWork.
   std::vector<StepResult> results(steps.size());
-  ParallelFor(steps.size(), threads, [&](size_t k) {
-    results[k] = AnalyzeStep(lanes, by_window, k, slow_workers ? &speeds : nullptr, steps[k].step);
+  std::atomic<size_t> next_step{0};
+  const int thread_count = static_cast<int>(std::min<size_t>(static_cast<size_t>(ThreadCount(threads)), steps.size()));
+  ParallelFor(static_cast<size_t>(thread_count), thread_count, [&](size_t) {
+    StepWork work;
+    for (size_t k = next_step++; k < steps.size(); k = next_step++)
+      results[k] = AnalyzeStep(lanes, by_window, k, slow_workers ? &speeds : nullptr, steps[k].step, work);
   });
   // Sums over the steps; the gaps between consecutive steps with jobs.
   Nanos measured = 0, replayed = 0, gaps = 0, measured_busy = 0, windows = 0;

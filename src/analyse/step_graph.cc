@@ -78,12 +78,19 @@ struct HandOffKey {
   std::uint32_t occurrence = 0;
   auto operator<=>(const HandOffKey&) const = default;
 };
+using HandOffIndex = std::vector<std::pair<HandOffKey, std::int32_t>>;
 
 struct Entry {
   std::uint32_t type = 0;
   std::int64_t micro_batch = 0;
   Nanos start = 0;
   std::uint32_t worker = 0, job = 0, occurrence = 0;
+};
+
+// A lane's pass jobs of one (pass, chunk), in start order:
+// Impl::pass_jobs[begin, begin + count).
+struct PassList {
+  std::uint32_t key = 0, begin = 0, count = 0;
 };
 
 int Chunk(const JobKind& kind) { return std::max(kind.chunk, 0); }
@@ -111,20 +118,134 @@ bool IsPass(Pass pass) { return pass != Pass::kOther; }
 std::uint32_t PassKey(Pass pass, int chunk) { return static_cast<std::uint32_t>(pass) << 24 | static_cast<std::uint32_t>(chunk & 0xffffff); }
 std::uint32_t PassKey(const JobKind& kind) { return PassKey(kind.pass, Chunk(kind)); }
 
-// A lane's pass jobs by (pass, chunk): each list in start order.
-using PassLists = std::vector<std::pair<std::uint32_t, std::vector<std::int32_t>>>;
+// Lane jobs in start order; equal starts by end, then type and micro-batch,
+// so that the order does not depend on how the peers' jobs were matched.
+bool LaneOrder(const StageJob& a, const StageJob& b) {
+  const auto type_a = a.type.index(), type_b = b.type.index();
+  return std::tie(a.start, a.end, type_a, a.micro_batch) < std::tie(b.start, b.end, type_b, b.micro_batch);
+}
 
-// The lane jobs of one lane: peers' jobs matched by (type, micro-batch,
-// occurrence), in start order; its pass jobs listed by (pass, chunk).
-void BuildLane(const GraphLanes& lanes, int l, const std::vector<std::span<const std::uint32_t>>& step_jobs,
-               JobKinds& kinds, StepGraph* g, PassLists* lists, std::vector<Entry>& entries) {
+}  // namespace
+
+struct StepGraphRoom::Impl {
+  JobKinds kinds;
+  std::vector<Entry> entries;
+  std::vector<std::uint32_t> peers;                          // a lane's workers, ascending
+  std::vector<std::pair<std::int32_t, std::int32_t>> range;  // [first, last) job ids per lane
+  std::vector<PassList> pass_lists;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> lane_lists;  // [first, last) into pass_lists per lane
+  std::vector<std::int32_t> pass_jobs;
+  std::vector<HandOffIndex> index;  // per lane, made on demand
+  std::vector<int> indexed;         // the lanes with an index this step
+  std::vector<std::int32_t> last_pass, first_after_pass;
+  std::vector<std::uint32_t> waiting, consumers_begin, consumers, fill;
+  std::vector<std::int32_t> latest;  // per job: the input that ended last, -1: none
+  std::vector<std::pair<std::uint32_t, Nanos>> samples;
+  std::vector<std::uint32_t> link_begin;
+  std::vector<Nanos> gaps, typical;
+  std::vector<std::int32_t> entry_of;
+
+  void Reset(size_t lane_count) {
+    index.resize(lane_count);
+    for (int l : indexed) index[l].clear();
+    indexed.clear();
+    range.assign(lane_count, {0, 0});
+    lane_lists.assign(lane_count, {0, 0});
+    pass_lists.clear();
+    pass_jobs.clear();
+  }
+  bool Indexed(int lane) const { return std::find(indexed.begin(), indexed.end(), lane) != indexed.end(); }
+};
+
+StepGraphRoom::StepGraphRoom() : impl(std::make_unique<Impl>()) {}
+StepGraphRoom::~StepGraphRoom() = default;
+
+namespace {
+
+using Room = StepGraphRoom::Impl;
+
+// The lane jobs of one lane of several peers, matched by (type,
+// micro-batch, occurrence): when every peer ran the same sequence of (type,
+// micro-batch), the k-th jobs of the peers are one lane job; otherwise they
+// are matched by sorting. Unsorted: BuildLane sorts them.
+void MatchPeers(const GraphLanes& lanes, const StageLane& lane, const std::vector<std::span<const std::uint32_t>>& step_jobs,
+                Room& room, StepGraph* g, const auto& new_node) {
+  room.peers.assign(lane.workers.begin(), lane.workers.end());
+  std::sort(room.peers.begin(), room.peers.end());  // members in worker order
+  const std::span<const std::uint32_t> lead = step_jobs[room.peers[0]];
+  const std::vector<Job>& lead_jobs = lanes.workers[room.peers[0]]->jobs;
+  bool in_lockstep = true;
+  for (size_t p = 1; p < room.peers.size() && in_lockstep; ++p) {
+    const std::span<const std::uint32_t> other = step_jobs[room.peers[p]];
+    const std::vector<Job>& other_jobs = lanes.workers[room.peers[p]]->jobs;
+    in_lockstep = other.size() == lead.size();
+    for (size_t k = 0; k < lead.size() && in_lockstep; ++k) {
+      const Job &a = lead_jobs[lead[k]], &b = other_jobs[other[k]];
+      in_lockstep = a.type == b.type && a.micro_batch == b.micro_batch;
+    }
+  }
+  if (in_lockstep) {
+    for (size_t k = 0; k < lead.size(); ++k) {
+      StageJob node = new_node(lead_jobs[lead[k]]);
+      for (std::uint32_t w : room.peers) {
+        const std::uint32_t j = step_jobs[w][k];
+        const Job& member = lanes.workers[w]->jobs[j];
+        node.start = std::max(node.start, member.start);
+        node.end = std::max(node.end, member.end);
+        g->members.push_back({w, j});
+      }
+      node.members = static_cast<std::uint32_t>(room.peers.size());
+      g->jobs.push_back(node);
+    }
+    return;
+  }
+  std::vector<Entry>& entries = room.entries;
+  entries.clear();
+  for (std::uint32_t w : room.peers)
+    for (std::uint32_t j : step_jobs[w]) {
+      const Job& job = lanes.workers[w]->jobs[j];
+      entries.push_back({job.type.index(), job.micro_batch, job.start, w, j, 0});
+    }
+  // Occurrence of (type, micro-batch) on each worker, in start order.
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return std::tie(a.type, a.micro_batch, a.worker, a.start, a.job) < std::tie(b.type, b.micro_batch, b.worker, b.start, b.job);
+  });
+  for (size_t i = 1; i < entries.size(); ++i) {
+    const Entry& p = entries[i - 1];
+    Entry& e = entries[i];
+    if (e.type == p.type && e.micro_batch == p.micro_batch && e.worker == p.worker) e.occurrence = p.occurrence + 1;
+  }
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return std::tie(a.type, a.micro_batch, a.occurrence, a.worker) < std::tie(b.type, b.micro_batch, b.occurrence, b.worker);
+  });
+  for (size_t i = 0; i < entries.size();) {
+    StageJob node = new_node(lanes.workers[entries[i].worker]->jobs[entries[i].job]);
+    size_t k = i;
+    for (; k < entries.size() && entries[k].type == entries[i].type && entries[k].micro_batch == entries[i].micro_batch &&
+           entries[k].occurrence == entries[i].occurrence;
+         ++k) {
+      const Job& member = lanes.workers[entries[k].worker]->jobs[entries[k].job];
+      node.start = std::max(node.start, member.start);
+      node.end = std::max(node.end, member.end);
+      g->members.push_back({entries[k].worker, entries[k].job});
+    }
+    node.members = static_cast<std::uint32_t>(k - i);
+    g->jobs.push_back(node);
+    i = k;
+  }
+}
+
+// The lane jobs of one lane, in start order, and its pass jobs listed by
+// (pass, chunk).
+void BuildLane(const GraphLanes& lanes, int l, const std::vector<std::span<const std::uint32_t>>& step_jobs, Room& room,
+               StepGraph* g) {
   const StageLane& lane = lanes.lanes[l];
   const size_t first_job = g->jobs.size();
   const auto new_node = [&](const Job& job) {
     StageJob node;
     node.lane = static_cast<std::uint32_t>(l);
     node.type = job.type;
-    node.kind = kinds.Of(job.type);
+    node.kind = room.kinds.Of(job.type);
     node.micro_batch = job.micro_batch;
     node.first_member = static_cast<std::uint32_t>(g->members.size());
     node.start = job.start;
@@ -140,63 +261,39 @@ void BuildLane(const GraphLanes& lanes, int l, const std::vector<std::span<const
       g->members.push_back({w, j});
     }
   } else {
-    entries.clear();
-    for (std::uint32_t w : lane.workers)
-      for (std::uint32_t j : step_jobs[w]) {
-        const Job& job = lanes.workers[w]->jobs[j];
-        entries.push_back({job.type.index(), job.micro_batch, job.start, w, j, 0});
-      }
-    // Occurrence of (type, micro-batch) on each worker, in start order.
-    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-      return std::tie(a.type, a.micro_batch, a.worker, a.start, a.job) < std::tie(b.type, b.micro_batch, b.worker, b.start, b.job);
-    });
-    for (size_t i = 1; i < entries.size(); ++i) {
-      const Entry& p = entries[i - 1];
-      Entry& e = entries[i];
-      if (e.type == p.type && e.micro_batch == p.micro_batch && e.worker == p.worker) e.occurrence = p.occurrence + 1;
-    }
-    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-      return std::tie(a.type, a.micro_batch, a.occurrence, a.worker) < std::tie(b.type, b.micro_batch, b.occurrence, b.worker);
-    });
-    for (size_t i = 0; i < entries.size();) {
-      StageJob node = new_node(lanes.workers[entries[i].worker]->jobs[entries[i].job]);
-      size_t k = i;
-      for (; k < entries.size() && entries[k].type == entries[i].type && entries[k].micro_batch == entries[i].micro_batch &&
-             entries[k].occurrence == entries[i].occurrence;
-           ++k) {
-        const Job& member = lanes.workers[entries[k].worker]->jobs[entries[k].job];
-        node.start = std::max(node.start, member.start);
-        node.end = std::max(node.end, member.end);
-        g->members.push_back({entries[k].worker, entries[k].job});
-      }
-      node.members = static_cast<std::uint32_t>(k - i);
-      g->jobs.push_back(node);
-      i = k;
-    }
-    std::sort(g->jobs.begin() + static_cast<std::ptrdiff_t>(first_job), g->jobs.end(),
-              [](const StageJob& a, const StageJob& b) { return std::tie(a.start, a.end) < std::tie(b.start, b.end); });
+    MatchPeers(lanes, lane, step_jobs, room, g, new_node);
+    const auto first = g->jobs.begin() + static_cast<std::ptrdiff_t>(first_job);
+    if (!std::is_sorted(first, g->jobs.end(), LaneOrder)) std::sort(first, g->jobs.end(), LaneOrder);
   }
   // Each pass job's rank among the lane's jobs of its pass and chunk (the
   // hand-offs pair the k-th forward of one stage with the k-th of the next).
+  const auto lists_first = static_cast<std::uint32_t>(room.pass_lists.size());
+  const auto list_of = [&](std::uint32_t key) {
+    for (size_t i = lists_first; i < room.pass_lists.size(); ++i)
+      if (room.pass_lists[i].key == key) return &room.pass_lists[i];
+    room.pass_lists.push_back({key, 0, 0});
+    return &room.pass_lists.back();
+  };
   for (size_t n = first_job; n < g->jobs.size(); ++n) {
     if (n > first_job) g->jobs[n].prev = static_cast<std::int32_t>(n - 1);
     StageJob& node = g->jobs[n];
-    if (!IsPass(node.kind.pass)) continue;
-    const std::uint32_t key = PassKey(node.kind);
-    auto it = std::find_if(lists->begin(), lists->end(), [&](const auto& list) { return list.first == key; });
-    if (it == lists->end()) {
-      lists->emplace_back(key, std::vector<std::int32_t>());
-      it = lists->end() - 1;
-    }
-    node.rank = static_cast<std::uint32_t>(it->second.size());
-    it->second.push_back(static_cast<std::int32_t>(n));
+    if (IsPass(node.kind.pass)) node.rank = list_of(PassKey(node.kind))->count++;
   }
+  for (size_t i = lists_first; i < room.pass_lists.size(); ++i) {
+    room.pass_lists[i].begin = static_cast<std::uint32_t>(room.pass_jobs.size());
+    room.pass_jobs.resize(room.pass_jobs.size() + room.pass_lists[i].count);
+  }
+  for (size_t n = first_job; n < g->jobs.size(); ++n) {
+    const StageJob& node = g->jobs[n];
+    if (IsPass(node.kind.pass)) room.pass_jobs[list_of(PassKey(node.kind))->begin + node.rank] = static_cast<std::int32_t>(n);
+  }
+  room.lane_lists[l] = {lists_first, static_cast<std::uint32_t>(room.pass_lists.size())};
 }
 
 // The lane's hand-off index, sorted by (pass, chunk, micro-batch,
 // occurrence), with each job's occurrence set: made only for a lane where
 // pairing by rank failed (a job missing from one side).
-void BuildIndex(std::int32_t first, std::int32_t last, StepGraph* g, std::vector<std::pair<HandOffKey, std::int32_t>>* index) {
+void BuildIndex(std::int32_t first, std::int32_t last, StepGraph* g, HandOffIndex* index) {
   for (std::int32_t n = first; n < last; ++n) {
     const StageJob& node = g->jobs[n];
     if (IsPass(node.kind.pass))
@@ -215,51 +312,50 @@ void BuildIndex(std::int32_t first, std::int32_t last, StepGraph* g, std::vector
   for (const auto& [key, n] : *index) g->jobs[n].occurrence = key.occurrence;
 }
 
-std::int32_t Find(const std::vector<std::pair<HandOffKey, std::int32_t>>& index, const HandOffKey& key) {
+std::int32_t Find(const HandOffIndex& index, const HandOffKey& key) {
   const auto it = std::lower_bound(index.begin(), index.end(), std::make_pair(key, std::int32_t{-1}));
   return it != index.end() && it->first == key ? it->second : -1;
 }
 
-// Where each lane's jobs are, their pass lists, and (made on demand) their
-// hand-off index.
-struct LaneIndex {
-  std::vector<std::pair<std::int32_t, std::int32_t>> range;  // [first, last) job ids per lane
-  std::vector<PassLists> lists;
-  std::vector<std::vector<std::pair<HandOffKey, std::int32_t>>> index;
-  std::vector<bool> indexed;
-  void Index(int lane, StepGraph* g) {
-    if (indexed[lane]) return;
-    BuildIndex(range[lane].first, range[lane].second, g, &index[lane]);
-    indexed[lane] = true;
-  }
-};
+void Index(int lane, Room& room, StepGraph* g) {
+  if (room.Indexed(lane)) return;
+  BuildIndex(room.range[lane].first, room.range[lane].second, g, &room.index[lane]);
+  room.indexed.push_back(lane);
+}
 
 // The job of lane `from_lane` that hands over to `node` as (pass, chunk): the
 // one of the same rank in its pass list, when its micro-batch agrees; else
 // the one with the same micro-batch and occurrence (a job missing on one side).
-std::int32_t Sender(LaneIndex& lanes, int from_lane, Pass pass, int chunk, std::int32_t n, StepGraph* g) {
+std::int32_t Sender(Room& room, int from_lane, Pass pass, int chunk, std::int32_t n, StepGraph* g) {
   const StageJob& node = g->jobs[n];
-  const PassLists& lists = lanes.lists[from_lane];
   const std::uint32_t key = PassKey(pass, chunk);
-  const auto it = std::find_if(lists.begin(), lists.end(), [&](const auto& list) { return list.first == key; });
-  if (it == lists.end()) return -1;
-  if (node.rank < it->second.size() && g->jobs[it->second[node.rank]].micro_batch == node.micro_batch)
-    return it->second[node.rank];
-  lanes.Index(static_cast<int>(node.lane), g);  // the node's occurrence
-  lanes.Index(from_lane, g);
-  return Find(lanes.index[from_lane], {static_cast<int>(pass), chunk, node.micro_batch, g->jobs[n].occurrence});
+  const PassList* list = nullptr;
+  for (std::uint32_t i = room.lane_lists[from_lane].first; i < room.lane_lists[from_lane].second; ++i)
+    if (room.pass_lists[i].key == key) list = &room.pass_lists[i];
+  if (!list) return -1;
+  if (node.rank < list->count) {
+    const std::int32_t same_rank = room.pass_jobs[list->begin + node.rank];
+    if (g->jobs[same_rank].micro_batch == node.micro_batch) return same_rank;
+  }
+  Index(static_cast<int>(node.lane), room, g);  // the node's occurrence
+  Index(from_lane, room, g);
+  return Find(room.index[from_lane], {static_cast<int>(pass), chunk, node.micro_batch, g->jobs[n].occurrence});
 }
 
-// The senders of node n's inputs.
-void AddInputs(const GraphLanes& lanes, LaneIndex& index, const std::vector<std::int32_t>& last_pass, std::int32_t n,
-               StepGraph* g, bool after_last_pass, std::vector<std::pair<std::int32_t, std::int32_t>>* edges) {
+// Node n's inputs, appended to g->inputs; a hand-off whose sender ended
+// after the receiver began is one the clocks contradict (counted, not used).
+void AddInputs(const GraphLanes& lanes, Room& room, std::int32_t n, StepGraph* g, bool after_last_pass) {
   const StageJob& node = g->jobs[n];
   const StageLane& lane = lanes.lanes[node.lane];
   const int chunk = Chunk(node.kind);
+  const auto input = [&](std::int32_t from) {
+    if (g->jobs[from].end > node.start) ++g->contradicted;
+    else g->inputs.push_back({from, 0});
+  };
   const auto add = [&](int from_lane, Pass pass, int from_chunk) {
     if (from_lane < 0) return false;
-    const std::int32_t from = Sender(index, from_lane, pass, from_chunk, n, g);
-    if (from >= 0) edges->emplace_back(from, n);
+    const std::int32_t from = Sender(room, from_lane, pass, from_chunk, n, g);
+    if (from >= 0) input(from);
     return from >= 0;
   };
   switch (node.kind.pass) {
@@ -284,7 +380,7 @@ void AddInputs(const GraphLanes& lanes, LaneIndex& index, const std::vector<std:
       // after the lane's last pass waits for the other replicas' last pass.
       if (after_last_pass)
         for (int o : lane.other_replicas)
-          if (last_pass[o] >= 0) edges->emplace_back(last_pass[o], n);
+          if (room.last_pass[o] >= 0) input(room.last_pass[o]);
       break;
   }
 }
@@ -292,7 +388,7 @@ void AddInputs(const GraphLanes& lanes, LaneIndex& index, const std::vector<std:
 // Gaps: per link, the median wait of a receiver that was free when the
 // sender ended is the link's typical latency; a job's wait is hand-off
 // latency up to its latest input's arrival, stall after it (docs/analysis.md).
-void ClassifyGaps(const GraphLanes& lanes, StepGraph* g) {
+void ClassifyGaps(const GraphLanes& lanes, Room& room, StepGraph* g) {
   // Links by receiving stage and where the input comes from: the stage
   // before, the stage after, the same stage of another replica, or the
   // other end of the pipeline (interleaved wrap-around).
@@ -302,55 +398,63 @@ void ClassifyGaps(const GraphLanes& lanes, StepGraph* g) {
     return static_cast<size_t>(lanes.stage_rank[to.lane]) * 4 + static_cast<size_t>(kind);
   };
   const size_t links = static_cast<size_t>(lanes.stage_count) * 4;
-  std::vector<std::pair<std::uint32_t, Nanos>> samples;
-  for (const StageJob& node : g->jobs) {
+  std::vector<std::pair<std::uint32_t, Nanos>>& samples = room.samples;
+  samples.clear();
+  room.latest.resize(g->jobs.size());
+  for (size_t n = 0; n < g->jobs.size(); ++n) {
+    const StageJob& node = g->jobs[n];
     const Nanos lane_free = node.prev >= 0 ? g->jobs[node.prev].end : g->start;
     std::int32_t latest = -1;
     for (std::uint32_t k = 0; k < node.inputs; ++k) {
       const std::int32_t from = g->inputs[node.first_input + k].from;
       if (latest < 0 || g->jobs[from].end > g->jobs[latest].end) latest = from;
     }
+    room.latest[n] = latest;
     if (latest >= 0 && g->jobs[latest].end >= lane_free)
       samples.emplace_back(static_cast<std::uint32_t>(link(g->jobs[latest], node)), node.start - g->jobs[latest].end);
   }
   // Each link's median (nearest rank), with the samples bucketed by link in one pass.
-  std::vector<std::uint32_t> begin(links + 1, 0);
+  std::vector<std::uint32_t>& begin = room.link_begin;
+  begin.assign(links + 1, 0);
   for (const auto& [slot, gap] : samples) ++begin[slot + 1];
   for (size_t k = 0; k < links; ++k) begin[k + 1] += begin[k];
-  std::vector<Nanos> gaps(samples.size());
-  std::vector<std::uint32_t> fill(begin.begin(), begin.end() - 1);
-  for (const auto& [slot, gap] : samples) gaps[fill[slot]++] = gap;
-  std::vector<Nanos> typical(links, 0);
+  room.gaps.resize(samples.size());
+  room.fill.assign(begin.begin(), begin.end() - 1);
+  for (const auto& [slot, gap] : samples) room.gaps[room.fill[slot]++] = gap;
+  room.typical.assign(links, 0);
   for (size_t k = 0; k < links; ++k)
     if (begin[k + 1] > begin[k]) {
-      const auto first = gaps.begin() + begin[k], last = gaps.begin() + begin[k + 1];
+      const auto first = room.gaps.begin() + begin[k], last = room.gaps.begin() + begin[k + 1];
       const auto at = first + (last - first - 1) / 2;
       std::nth_element(first, at, last);
-      typical[k] = *at;
+      room.typical[k] = *at;
     }
-  for (StageJob& node : g->jobs) {
+  for (size_t n = 0; n < g->jobs.size(); ++n) {
+    StageJob& node = g->jobs[n];
     const bool first = node.prev < 0;
     const Nanos lane_free = first ? g->start : g->jobs[node.prev].end;
     if (!first && lane_free > node.start) ++g->overlaps;
-    std::int32_t latest = -1;
+    const std::int32_t latest = room.latest[n];
+    if (latest >= 0 && g->jobs[latest].end >= lane_free) {  // the input came last: all of the wait is the hand-off
+      const Nanos lag = node.start - g->jobs[latest].end;
+      for (std::uint32_t k = 0; k < node.inputs; ++k) {
+        GraphInput& in = g->inputs[node.first_input + k];
+        in.lag = in.from == latest ? lag : std::min(room.typical[link(g->jobs[in.from], node)], node.start - g->jobs[in.from].end);
+      }
+      node.binding = latest;
+      node.binding_is_input = true;
+      continue;
+    }
     GraphInput* latest_input = nullptr;
     Nanos arrival = std::numeric_limits<Nanos>::min();
     for (std::uint32_t k = 0; k < node.inputs; ++k) {
       GraphInput& in = g->inputs[node.first_input + k];
       const StageJob& from = g->jobs[in.from];
-      in.lag = std::min(typical[link(from, node)], node.start - from.end);
-      if (latest < 0 || from.end > g->jobs[latest].end) latest = in.from;
+      in.lag = std::min(room.typical[link(from, node)], node.start - from.end);
       if (from.end + in.lag > arrival) {
         arrival = from.end + in.lag;
         latest_input = &in;
       }
-    }
-    if (latest >= 0 && g->jobs[latest].end >= lane_free) {  // the input came last: all of the wait is the hand-off
-      for (std::uint32_t k = 0; k < node.inputs; ++k)
-        if (g->inputs[node.first_input + k].from == latest) g->inputs[node.first_input + k].lag = node.start - g->jobs[latest].end;
-      node.binding = latest;
-      node.binding_is_input = true;
-      continue;
     }
     if (latest_input && arrival > lane_free) {  // the worker was busy past the sender's end, the data later still
       node.binding = latest_input->from;
@@ -370,17 +474,21 @@ void ClassifyGaps(const GraphLanes& lanes, StepGraph* g) {
 // A topological order of the jobs (Kahn's algorithm, linear): every job
 // after its lane's previous job and its inputs. Jobs in a cycle (only jobs of zero
 // length at one instant can form one) lose their inputs from each other.
-void OrderForReplay(StepGraph* g) {
+void OrderForReplay(Room& room, StepGraph* g) {
   const size_t n = g->jobs.size();
   for (int attempt = 0; attempt < 2; ++attempt) {
-    std::vector<std::uint32_t> waiting(n, 0), consumers_begin(n + 1, 0), consumers(g->inputs.size());
+    std::vector<std::uint32_t>&waiting = room.waiting, &consumers_begin = room.consumers_begin, &consumers = room.consumers,
+    &fill = room.fill;
+    waiting.resize(n);
+    consumers_begin.assign(n + 1, 0);
+    consumers.resize(g->inputs.size());
     for (size_t k = 0; k < n; ++k) {
       const StageJob& node = g->jobs[k];
       waiting[k] = (node.prev >= 0) + node.inputs;
       for (std::uint32_t i = 0; i < node.inputs; ++i) ++consumers_begin[g->inputs[node.first_input + i].from + 1];
     }
     for (size_t k = 0; k < n; ++k) consumers_begin[k + 1] += consumers_begin[k];
-    std::vector<std::uint32_t> fill(consumers_begin.begin(), consumers_begin.end() - 1);
+    fill.assign(consumers_begin.begin(), consumers_begin.end() - 1);
     for (size_t k = 0; k < n; ++k) {
       const StageJob& node = g->jobs[k];
       for (std::uint32_t i = 0; i < node.inputs; ++i)
@@ -419,8 +527,9 @@ void OrderForReplay(StepGraph* g) {
 
 // What a replay reads, in the topological order, one entry after the other
 // (the jobs themselves stay in lane order, where a lane's jobs sit together).
-void BuildReplayPlan(StepGraph* g) {
-  std::vector<std::int32_t> entry_of(g->jobs.size());
+void BuildReplayPlan(Room& room, StepGraph* g) {
+  std::vector<std::int32_t>& entry_of = room.entry_of;
+  entry_of.resize(g->jobs.size());
   for (size_t p = 0; p < g->order.size(); ++p) entry_of[g->order[p]] = static_cast<std::int32_t>(p);
   g->replay.resize(g->order.size());
   g->replay_inputs.clear();
@@ -445,9 +554,19 @@ void BuildReplayPlan(StepGraph* g) {
 
 }  // namespace
 
-StepGraph BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<const std::uint32_t>>& step_jobs,
-                         bool for_replays) {
-  StepGraph g;
+void BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<const std::uint32_t>>& step_jobs,
+                    bool for_replays, StepGraph* out, StepGraphRoom* step_room) {
+  StepGraph& g = *out;
+  Room& room = *step_room->impl;
+  g.start = g.end = 0;
+  g.jobs.clear();
+  g.order.clear();
+  g.replay.clear();
+  g.replay_inputs.clear();
+  g.members.clear();
+  g.inputs.clear();
+  g.contradicted = g.overlaps = g.graph_workers = 0;
+  room.Reset(lanes.lanes.size());
   // Sized once: a step of a large run holds a job per job of the step, and
   // vectors that double on the way would leave up to half of them unused.
   size_t step_job_count = 0;
@@ -455,64 +574,49 @@ StepGraph BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<co
     if (lanes.lane_of[w] >= 0) step_job_count += step_jobs[w].size();
   g.jobs.reserve(step_job_count);
   g.members.reserve(step_job_count);
-  JobKinds kinds;
-  LaneIndex index;
-  index.lists.resize(lanes.lanes.size());
-  index.index.resize(lanes.lanes.size());
-  index.indexed.assign(lanes.lanes.size(), false);
-  std::vector<std::pair<std::int32_t, std::int32_t>>& lane_range = index.range;
-  lane_range.resize(lanes.lanes.size());
-  std::vector<Entry> entries;
   for (size_t l = 0; l < lanes.lanes.size(); ++l) {
-    lane_range[l].first = static_cast<std::int32_t>(g.jobs.size());
-    BuildLane(lanes, static_cast<int>(l), step_jobs, kinds, &g, &index.lists[l], entries);
-    lane_range[l].second = static_cast<std::int32_t>(g.jobs.size());
+    room.range[l].first = static_cast<std::int32_t>(g.jobs.size());
+    BuildLane(lanes, static_cast<int>(l), step_jobs, room, &g);
+    room.range[l].second = static_cast<std::int32_t>(g.jobs.size());
   }
-  if (g.jobs.empty()) return g;
+  if (g.jobs.empty()) return;
   for (size_t w = 0; w < step_jobs.size(); ++w) g.graph_workers += !step_jobs[w].empty() && lanes.lane_of[w] >= 0;
   // Each lane's last pass job (by end): the optimizer's other replicas wait for it.
-  std::vector<std::int32_t> last_pass(lanes.lanes.size(), -1);
-  std::vector<std::int32_t> first_after_pass(lanes.lanes.size(), -1);
+  room.last_pass.assign(lanes.lanes.size(), -1);
+  room.first_after_pass.assign(lanes.lanes.size(), -1);
   for (size_t l = 0; l < lanes.lanes.size(); ++l) {
     std::int32_t last_in_order = -1;
-    for (std::int32_t n = lane_range[l].first; n < lane_range[l].second; ++n)
+    std::int32_t& last_pass = room.last_pass[l];
+    for (std::int32_t n = room.range[l].first; n < room.range[l].second; ++n)
       if (IsPass(g.jobs[n].kind.pass)) {
         last_in_order = n;
-        if (last_pass[l] < 0 || g.jobs[n].end > g.jobs[last_pass[l]].end) last_pass[l] = n;
+        if (last_pass < 0 || g.jobs[n].end > g.jobs[last_pass].end) last_pass = n;
       }
-    if (last_in_order >= 0 && last_in_order + 1 < lane_range[l].second) first_after_pass[l] = last_in_order + 1;
+    if (last_in_order >= 0 && last_in_order + 1 < room.range[l].second) room.first_after_pass[l] = last_in_order + 1;
   }
-  std::vector<std::pair<std::int32_t, std::int32_t>> edges;  // (from, to)
-  edges.reserve(g.jobs.size());
   g.inputs.reserve(g.jobs.size());
   for (size_t l = 0; l < lanes.lanes.size(); ++l)
-    for (std::int32_t n = lane_range[l].first; n < lane_range[l].second; ++n)
-      AddInputs(lanes, index, last_pass, n, &g, first_after_pass[l] == n, &edges);
-  // Each job's inputs (edges come grouped by receiver, in receiver order);
-  // a hand-off whose sender ended after the receiver began is one the clocks
-  // contradict.
+    for (std::int32_t n = room.range[l].first; n < room.range[l].second; ++n) {
+      g.jobs[n].first_input = static_cast<std::uint32_t>(g.inputs.size());
+      AddInputs(lanes, room, n, &g, room.first_after_pass[l] == n);
+      g.jobs[n].inputs = static_cast<std::uint32_t>(g.inputs.size() - g.jobs[n].first_input);
+    }
   g.start = g.jobs.front().start;
   g.end = g.jobs.front().end;
   for (const StageJob& node : g.jobs) {
     g.start = std::min(g.start, node.start);
     g.end = std::max(g.end, node.end);
   }
-  size_t e = 0;
-  for (size_t n = 0; n < g.jobs.size(); ++n) {
-    StageJob& node = g.jobs[n];
-    node.first_input = static_cast<std::uint32_t>(g.inputs.size());
-    for (; e < edges.size() && edges[e].second == static_cast<std::int32_t>(n); ++e) {
-      if (g.jobs[edges[e].first].end > node.start) {
-        ++g.contradicted;
-        continue;
-      }
-      g.inputs.push_back({edges[e].first, 0});
-    }
-    node.inputs = static_cast<std::uint32_t>(g.inputs.size() - node.first_input);
-  }
-  if (for_replays) OrderForReplay(&g);
-  ClassifyGaps(lanes, &g);
-  if (for_replays) BuildReplayPlan(&g);
+  if (for_replays) OrderForReplay(room, &g);
+  ClassifyGaps(lanes, room, &g);
+  if (for_replays) BuildReplayPlan(room, &g);
+}
+
+StepGraph BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<const std::uint32_t>>& step_jobs,
+                         bool for_replays) {
+  StepGraph g;
+  StepGraphRoom room;
+  BuildStepGraph(lanes, step_jobs, for_replays, &g, &room);
   return g;
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -94,11 +95,28 @@ struct StepGraph {
   size_t graph_workers = 0; // workers with jobs in the step
 };
 
+// What building a step graph needs besides the graph, kept by one thread
+// from step to step along with its StepGraph: a step of a large run takes
+// tens of MB, and taking them afresh every step costs more in page faults
+// than building the graph does.
+class StepGraphRoom {
+ public:
+  StepGraphRoom();
+  ~StepGraphRoom();
+  StepGraphRoom(const StepGraphRoom&) = delete;
+  StepGraphRoom& operator=(const StepGraphRoom&) = delete;
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
 // The graph of one step from each worker's jobs in it (`step_jobs[w]`:
 // indices into GraphLanes::workers[w]->jobs, in start order), with its gaps
-// classified.
+// classified, into `g` (whatever it held before is replaced; its vectors
+// keep their room).
 // Without `for_replays`, the graph only serves its critical path: no
 // topological order and no replay plan.
+void BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<const std::uint32_t>>& step_jobs,
+                    bool for_replays, StepGraph* g, StepGraphRoom* room);
 StepGraph BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<const std::uint32_t>>& step_jobs,
                          bool for_replays = true);
 
