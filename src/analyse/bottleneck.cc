@@ -337,7 +337,8 @@ struct StepWork {
   std::vector<std::span<const std::uint32_t>> step_jobs;
   StepGraph graph;
   StepGraphRoom room;
-  std::vector<Nanos> balanced, median, fixed, all, scratch;
+  std::vector<Nanos> balanced, median, fixed, all;
+  ReplayScratch scratch;
 };
 
 StepResult AnalyzeStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_window, size_t window,
@@ -378,7 +379,7 @@ StepResult AnalyzeStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_
     const Nanos least = std::min(median[i], fixed_one);
     all[i] = balance == 1 ? least : static_cast<Nanos>(std::llround(static_cast<double>(least) * balance));
   }
-  std::vector<Nanos>& scratch = work.scratch;
+  ReplayScratch& scratch = work.scratch;
   const ReplayResult nominal = Replay(g, {}, scratch);
   r.replayed = nominal.step_time;
   r.measured_busy = nominal.busy;

@@ -365,3 +365,53 @@ TEST_CASE("Hand-offs pair by rank and micro-batch, and by micro-batch alone wher
   CHECK(checked == 3);
   CHECK(g.contradicted == 0);
 }
+
+TEST_CASE("Each optimizer waits for the latest other replica through one reduce group per stage: inputs stay linear in jobs") {
+  SimRun run;
+  run.dp = 8;
+  run.steps = 1;
+  run.worker_factor[{5, 2, 0}] = 1.3;  // replica 5's stage 2 ends last
+  const Timeline t = Simulate(run);
+  const GraphLanes lanes = MakeGraphLanes(t);
+  REQUIRE(lanes.lanes.size() == 32);
+  std::vector<std::vector<std::uint32_t>> indices(lanes.workers.size());
+  std::vector<std::span<const std::uint32_t>> step_jobs;
+  for (size_t w = 0; w < lanes.workers.size(); ++w) {
+    for (std::uint32_t j = 0; j < lanes.workers[w]->jobs.size(); ++j) indices[w].push_back(j);
+    step_jobs.emplace_back(indices[w]);
+  }
+  const StepGraph g = BuildStepGraph(lanes, step_jobs);
+  CHECK(g.contradicted == 0);
+  REQUIRE(g.groups.size() == 4);
+  for (const ReduceGroup& group : g.groups) CHECK(group.senders == 8);
+  // Hand-offs: 3 links x 2 directions x 8 micro-batches per replica; one input per optimizer.
+  CHECK(g.inputs.size() == 8 * 3 * 2 * 8 + 32);
+  size_t optimizers = 0;
+  for (const StageJob& node : g.jobs) {
+    if (node.kind.pass != Pass::kOther) continue;
+    ++optimizers;
+    REQUIRE(node.inputs == 1);
+    const GraphInput& in = g.inputs[node.first_input];
+    CHECK(in.group >= 0);
+    // The sender is the latest last pass of the stage's other replicas.
+    const int stage = lanes.lanes[node.lane].stage;
+    Nanos latest = 0;
+    for (const StageJob& other : g.jobs)
+      if (other.kind.pass != Pass::kOther && other.lane != node.lane && lanes.lanes[other.lane].stage == stage)
+        latest = std::max(latest, other.end);
+    CHECK(g.jobs[in.from].end == latest);
+    if (stage == 2 && lanes.lanes[node.lane].replica != 5) CHECK(lanes.lanes[g.jobs[in.from].lane].replica == 5);
+  }
+  CHECK(optimizers == 32);
+  // The replay with nothing removed is the measured step.
+  ReplayScratch scratch;
+  CHECK(Replay(g, {}, scratch).step_time == g.end - g.start);
+}
+
+TEST_CASE("A slow replica among eight: fixing it predicts the run without it") {
+  SimRun slow, clean;
+  slow.dp = clean.dp = 8;
+  for (int s = 0; s < 4; ++s)
+    for (int p = 0; p < 2; ++p) slow.worker_factor[{5, s, p}] = 1.3;
+  CheckPrediction(slow, WhatIfKind::kNoSlowWorkers, clean);
+}

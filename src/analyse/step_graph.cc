@@ -138,6 +138,8 @@ struct StepGraphRoom::Impl {
   std::vector<HandOffIndex> index;  // per lane, made on demand
   std::vector<int> indexed;         // the lanes with an index this step
   std::vector<std::int32_t> last_pass, first_after_pass;
+  std::vector<std::int32_t> group_of_lane;   // the reduce group its last pass is in, -1: none
+  std::vector<std::int32_t> group_of_stage;  // per stage rank
   std::vector<std::uint32_t> waiting, consumers_begin, consumers, fill;
   std::vector<std::int32_t> latest;  // per job: the input that ended last, -1: none
   std::vector<std::pair<std::uint32_t, Nanos>> samples;
@@ -350,7 +352,7 @@ void AddInputs(const GraphLanes& lanes, Room& room, std::int32_t n, StepGraph* g
   const int chunk = Chunk(node.kind);
   const auto input = [&](std::int32_t from) {
     if (g->jobs[from].end > node.start) ++g->contradicted;
-    else g->inputs.push_back({from, 0});
+    else g->inputs.push_back({from, -1, 0});
   };
   const auto add = [&](int from_lane, Pass pass, int from_chunk) {
     if (from_lane < 0) return false;
@@ -378,9 +380,23 @@ void AddInputs(const GraphLanes& lanes, Room& room, std::int32_t n, StepGraph* g
     case Pass::kOther:
       // The optimizer's gradients are reduced across replicas: the first job
       // after the lane's last pass waits for the other replicas' last pass.
-      if (after_last_pass)
-        for (int o : lane.other_replicas)
-          if (room.last_pass[o] >= 0) input(room.last_pass[o]);
+      if (after_last_pass && room.group_of_lane[node.lane] >= 0) {
+        const std::int32_t group = room.group_of_lane[node.lane];
+        const std::int32_t own = room.last_pass[node.lane];
+        const ReduceGroup& reduce = g->groups[group];
+        const auto first = g->group_senders.begin() + reduce.first_sender, last = first + reduce.senders;  // by end
+        const std::int32_t latest = last[-1] != own ? last[-1] : reduce.senders > 1 ? last[-2] : -1;
+        if (latest < 0) break;
+        if (g->jobs[latest].end <= node.start) {
+          g->inputs.push_back({latest, group, 0});
+          break;
+        }
+        // The clocks contradict: each other replica that ended after this
+        // job began is counted, and the group is not waited for.
+        const auto later = std::upper_bound(first, last, node.start,
+                                            [&](Nanos start, std::int32_t sender) { return start < g->jobs[sender].end; });
+        g->contradicted += static_cast<size_t>(last - later) - (g->jobs[own].end > node.start ? 1 : 0);
+      }
       break;
   }
 }
@@ -472,42 +488,52 @@ void ClassifyGaps(const GraphLanes& lanes, Room& room, StepGraph* g) {
 }
 
 // A topological order of the jobs (Kahn's algorithm, linear): every job
-// after its lane's previous job and its inputs. Jobs in a cycle (only jobs of zero
+// after its lane's previous job and its inputs, every reduce group (node
+// jobs.size() + group) after its senders. Jobs in a cycle (only jobs of zero
 // length at one instant can form one) lose their inputs from each other.
 void OrderForReplay(Room& room, StepGraph* g) {
-  const size_t n = g->jobs.size();
+  const size_t n = g->jobs.size(), nodes = n + g->groups.size();
+  const auto source = [&](const GraphInput& in) { return in.group >= 0 ? n + static_cast<size_t>(in.group) : static_cast<size_t>(in.from); };
   for (int attempt = 0; attempt < 2; ++attempt) {
     std::vector<std::uint32_t>&waiting = room.waiting, &consumers_begin = room.consumers_begin, &consumers = room.consumers,
     &fill = room.fill;
-    waiting.resize(n);
-    consumers_begin.assign(n + 1, 0);
-    consumers.resize(g->inputs.size());
+    waiting.resize(nodes);
+    consumers_begin.assign(nodes + 1, 0);
+    consumers.resize(g->inputs.size() + g->group_senders.size());
     for (size_t k = 0; k < n; ++k) {
       const StageJob& node = g->jobs[k];
       waiting[k] = (node.prev >= 0) + node.inputs;
-      for (std::uint32_t i = 0; i < node.inputs; ++i) ++consumers_begin[g->inputs[node.first_input + i].from + 1];
+      for (std::uint32_t i = 0; i < node.inputs; ++i) ++consumers_begin[source(g->inputs[node.first_input + i]) + 1];
     }
-    for (size_t k = 0; k < n; ++k) consumers_begin[k + 1] += consumers_begin[k];
+    for (size_t r = 0; r < g->groups.size(); ++r) {
+      waiting[n + r] = g->groups[r].senders;
+      for (std::uint32_t i = 0; i < g->groups[r].senders; ++i) ++consumers_begin[g->group_senders[g->groups[r].first_sender + i] + 1];
+    }
+    for (size_t k = 0; k < nodes; ++k) consumers_begin[k + 1] += consumers_begin[k];
     fill.assign(consumers_begin.begin(), consumers_begin.end() - 1);
     for (size_t k = 0; k < n; ++k) {
       const StageJob& node = g->jobs[k];
-      for (std::uint32_t i = 0; i < node.inputs; ++i)
-        consumers[fill[g->inputs[node.first_input + i].from]++] = static_cast<std::uint32_t>(k);
+      for (std::uint32_t i = 0; i < node.inputs; ++i) consumers[fill[source(g->inputs[node.first_input + i])]++] = static_cast<std::uint32_t>(k);
     }
+    for (size_t r = 0; r < g->groups.size(); ++r)
+      for (std::uint32_t i = 0; i < g->groups[r].senders; ++i)
+        consumers[fill[g->group_senders[g->groups[r].first_sender + i]]++] = static_cast<std::uint32_t>(n + r);
     g->order.clear();
-    for (size_t k = 0; k < n; ++k)
+    for (size_t k = 0; k < nodes; ++k)
       if (waiting[k] == 0) g->order.push_back(static_cast<std::int32_t>(k));
     for (size_t head = 0; head < g->order.size(); ++head) {
-      const std::int32_t k = g->order[head];
+      const auto k = static_cast<size_t>(g->order[head]);
       const auto done = [&](size_t next) {
         if (--waiting[next] == 0) g->order.push_back(static_cast<std::int32_t>(next));
       };
-      if (static_cast<size_t>(k) + 1 < n && g->jobs[k + 1].prev == k) done(static_cast<size_t>(k) + 1);
+      if (k + 1 < n && g->jobs[k + 1].prev == static_cast<std::int32_t>(k)) done(k + 1);
       for (std::uint32_t c = consumers_begin[k]; c < consumers_begin[k + 1]; ++c) done(consumers[c]);
     }
-    if (g->order.size() == n) break;
+    if (g->order.size() == nodes) break;
     // Break the cycles: inputs between jobs not reached are dropped (counted).
-    std::vector<bool> reached(n, false);
+    // (A group's senders are pass jobs and its receivers optimizers, which
+    // send nothing: no cycle runs through a group.)
+    std::vector<bool> reached(nodes, false);
     for (std::int32_t k : g->order) reached[k] = true;
     std::vector<GraphInput> kept;
     for (size_t k = 0; k < n; ++k) {
@@ -515,7 +541,7 @@ void OrderForReplay(Room& room, StepGraph* g) {
       const std::uint32_t first = static_cast<std::uint32_t>(kept.size());
       for (std::uint32_t i = 0; i < node.inputs; ++i) {
         const GraphInput& in = g->inputs[node.first_input + i];
-        if (!reached[k] && !reached[in.from]) ++g->contradicted;
+        if (!reached[k] && !reached[source(in)]) ++g->contradicted;
         else kept.push_back(in);
       }
       node.first_input = first;
@@ -528,27 +554,74 @@ void OrderForReplay(Room& room, StepGraph* g) {
 // What a replay reads, in the topological order, one entry after the other
 // (the jobs themselves stay in lane order, where a lane's jobs sit together).
 void BuildReplayPlan(Room& room, StepGraph* g) {
+  const size_t n = g->jobs.size();
   std::vector<std::int32_t>& entry_of = room.entry_of;
-  entry_of.resize(g->jobs.size());
+  entry_of.resize(n + g->groups.size());
   for (size_t p = 0; p < g->order.size(); ++p) entry_of[g->order[p]] = static_cast<std::int32_t>(p);
   g->replay.resize(g->order.size());
   g->replay_inputs.clear();
-  g->replay_inputs.reserve(g->inputs.size());
+  g->replay_inputs.reserve(g->inputs.size() + g->group_senders.size());
   for (size_t p = 0; p < g->order.size(); ++p) {
-    const StageJob& node = g->jobs[g->order[p]];
     ReplayEntry& e = g->replay[p];
+    e.first_input = static_cast<std::uint32_t>(g->replay_inputs.size());
+    if (static_cast<size_t>(g->order[p]) >= n) {  // a reduce group
+      const std::int32_t group = g->order[p] - static_cast<std::int32_t>(n);
+      const ReduceGroup& reduce = g->groups[group];
+      e = ReplayEntry{-1 - group, -1, e.first_input, reduce.senders, 0, 0, 0, 0};
+      for (std::uint32_t i = 0; i < reduce.senders; ++i)
+        g->replay_inputs.push_back({entry_of[g->group_senders[reduce.first_sender + i]], -1, 0});
+      continue;
+    }
+    const StageJob& node = g->jobs[g->order[p]];
     e.job = g->order[p];
     e.prev = node.prev >= 0 ? entry_of[node.prev] : -1;
-    e.first_input = static_cast<std::uint32_t>(g->replay_inputs.size());
     for (std::uint32_t i = 0; i < node.inputs; ++i) {
       const GraphInput& in = g->inputs[node.first_input + i];
-      g->replay_inputs.push_back({entry_of[in.from], in.lag});
+      if (in.group >= 0)
+        g->replay_inputs.push_back({entry_of[n + static_cast<size_t>(in.group)], entry_of[room.last_pass[node.lane]], in.lag});
+      else
+        g->replay_inputs.push_back({entry_of[in.from], -1, in.lag});
     }
     e.inputs = node.inputs;
     e.offset = node.offset;
     e.stall = node.stall;
     e.duration = node.end - node.start;
     e.members = node.members;
+  }
+}
+
+// One reduce group per stage with replicas: the last pass of each of its
+// lanes, sorted by end.
+void GroupReplicas(const GraphLanes& lanes, Room& room, StepGraph* g) {
+  room.group_of_lane.assign(lanes.lanes.size(), -1);
+  room.group_of_stage.assign(static_cast<size_t>(lanes.stage_count), -1);
+  for (size_t l = 0; l < lanes.lanes.size(); ++l) {
+    if (room.last_pass[l] < 0 || lanes.lanes[l].other_replicas.empty()) continue;
+    std::int32_t& group = room.group_of_stage[lanes.stage_rank[l]];
+    if (group < 0) {
+      group = static_cast<std::int32_t>(g->groups.size());
+      g->groups.push_back({});
+    }
+    room.group_of_lane[l] = group;
+    ++g->groups[group].senders;
+  }
+  std::uint32_t offset = 0;
+  for (ReduceGroup& reduce : g->groups) {
+    reduce.first_sender = offset;
+    offset += reduce.senders;
+    reduce.senders = 0;
+  }
+  g->group_senders.resize(offset);
+  for (size_t l = 0; l < lanes.lanes.size(); ++l)
+    if (room.group_of_lane[l] >= 0) {
+      ReduceGroup& reduce = g->groups[room.group_of_lane[l]];
+      g->group_senders[reduce.first_sender + reduce.senders++] = room.last_pass[l];
+    }
+  for (const ReduceGroup& reduce : g->groups) {
+    const auto first = g->group_senders.begin() + reduce.first_sender;
+    std::sort(first, first + reduce.senders, [&](std::int32_t a, std::int32_t b) {
+      return std::tie(g->jobs[a].end, a) < std::tie(g->jobs[b].end, b);
+    });
   }
 }
 
@@ -565,6 +638,8 @@ void BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<const s
   g.replay_inputs.clear();
   g.members.clear();
   g.inputs.clear();
+  g.groups.clear();
+  g.group_senders.clear();
   g.contradicted = g.overlaps = g.graph_workers = 0;
   room.Reset(lanes.lanes.size());
   // Sized once: a step of a large run holds a job per job of the step, and
@@ -594,6 +669,7 @@ void BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<const s
       }
     if (last_in_order >= 0 && last_in_order + 1 < room.range[l].second) room.first_after_pass[l] = last_in_order + 1;
   }
+  GroupReplicas(lanes, room, &g);
   g.inputs.reserve(g.jobs.size());
   for (size_t l = 0; l < lanes.lanes.size(); ++l)
     for (std::int32_t n = room.range[l].first; n < room.range[l].second; ++n) {
@@ -654,16 +730,44 @@ std::vector<PathPart> CriticalPath(const StepGraph& g) {
   return parts;
 }
 
-ReplayResult Replay(const StepGraph& g, const ReplayChange& change, std::vector<Nanos>& end) {
+ReplayResult Replay(const StepGraph& g, const ReplayChange& change, ReplayScratch& scratch) {
   ReplayResult r;
+  std::vector<Nanos>& end = scratch.end;
   end.assign(g.replay.size(), 0);
+  if (!g.groups.empty()) {
+    scratch.second.resize(g.replay.size());
+    scratch.top.resize(g.replay.size());
+  }
   Nanos last = g.start;
   for (size_t p = 0; p < g.replay.size(); ++p) {
     const ReplayEntry& e = g.replay[p];
+    if (e.job < 0) {  // a reduce group: its latest and second-latest sender
+      Nanos latest = std::numeric_limits<Nanos>::min(), second = latest;
+      std::int32_t top = -1;
+      for (std::uint32_t k = 0; k < e.inputs; ++k) {
+        const std::int32_t from = g.replay_inputs[e.first_input + k].from;
+        if (top < 0 || end[from] > latest) {
+          second = latest;
+          latest = end[from];
+          top = from;
+        } else {
+          second = std::max(second, end[from]);
+        }
+      }
+      end[p] = latest;
+      scratch.second[p] = second;
+      scratch.top[p] = top;
+      continue;
+    }
     Nanos ready = e.prev >= 0 ? end[e.prev] : g.start + e.offset;
     for (std::uint32_t k = 0; k < e.inputs; ++k) {
-      const auto& [from, lag] = g.replay_inputs[e.first_input + k];
-      ready = std::max(ready, end[from] + (change.free_hand_offs ? 0 : lag));
+      const ReplayInput& in = g.replay_inputs[e.first_input + k];
+      Nanos sent = end[in.from];
+      if (in.exclude >= 0 && scratch.top[in.from] == in.exclude) {  // the latest of the group but its own replica
+        if (scratch.second[in.from] == std::numeric_limits<Nanos>::min()) continue;
+        sent = scratch.second[in.from];
+      }
+      ready = std::max(ready, sent + (change.free_hand_offs ? 0 : in.lag));
     }
     if (!change.no_stall) ready += e.stall;
     const Nanos duration = change.durations.empty() ? e.duration : change.durations[e.job];

@@ -67,29 +67,49 @@ struct StageJob {
 };
 
 // A hand-off into a job: the sender, and the latency the replay adds to the
-// sender's end (ClassifyGaps).
+// sender's end (ClassifyGaps). An optimizer waits for the other replicas of
+// its stage through their reduce group: `from` is then the one whose last
+// pass ended last as measured, and a replay takes the latest of the group
+// but its own replica's.
 struct GraphInput {
   std::int32_t from = 0;
+  std::int32_t group = -1;  // into StepGraph::groups; -1: a hand-off from `from` alone
   Nanos lag = 0;
 };
 
-// A job as a replay reads it (StepGraph::replay, in topological order).
+// The replicas of one stage whose gradients are reduced before the
+// optimizer: each replica's last pass. One group per stage keeps the graph
+// linear in jobs (each optimizer waiting for every other replica's last
+// pass would be replicas² inputs).
+struct ReduceGroup {
+  std::uint32_t first_sender = 0, senders = 0;  // into StepGraph::group_senders
+};
+
+// A job as a replay reads it (StepGraph::replay, in topological order), or a
+// reduce group (job < 0: its inputs are its senders).
 struct ReplayEntry {
-  std::int32_t job = 0;                       // the StageJob
+  std::int32_t job = 0;                       // the StageJob; -1 - the ReduceGroup
   std::int32_t prev = -1;                     // the entry of its lane's previous job
-  std::uint32_t first_input = 0, inputs = 0;  // into StepGraph::replay_inputs: (entry, lag)
+  std::uint32_t first_input = 0, inputs = 0;  // into StepGraph::replay_inputs
   Nanos offset = 0, stall = 0, duration = 0;
   std::uint32_t members = 0;
+};
+struct ReplayInput {
+  std::int32_t from = 0;      // the sender's entry (a group's entry for a group input)
+  std::int32_t exclude = -1;  // for a group input: the receiver's own replica's sender entry
+  Nanos lag = 0;
 };
 
 struct StepGraph {
   Nanos start = 0, end = 0;      // the step's first job start, last job end
   std::vector<StageJob> jobs;    // lane by lane, each lane's in start order
-  std::vector<std::int32_t> order;  // the jobs, each after its lane's previous job and its inputs
-  std::vector<ReplayEntry> replay;  // the jobs in `order`, as replays read them
-  std::vector<std::pair<std::int32_t, Nanos>> replay_inputs;
+  std::vector<std::int32_t> order;  // the jobs (and jobs.size() + each group), each after its lane's previous job and its inputs
+  std::vector<ReplayEntry> replay;  // `order`, as replays read it
+  std::vector<ReplayInput> replay_inputs;
   std::vector<MemberJob> members;
   std::vector<GraphInput> inputs;
+  std::vector<ReduceGroup> groups;
+  std::vector<std::int32_t> group_senders;  // StageJobs
   size_t contradicted = 0;  // hand-offs whose sender ended after the receiver started: not used
   size_t overlaps = 0;      // jobs that start before their lane's previous one ended
   size_t graph_workers = 0; // workers with jobs in the step
@@ -145,6 +165,10 @@ struct ReplayResult {
   Nanos step_time = 0;  // last end after the step's start
   Nanos busy = 0;       // job durations x peers: busy time of the step's workers
 };
-ReplayResult Replay(const StepGraph& graph, const ReplayChange& change, std::vector<Nanos>& scratch);
+struct ReplayScratch {
+  std::vector<Nanos> end, second;  // per entry; for a group: its latest and second-latest sender's end
+  std::vector<std::int32_t> top;   // for a group: the entry of its latest sender
+};
+ReplayResult Replay(const StepGraph& graph, const ReplayChange& change, ReplayScratch& scratch);
 
 }  // namespace jobviz
