@@ -337,7 +337,7 @@ struct StepWork {
   std::vector<std::span<const std::uint32_t>> step_jobs;
   StepGraph graph;
   StepGraphRoom room;
-  std::vector<Nanos> balanced, median, fixed, all;
+  std::vector<Nanos> durations;  // per job, kReplays each
   ReplayScratch scratch;
 };
 
@@ -359,43 +359,43 @@ StepResult AnalyzeStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_
   AddCriticalPath(g, lanes, step, &r);
   if (!speeds_or_null) return r;  // the critical path only (the traces)
   const Speeds& speeds = *speeds_or_null;
-  // The durations each replay uses.
+  // One replay per what-if, all in one pass (slot = WhatIfKind); the one
+  // without step gaps replays the steps as measured, the nominal replay.
+  // (A change that changes nothing replays as measured: balanced stages
+  // without a slower stage, slow workers without one.)
+  static_assert(kWhatIfs <= kReplays);
+  const auto slot = [](WhatIfKind kind) { return static_cast<size_t>(kind); };
   const size_t n = g.jobs.size();
-  const bool any_balance = !speeds.balance.empty();
-  std::vector<Nanos>&balanced = work.balanced, &median = work.median, &fixed = work.fixed, &all = work.all;
-  balanced.resize(any_balance ? n : 0);
-  median.resize(n);
-  fixed.resize(speeds.any_slow ? n : 0);
-  all.resize(n);
+  std::vector<Nanos>& durations = work.durations;
+  durations.resize(n * kReplays);
   for (size_t i = 0; i < n; ++i) {
     const StageJob& node = g.jobs[i];
     const Nanos measured = node.end - node.start;
     const Speeds::TypeSpeed* type = speeds.Of(node.lane, node.type.index());
     const double balance = type ? type->balance : 1;
-    if (any_balance) balanced[i] = balance == 1 ? measured : static_cast<Nanos>(std::llround(static_cast<double>(measured) * balance));
-    median[i] = type ? type->median : measured;
-    const Nanos fixed_one = speeds.any_slow ? FixedDuration(g, node, lanes, speeds) : measured;
-    if (speeds.any_slow) fixed[i] = fixed_one;
-    const Nanos least = std::min(median[i], fixed_one);
-    all[i] = balance == 1 ? least : static_cast<Nanos>(std::llround(static_cast<double>(least) * balance));
+    const auto balanced = [&](Nanos d) { return balance == 1 ? d : static_cast<Nanos>(std::llround(static_cast<double>(d) * balance)); };
+    const Nanos median = type ? type->median : measured;
+    const Nanos fixed = speeds.any_slow ? FixedDuration(g, node, lanes, speeds) : measured;
+    Nanos* const row = &durations[i * kReplays];
+    std::fill_n(row, kReplays, measured);
+    row[slot(WhatIfKind::kBalancedStages)] = balanced(measured);
+    row[slot(WhatIfKind::kNoOutliers)] = median;
+    row[slot(WhatIfKind::kNoSlowWorkers)] = fixed;
+    row[slot(WhatIfKind::kAll)] = balanced(std::min(median, fixed));
   }
-  ReplayScratch& scratch = work.scratch;
-  const ReplayResult nominal = Replay(g, {}, scratch);
+  ReplaySet set;
+  set.count = kWhatIfs;
+  set.durations = durations;
+  set.free_hand_offs[slot(WhatIfKind::kFreeHandOffs)] = set.free_hand_offs[slot(WhatIfKind::kAll)] = true;
+  set.no_stall[slot(WhatIfKind::kNoStall)] = set.no_stall[slot(WhatIfKind::kAll)] = true;
+  const std::array<ReplayResult, kReplays> replays = Replay(g, set, work.scratch);
+  const ReplayResult& nominal = replays[slot(WhatIfKind::kNoStepGaps)];
   r.replayed = nominal.step_time;
   r.measured_busy = nominal.busy;
-  const auto put = [&](WhatIfKind kind, const ReplayResult& result) {
-    r.step_time[static_cast<size_t>(kind)] = result.step_time;
-    r.busy[static_cast<size_t>(kind)] = result.busy;
-  };
-  // (A change that changes nothing replays as measured: balanced stages
-  // without a slower stage, slow workers without one.)
-  put(WhatIfKind::kBalancedStages, any_balance ? Replay(g, {balanced, false, false}, scratch) : nominal);
-  put(WhatIfKind::kFreeHandOffs, Replay(g, {{}, true, false}, scratch));
-  put(WhatIfKind::kNoOutliers, Replay(g, {median, false, false}, scratch));
-  put(WhatIfKind::kNoStall, Replay(g, {{}, false, true}, scratch));
-  put(WhatIfKind::kNoSlowWorkers, speeds.any_slow ? Replay(g, {fixed, false, false}, scratch) : nominal);
-  put(WhatIfKind::kNoStepGaps, nominal);
-  put(WhatIfKind::kAll, Replay(g, {all, true, true}, scratch));
+  for (size_t k = 0; k < kWhatIfs; ++k) {
+    r.step_time[k] = replays[k].step_time;
+    r.busy[k] = replays[k].busy;
+  }
   return r;
 }
 

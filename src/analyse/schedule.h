@@ -3,6 +3,7 @@
 // measured bubble is held against (docs/analysis.md, "The ideal bubble").
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -15,7 +16,7 @@ struct TypeAnalysis;
 
 // A job type as the framework's schedulers name them: the pass, and the
 // model chunk it belongs to ("forward1": chunk 1; "forward": none).
-enum class Pass { kForward, kBackward, kBackwardInput, kBackwardWeight, kOther };
+enum class Pass : std::uint8_t { kForward, kBackward, kBackwardInput, kBackwardWeight, kOther };
 struct JobKind {
   Pass pass = Pass::kOther;
   int chunk = -1;

@@ -140,12 +140,14 @@ struct StepGraphRoom::Impl {
   std::vector<std::int32_t> last_pass, first_after_pass;
   std::vector<std::int32_t> group_of_lane;   // the reduce group its last pass is in, -1: none
   std::vector<std::int32_t> group_of_stage;  // per stage rank
+  std::vector<std::uint32_t> rank;        // per job: among its lane's jobs of its pass and chunk, in start order
+  std::vector<std::uint32_t> occurrence;  // per job: of its (pass, chunk, micro-batch) in the lane; set where indexed
   std::vector<std::uint32_t> waiting, consumers_begin, consumers, fill;
+  std::vector<std::int32_t> ready;  // jobs whose predecessors are all in the order
   std::vector<std::int32_t> latest;  // per job: the input that ended last, -1: none
   std::vector<std::pair<std::uint32_t, Nanos>> samples;
   std::vector<std::uint32_t> link_begin;
   std::vector<Nanos> gaps, typical;
-  std::vector<std::int32_t> entry_of;
 
   void Reset(size_t lane_count) {
     index.resize(lane_count);
@@ -247,7 +249,9 @@ void BuildLane(const GraphLanes& lanes, int l, const std::vector<std::span<const
     StageJob node;
     node.lane = static_cast<std::uint32_t>(l);
     node.type = job.type;
-    node.kind = room.kinds.Of(job.type);
+    const JobKind kind = room.kinds.Of(job.type);
+    node.pass = kind.pass;
+    node.chunk = kind.chunk;
     node.micro_batch = job.micro_batch;
     node.first_member = static_cast<std::uint32_t>(g->members.size());
     node.start = job.start;
@@ -276,10 +280,11 @@ void BuildLane(const GraphLanes& lanes, int l, const std::vector<std::span<const
     room.pass_lists.push_back({key, 0, 0});
     return &room.pass_lists.back();
   };
+  room.rank.resize(g->jobs.size());
   for (size_t n = first_job; n < g->jobs.size(); ++n) {
-    if (n > first_job) g->jobs[n].prev = static_cast<std::int32_t>(n - 1);
     StageJob& node = g->jobs[n];
-    if (IsPass(node.kind.pass)) node.rank = list_of(PassKey(node.kind))->count++;
+    node.first_in_lane = n == first_job;
+    if (IsPass(node.pass)) room.rank[n] = list_of(PassKey(node.kind()))->count++;
   }
   for (size_t i = lists_first; i < room.pass_lists.size(); ++i) {
     room.pass_lists[i].begin = static_cast<std::uint32_t>(room.pass_jobs.size());
@@ -287,7 +292,7 @@ void BuildLane(const GraphLanes& lanes, int l, const std::vector<std::span<const
   }
   for (size_t n = first_job; n < g->jobs.size(); ++n) {
     const StageJob& node = g->jobs[n];
-    if (IsPass(node.kind.pass)) room.pass_jobs[list_of(PassKey(node.kind))->begin + node.rank] = static_cast<std::int32_t>(n);
+    if (IsPass(node.pass)) room.pass_jobs[list_of(PassKey(node.kind()))->begin + room.rank[n]] = static_cast<std::int32_t>(n);
   }
   room.lane_lists[l] = {lists_first, static_cast<std::uint32_t>(room.pass_lists.size())};
 }
@@ -295,11 +300,10 @@ void BuildLane(const GraphLanes& lanes, int l, const std::vector<std::span<const
 // The lane's hand-off index, sorted by (pass, chunk, micro-batch,
 // occurrence), with each job's occurrence set: made only for a lane where
 // pairing by rank failed (a job missing from one side).
-void BuildIndex(std::int32_t first, std::int32_t last, StepGraph* g, HandOffIndex* index) {
+void BuildIndex(std::int32_t first, std::int32_t last, const StepGraph& g, HandOffIndex* index, std::vector<std::uint32_t>& occurrence) {
   for (std::int32_t n = first; n < last; ++n) {
-    const StageJob& node = g->jobs[n];
-    if (IsPass(node.kind.pass))
-      index->push_back({{static_cast<int>(node.kind.pass), Chunk(node.kind), node.micro_batch, 0}, n});
+    const StageJob& node = g.jobs[n];
+    if (IsPass(node.pass)) index->push_back({{static_cast<int>(node.pass), Chunk(node.kind()), node.micro_batch, 0}, n});
   }
   std::sort(index->begin(), index->end(), [](const auto& a, const auto& b) {
     return std::tie(a.first.pass, a.first.chunk, a.first.micro_batch, a.second) <
@@ -311,7 +315,7 @@ void BuildIndex(std::int32_t first, std::int32_t last, StepGraph* g, HandOffInde
     if (key.pass == before.pass && key.chunk == before.chunk && key.micro_batch == before.micro_batch)
       key.occurrence = before.occurrence + 1;
   }
-  for (const auto& [key, n] : *index) g->jobs[n].occurrence = key.occurrence;
+  for (const auto& [key, n] : *index) occurrence[n] = key.occurrence;
 }
 
 std::int32_t Find(const HandOffIndex& index, const HandOffKey& key) {
@@ -321,7 +325,7 @@ std::int32_t Find(const HandOffIndex& index, const HandOffKey& key) {
 
 void Index(int lane, Room& room, StepGraph* g) {
   if (room.Indexed(lane)) return;
-  BuildIndex(room.range[lane].first, room.range[lane].second, g, &room.index[lane]);
+  BuildIndex(room.range[lane].first, room.range[lane].second, *g, &room.index[lane], room.occurrence);
   room.indexed.push_back(lane);
 }
 
@@ -335,13 +339,13 @@ std::int32_t Sender(Room& room, int from_lane, Pass pass, int chunk, std::int32_
   for (std::uint32_t i = room.lane_lists[from_lane].first; i < room.lane_lists[from_lane].second; ++i)
     if (room.pass_lists[i].key == key) list = &room.pass_lists[i];
   if (!list) return -1;
-  if (node.rank < list->count) {
-    const std::int32_t same_rank = room.pass_jobs[list->begin + node.rank];
+  if (room.rank[n] < list->count) {
+    const std::int32_t same_rank = room.pass_jobs[list->begin + room.rank[n]];
     if (g->jobs[same_rank].micro_batch == node.micro_batch) return same_rank;
   }
   Index(static_cast<int>(node.lane), room, g);  // the node's occurrence
   Index(from_lane, room, g);
-  return Find(room.index[from_lane], {static_cast<int>(pass), chunk, node.micro_batch, g->jobs[n].occurrence});
+  return Find(room.index[from_lane], {static_cast<int>(pass), chunk, node.micro_batch, room.occurrence[n]});
 }
 
 // Node n's inputs, appended to g->inputs; a hand-off whose sender ended
@@ -349,7 +353,7 @@ std::int32_t Sender(Room& room, int from_lane, Pass pass, int chunk, std::int32_
 void AddInputs(const GraphLanes& lanes, Room& room, std::int32_t n, StepGraph* g, bool after_last_pass) {
   const StageJob& node = g->jobs[n];
   const StageLane& lane = lanes.lanes[node.lane];
-  const int chunk = Chunk(node.kind);
+  const int chunk = Chunk(node.kind());
   const auto input = [&](std::int32_t from) {
     if (g->jobs[from].end > node.start) ++g->contradicted;
     else g->inputs.push_back({from, -1, 0});
@@ -360,18 +364,18 @@ void AddInputs(const GraphLanes& lanes, Room& room, std::int32_t n, StepGraph* g
     if (from >= 0) input(from);
     return from >= 0;
   };
-  switch (node.kind.pass) {
+  switch (node.pass) {
     case Pass::kForward:
       if (lane.before >= 0) add(lane.before, Pass::kForward, chunk);
       else if (lane.first == static_cast<int>(node.lane) && chunk > 0) add(lane.last, Pass::kForward, chunk - 1);
       break;
     case Pass::kBackward:
     case Pass::kBackwardInput: {
-      const Pass other = node.kind.pass == Pass::kBackward ? Pass::kBackwardInput : Pass::kBackward;
+      const Pass other = node.pass == Pass::kBackward ? Pass::kBackwardInput : Pass::kBackward;
       if (lane.after >= 0) {
-        if (!add(lane.after, node.kind.pass, chunk)) add(lane.after, other, chunk);
+        if (!add(lane.after, node.pass, chunk)) add(lane.after, other, chunk);
       } else if (lane.last == static_cast<int>(node.lane)) {
-        if (!add(lane.first, node.kind.pass, chunk + 1)) add(lane.first, other, chunk + 1);
+        if (!add(lane.first, node.pass, chunk + 1)) add(lane.first, other, chunk + 1);
       }
       break;
     }
@@ -419,7 +423,7 @@ void ClassifyGaps(const GraphLanes& lanes, Room& room, StepGraph* g) {
   room.latest.resize(g->jobs.size());
   for (size_t n = 0; n < g->jobs.size(); ++n) {
     const StageJob& node = g->jobs[n];
-    const Nanos lane_free = node.prev >= 0 ? g->jobs[node.prev].end : g->start;
+    const Nanos lane_free = node.first_in_lane ? g->start : g->jobs[n - 1].end;
     std::int32_t latest = -1;
     for (std::uint32_t k = 0; k < node.inputs; ++k) {
       const std::int32_t from = g->inputs[node.first_input + k].from;
@@ -447,8 +451,8 @@ void ClassifyGaps(const GraphLanes& lanes, Room& room, StepGraph* g) {
     }
   for (size_t n = 0; n < g->jobs.size(); ++n) {
     StageJob& node = g->jobs[n];
-    const bool first = node.prev < 0;
-    const Nanos lane_free = first ? g->start : g->jobs[node.prev].end;
+    const bool first = node.first_in_lane;
+    const Nanos lane_free = first ? g->start : g->jobs[n - 1].end;
     if (!first && lane_free > node.start) ++g->overlaps;
     const std::int32_t latest = room.latest[n];
     if (latest >= 0 && g->jobs[latest].end >= lane_free) {  // the input came last: all of the wait is the hand-off
@@ -475,15 +479,15 @@ void ClassifyGaps(const GraphLanes& lanes, Room& room, StepGraph* g) {
     if (latest_input && arrival > lane_free) {  // the worker was busy past the sender's end, the data later still
       node.binding = latest_input->from;
       node.binding_is_input = true;
-      node.stall = node.start - arrival;
+      node.wait = node.start - arrival;
       continue;
     }
     if (first) {
-      node.offset = node.start - g->start;
+      node.wait = node.start - g->start;
       continue;
     }
-    node.binding = node.prev;
-    node.stall = std::max<Nanos>(0, node.start - lane_free);
+    node.binding = static_cast<std::int32_t>(n - 1);
+    node.wait = std::max<Nanos>(0, node.start - lane_free);
   }
 }
 
@@ -502,7 +506,7 @@ void OrderForReplay(Room& room, StepGraph* g) {
     consumers.resize(g->inputs.size() + g->group_senders.size());
     for (size_t k = 0; k < n; ++k) {
       const StageJob& node = g->jobs[k];
-      waiting[k] = (node.prev >= 0) + node.inputs;
+      waiting[k] = !node.first_in_lane + node.inputs;
       for (std::uint32_t i = 0; i < node.inputs; ++i) ++consumers_begin[source(g->inputs[node.first_input + i]) + 1];
     }
     for (size_t r = 0; r < g->groups.size(); ++r) {
@@ -518,16 +522,23 @@ void OrderForReplay(Room& room, StepGraph* g) {
     for (size_t r = 0; r < g->groups.size(); ++r)
       for (std::uint32_t i = 0; i < g->groups[r].senders; ++i)
         consumers[fill[g->group_senders[g->groups[r].first_sender + i]]++] = static_cast<std::uint32_t>(n + r);
+    // Ready jobs on a stack, the lane's next job pushed last: the order runs
+    // along a lane while it can, so that replays read the jobs nearly in
+    // memory order (a queue would hop from lane to lane, a cache miss a job).
     g->order.clear();
-    for (size_t k = 0; k < nodes; ++k)
-      if (waiting[k] == 0) g->order.push_back(static_cast<std::int32_t>(k));
-    for (size_t head = 0; head < g->order.size(); ++head) {
-      const auto k = static_cast<size_t>(g->order[head]);
+    std::vector<std::int32_t>& ready = room.ready;
+    ready.clear();
+    for (size_t k = nodes; k-- > 0;)
+      if (waiting[k] == 0) ready.push_back(static_cast<std::int32_t>(k));
+    while (!ready.empty()) {
+      const auto k = static_cast<size_t>(ready.back());
+      ready.pop_back();
+      g->order.push_back(static_cast<std::int32_t>(k));
       const auto done = [&](size_t next) {
-        if (--waiting[next] == 0) g->order.push_back(static_cast<std::int32_t>(next));
+        if (--waiting[next] == 0) ready.push_back(static_cast<std::int32_t>(next));
       };
-      if (k + 1 < n && g->jobs[k + 1].prev == static_cast<std::int32_t>(k)) done(k + 1);
       for (std::uint32_t c = consumers_begin[k]; c < consumers_begin[k + 1]; ++c) done(consumers[c]);
+      if (k + 1 < n && !g->jobs[k + 1].first_in_lane) done(k + 1);
     }
     if (g->order.size() == nodes) break;
     // Break the cycles: inputs between jobs not reached are dropped (counted).
@@ -545,48 +556,9 @@ void OrderForReplay(Room& room, StepGraph* g) {
         else kept.push_back(in);
       }
       node.first_input = first;
-      node.inputs = static_cast<std::uint32_t>(kept.size() - first);
+      node.inputs = static_cast<std::uint8_t>(kept.size() - first);
     }
     g->inputs = std::move(kept);
-  }
-}
-
-// What a replay reads, in the topological order, one entry after the other
-// (the jobs themselves stay in lane order, where a lane's jobs sit together).
-void BuildReplayPlan(Room& room, StepGraph* g) {
-  const size_t n = g->jobs.size();
-  std::vector<std::int32_t>& entry_of = room.entry_of;
-  entry_of.resize(n + g->groups.size());
-  for (size_t p = 0; p < g->order.size(); ++p) entry_of[g->order[p]] = static_cast<std::int32_t>(p);
-  g->replay.resize(g->order.size());
-  g->replay_inputs.clear();
-  g->replay_inputs.reserve(g->inputs.size() + g->group_senders.size());
-  for (size_t p = 0; p < g->order.size(); ++p) {
-    ReplayEntry& e = g->replay[p];
-    e.first_input = static_cast<std::uint32_t>(g->replay_inputs.size());
-    if (static_cast<size_t>(g->order[p]) >= n) {  // a reduce group
-      const std::int32_t group = g->order[p] - static_cast<std::int32_t>(n);
-      const ReduceGroup& reduce = g->groups[group];
-      e = ReplayEntry{-1 - group, -1, e.first_input, reduce.senders, 0, 0, 0, 0};
-      for (std::uint32_t i = 0; i < reduce.senders; ++i)
-        g->replay_inputs.push_back({entry_of[g->group_senders[reduce.first_sender + i]], -1, 0});
-      continue;
-    }
-    const StageJob& node = g->jobs[g->order[p]];
-    e.job = g->order[p];
-    e.prev = node.prev >= 0 ? entry_of[node.prev] : -1;
-    for (std::uint32_t i = 0; i < node.inputs; ++i) {
-      const GraphInput& in = g->inputs[node.first_input + i];
-      if (in.group >= 0)
-        g->replay_inputs.push_back({entry_of[n + static_cast<size_t>(in.group)], entry_of[room.last_pass[node.lane]], in.lag});
-      else
-        g->replay_inputs.push_back({entry_of[in.from], -1, in.lag});
-    }
-    e.inputs = node.inputs;
-    e.offset = node.offset;
-    e.stall = node.stall;
-    e.duration = node.end - node.start;
-    e.members = node.members;
   }
 }
 
@@ -634,8 +606,6 @@ void BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<const s
   g.start = g.end = 0;
   g.jobs.clear();
   g.order.clear();
-  g.replay.clear();
-  g.replay_inputs.clear();
   g.members.clear();
   g.inputs.clear();
   g.groups.clear();
@@ -655,6 +625,7 @@ void BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<const s
     room.range[l].second = static_cast<std::int32_t>(g.jobs.size());
   }
   if (g.jobs.empty()) return;
+  room.occurrence.resize(g.jobs.size());
   for (size_t w = 0; w < step_jobs.size(); ++w) g.graph_workers += !step_jobs[w].empty() && lanes.lane_of[w] >= 0;
   // Each lane's last pass job (by end): the optimizer's other replicas wait for it.
   room.last_pass.assign(lanes.lanes.size(), -1);
@@ -663,7 +634,7 @@ void BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<const s
     std::int32_t last_in_order = -1;
     std::int32_t& last_pass = room.last_pass[l];
     for (std::int32_t n = room.range[l].first; n < room.range[l].second; ++n)
-      if (IsPass(g.jobs[n].kind.pass)) {
+      if (IsPass(g.jobs[n].pass)) {
         last_in_order = n;
         if (last_pass < 0 || g.jobs[n].end > g.jobs[last_pass].end) last_pass = n;
       }
@@ -675,7 +646,7 @@ void BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<const s
     for (std::int32_t n = room.range[l].first; n < room.range[l].second; ++n) {
       g.jobs[n].first_input = static_cast<std::uint32_t>(g.inputs.size());
       AddInputs(lanes, room, n, &g, room.first_after_pass[l] == n);
-      g.jobs[n].inputs = static_cast<std::uint32_t>(g.inputs.size() - g.jobs[n].first_input);
+      g.jobs[n].inputs = static_cast<std::uint8_t>(g.inputs.size() - g.jobs[n].first_input);  // at most one
     }
   g.start = g.jobs.front().start;
   g.end = g.jobs.front().end;
@@ -685,7 +656,6 @@ void BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<const s
   }
   if (for_replays) OrderForReplay(room, &g);
   ClassifyGaps(lanes, room, &g);
-  if (for_replays) BuildReplayPlan(room, &g);
 }
 
 StepGraph BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<const std::uint32_t>>& step_jobs,
@@ -711,9 +681,9 @@ std::vector<PathPart> CriticalPath(const StepGraph& g) {
     parts.push_back({PathPartKind::kJob, n, -1, length});
     covered += length;
     if (node.binding < 0) break;
-    if (node.stall > 0) {
-      parts.push_back({PathPartKind::kStall, n, -1, node.stall});
-      covered += node.stall;
+    if (node.stall() > 0) {
+      parts.push_back({PathPartKind::kStall, n, -1, node.stall()});
+      covered += node.stall();
     }
     if (node.binding_is_input) {
       Nanos lag = 0;
@@ -730,53 +700,79 @@ std::vector<PathPart> CriticalPath(const StepGraph& g) {
   return parts;
 }
 
-ReplayResult Replay(const StepGraph& g, const ReplayChange& change, ReplayScratch& scratch) {
-  ReplayResult r;
+std::array<ReplayResult, kReplays> Replay(const StepGraph& g, const ReplaySet& set, ReplayScratch& scratch) {
+  constexpr size_t K = kReplays;
+  constexpr Nanos kNone = std::numeric_limits<Nanos>::min();
+  const size_t n = g.jobs.size();
   std::vector<Nanos>& end = scratch.end;
-  end.assign(g.replay.size(), 0);
-  if (!g.groups.empty()) {
-    scratch.second.resize(g.replay.size());
-    scratch.top.resize(g.replay.size());
+  end.resize((n + g.groups.size()) * K);
+  scratch.second.resize(g.groups.size() * K);
+  scratch.top.resize(g.groups.size() * K);
+  std::array<Nanos, K> hand_off{}, stall{}, last{}, busy{}, ready{};
+  for (size_t k = 0; k < K; ++k) {
+    hand_off[k] = set.free_hand_offs[k] ? 0 : 1;
+    stall[k] = set.no_stall[k] ? 0 : 1;
+    last[k] = g.start;
   }
-  Nanos last = g.start;
-  for (size_t p = 0; p < g.replay.size(); ++p) {
-    const ReplayEntry& e = g.replay[p];
-    if (e.job < 0) {  // a reduce group: its latest and second-latest sender
-      Nanos latest = std::numeric_limits<Nanos>::min(), second = latest;
-      std::int32_t top = -1;
-      for (std::uint32_t k = 0; k < e.inputs; ++k) {
-        const std::int32_t from = g.replay_inputs[e.first_input + k].from;
-        if (top < 0 || end[from] > latest) {
-          second = latest;
-          latest = end[from];
-          top = from;
-        } else {
-          second = std::max(second, end[from]);
+  for (const std::int32_t id : g.order) {
+    Nanos* const out = &end[static_cast<size_t>(id) * K];
+    if (static_cast<size_t>(id) >= n) {  // a reduce group: its latest and second-latest sender, per replay
+      const size_t r = static_cast<size_t>(id) - n;
+      const ReduceGroup& reduce = g.groups[r];
+      Nanos* const second = &scratch.second[r * K];
+      std::int32_t* const top = &scratch.top[r * K];
+      for (size_t k = 0; k < K; ++k) {
+        out[k] = second[k] = kNone;
+        top[k] = -1;
+      }
+      for (std::uint32_t i = 0; i < reduce.senders; ++i) {
+        const std::int32_t sender = g.group_senders[reduce.first_sender + i];
+        const Nanos* const sent = &end[static_cast<size_t>(sender) * K];
+        for (size_t k = 0; k < K; ++k) {
+          if (top[k] < 0 || sent[k] > out[k]) {
+            second[k] = out[k];
+            out[k] = sent[k];
+            top[k] = sender;
+          } else {
+            second[k] = std::max(second[k], sent[k]);
+          }
         }
       }
-      end[p] = latest;
-      scratch.second[p] = second;
-      scratch.top[p] = top;
       continue;
     }
-    Nanos ready = e.prev >= 0 ? end[e.prev] : g.start + e.offset;
-    for (std::uint32_t k = 0; k < e.inputs; ++k) {
-      const ReplayInput& in = g.replay_inputs[e.first_input + k];
-      Nanos sent = end[in.from];
-      if (in.exclude >= 0 && scratch.top[in.from] == in.exclude) {  // the latest of the group but its own replica
-        if (scratch.second[in.from] == std::numeric_limits<Nanos>::min()) continue;
-        sent = scratch.second[in.from];
+    const StageJob& node = g.jobs[id];
+    if (!node.first_in_lane) std::copy_n(&end[(static_cast<size_t>(id) - 1) * K], K, ready.begin());
+    else ready.fill(g.start + node.offset());
+    for (std::uint32_t i = 0; i < node.inputs; ++i) {
+      const GraphInput& in = g.inputs[node.first_input + i];
+      if (in.group < 0) {
+        const Nanos* const sent = &end[static_cast<size_t>(in.from) * K];
+        for (size_t k = 0; k < K; ++k) ready[k] = std::max(ready[k], sent[k] + in.lag * hand_off[k]);
+        continue;
       }
-      ready = std::max(ready, sent + (change.free_hand_offs ? 0 : in.lag));
+      // The latest of the group but the receiver's own replica (whose last pass is on its lane).
+      const size_t r = static_cast<size_t>(in.group);
+      const Nanos* const latest = &end[(n + r) * K];
+      for (size_t k = 0; k < K; ++k) {
+        Nanos sent = latest[k];
+        if (g.jobs[scratch.top[r * K + k]].lane == node.lane) {
+          sent = scratch.second[r * K + k];
+          if (sent == kNone) continue;
+        }
+        ready[k] = std::max(ready[k], sent + in.lag * hand_off[k]);
+      }
     }
-    if (!change.no_stall) ready += e.stall;
-    const Nanos duration = change.durations.empty() ? e.duration : change.durations[e.job];
-    end[p] = ready + duration;
-    last = std::max(last, end[p]);
-    r.busy += duration * static_cast<Nanos>(e.members);
+    const Nanos measured = node.end - node.start;
+    for (size_t k = 0; k < K; ++k) {
+      const Nanos duration = set.durations.empty() ? measured : set.durations[static_cast<size_t>(id) * K + k];
+      out[k] = ready[k] + node.stall() * stall[k] + duration;
+      last[k] = std::max(last[k], out[k]);
+      busy[k] += duration * static_cast<Nanos>(node.members);
+    }
   }
-  r.step_time = last - g.start;
-  return r;
+  std::array<ReplayResult, K> results{};
+  for (size_t k = 0; k < std::min(set.count, K); ++k) results[k] = {last[k] - g.start, busy[k]};
+  return results;
 }
 
 }  // namespace jobviz

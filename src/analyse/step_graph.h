@@ -7,6 +7,7 @@
 // docs/analysis.md ("Why the bubble is above the ideal").
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -45,26 +46,32 @@ struct MemberJob {
 
 // A job of a stage lane: the same job (type, micro-batch, occurrence in the
 // step) of each peer. It starts when its last peer starts and ends when its
-// last peer ends.
+// last peer ends. 64 bytes: a step of a large run has a hundred thousand.
 struct StageJob {
+  Nanos start = 0, end = 0;
+  std::int64_t micro_batch = 0;
+  // What its start is explained by (ClassifyGaps): the predecessor it
+  // waited for (`binding`, -1: none), through a hand-off or not. `wait` is,
+  // with a binding, the stall (the worker free and the inputs there);
+  // without one (a first job with no input), its start after the step's
+  // first job.
+  Nanos wait = 0;
   std::uint32_t lane = 0;
   Name type;
-  JobKind kind;
-  std::int64_t micro_batch = 0;
-  std::uint32_t occurrence = 0;  // of its (pass, chunk, micro-batch) in the lane; set where looked up by it
-  std::uint32_t rank = 0;        // among the lane's jobs of its pass and chunk, in start order
-  Nanos start = 0, end = 0;
+  std::int32_t chunk = -1;                      // as JobKind
   std::uint32_t first_member = 0, members = 0;  // into StepGraph::members
-  std::int32_t prev = -1;                       // the lane's job before, -1: first of the step
-  std::uint32_t first_input = 0, inputs = 0;    // into StepGraph::inputs
-  // What its start is explained by (ClassifyGaps): the predecessor it
-  // waited for (-1: none), through a hand-off or not; `offset` is its start
-  // after the step's first job when nothing explains it (a first job with
-  // no input); `stall` the wait with the worker free and the inputs there.
+  std::uint32_t first_input = 0;                // into StepGraph::inputs
   std::int32_t binding = -1;
+  Pass pass = Pass::kOther;
+  std::uint8_t inputs = 0;      // a hand-off or a reduce group: at most one
+  bool first_in_lane = true;    // else the lane's job before is the one before it in StepGraph::jobs
   bool binding_is_input = false;
-  Nanos offset = 0, stall = 0;
+
+  JobKind kind() const { return {pass, chunk}; }
+  Nanos stall() const { return binding >= 0 ? wait : 0; }
+  Nanos offset() const { return binding >= 0 ? 0 : wait; }
 };
+static_assert(sizeof(StageJob) == 64);
 
 // A hand-off into a job: the sender, and the latency the replay adds to the
 // sender's end (ClassifyGaps). An optimizer waits for the other replicas of
@@ -85,31 +92,16 @@ struct ReduceGroup {
   std::uint32_t first_sender = 0, senders = 0;  // into StepGraph::group_senders
 };
 
-// A job as a replay reads it (StepGraph::replay, in topological order), or a
-// reduce group (job < 0: its inputs are its senders).
-struct ReplayEntry {
-  std::int32_t job = 0;                       // the StageJob; -1 - the ReduceGroup
-  std::int32_t prev = -1;                     // the entry of its lane's previous job
-  std::uint32_t first_input = 0, inputs = 0;  // into StepGraph::replay_inputs
-  Nanos offset = 0, stall = 0, duration = 0;
-  std::uint32_t members = 0;
-};
-struct ReplayInput {
-  std::int32_t from = 0;      // the sender's entry (a group's entry for a group input)
-  std::int32_t exclude = -1;  // for a group input: the receiver's own replica's sender entry
-  Nanos lag = 0;
-};
-
 struct StepGraph {
   Nanos start = 0, end = 0;      // the step's first job start, last job end
   std::vector<StageJob> jobs;    // lane by lane, each lane's in start order
-  std::vector<std::int32_t> order;  // the jobs (and jobs.size() + each group), each after its lane's previous job and its inputs
-  std::vector<ReplayEntry> replay;  // `order`, as replays read it
-  std::vector<ReplayInput> replay_inputs;
+  // For replays: the jobs (and jobs.size() + each group), each after its
+  // lane's previous job and its inputs (a group after its senders).
+  std::vector<std::int32_t> order;
   std::vector<MemberJob> members;
   std::vector<GraphInput> inputs;
   std::vector<ReduceGroup> groups;
-  std::vector<std::int32_t> group_senders;  // StageJobs
+  std::vector<std::int32_t> group_senders;  // StageJobs, each group's by end
   size_t contradicted = 0;  // hand-offs whose sender ended after the receiver started: not used
   size_t overlaps = 0;      // jobs that start before their lane's previous one ended
   size_t graph_workers = 0; // workers with jobs in the step
@@ -134,7 +126,7 @@ class StepGraphRoom {
 // classified, into `g` (whatever it held before is replaced; its vectors
 // keep their room).
 // Without `for_replays`, the graph only serves its critical path: no
-// topological order and no replay plan.
+// topological order.
 void BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<const std::uint32_t>>& step_jobs,
                     bool for_replays, StepGraph* g, StepGraphRoom* room);
 StepGraph BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<const std::uint32_t>>& step_jobs,
@@ -152,23 +144,28 @@ struct PathPart {
 // Walks back from the job that ended last; the parts add up to end - start.
 std::vector<PathPart> CriticalPath(const StepGraph& graph);
 
-// A replay: every job starts when its lane and its inputs are ready (plus
-// its stall), in measured order, for `durations` (per StageJob; empty: as
-// measured; indexed like StepGraph::jobs) and without hand-off latency or
-// stalls when asked.
-struct ReplayChange {
+// Replays: every job starts when its lane and its inputs are ready (plus
+// its stall), in measured order. Up to kReplays of them run together in one
+// pass over the graph, each with its own durations and without hand-off
+// latency or stalls when asked; running them together reads the graph once.
+constexpr size_t kReplays = 8;
+struct ReplaySet {
+  size_t count = 1;
+  // Per StageJob, kReplays each (job-major: one cache line per job): replay
+  // k's duration of job j is durations[j * kReplays + k]. Empty: as measured.
   std::span<const Nanos> durations;
-  bool free_hand_offs = false;
-  bool no_stall = false;
+  std::array<bool, kReplays> free_hand_offs{}, no_stall{};
 };
 struct ReplayResult {
   Nanos step_time = 0;  // last end after the step's start
   Nanos busy = 0;       // job durations x peers: busy time of the step's workers
 };
 struct ReplayScratch {
-  std::vector<Nanos> end, second;  // per entry; for a group: its latest and second-latest sender's end
-  std::vector<std::int32_t> top;   // for a group: the entry of its latest sender
+  std::vector<Nanos> end;          // per job and group, kReplays each; a group's: its latest sender's
+  std::vector<Nanos> second;       // per group, kReplays each: its second-latest sender's end
+  std::vector<std::int32_t> top;   // per group, kReplays each: its latest sender
 };
-ReplayResult Replay(const StepGraph& graph, const ReplayChange& change, ReplayScratch& scratch);
+// The results of replays 0 .. set.count - 1.
+std::array<ReplayResult, kReplays> Replay(const StepGraph& graph, const ReplaySet& set, ReplayScratch& scratch);
 
 }  // namespace jobviz
