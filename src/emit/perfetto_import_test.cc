@@ -16,6 +16,8 @@
 //  - flow v2: "bind_id" on an event with flow_out begins a flow, with
 //    flow_in and flow_out steps it, with flow_in ends it, bound to that slice;
 //  - a "C" event's track is "<name> <arg key>".
+// The critical-path row (plain "X" events on a thread of the Steps process)
+// and the `critical_path` arg on jobs go through the same rules.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -27,6 +29,8 @@
 #include <sstream>
 
 #include "align/pipeline_order.h"
+#include "analyse/analysis.h"
+#include "analyse/bottleneck.h"
 #include "emit/perfetto_json.h"
 
 using namespace jobviz;
@@ -279,4 +283,60 @@ TEST_CASE("The busy-workers counter and the machines' clock alignment show under
   CHECK(imported.counters.at("busy workers").front().second == 1);
   CHECK(imported.process_names.at(2) == "machine0 (clock reference)");
   CHECK(imported.process_names.at(3) == "machine1 (clock sync +4021.125 us, drift +0.000 ppm)");
+}
+
+TEST_CASE("The critical-path row and the jobs marked on it import as computed, to the nanosecond") {
+  const Timeline t = Pipeline(2, 2, 6, 3, 11);
+  const Bottleneck b = FindCriticalPaths(t, StepWindowsOf(t, 1), 1);
+  REQUIRE(b.critical_paths.size() == 3);
+  std::string text;
+  WritePerfettoTrace(t, [&](std::string_view piece) { text += piece; }, 1, JsonArgs::kCompact, &b);
+  for (bool older : {false, true}) {
+    const Imported imported = Import(text, older);
+    // The row: a thread of the Steps process named "Critical path".
+    int row = -1;
+    const json document = json::parse(text);
+    for (const json& e : document["traceEvents"])
+      if (e.value("ph", "") == "M" && e.value("name", "") == "thread_name" && e["args"].value("name", "") == kCriticalPathRow)
+        row = e["tid"];
+    REQUIRE(row >= 0);
+    std::vector<const Slice*> path;
+    for (const Slice& s : imported.slices)
+      if (s.event.value("cat", "") == "critical_path") {
+        CHECK(s.pid == imported.slices.front().pid);  // the Steps process, which comes first
+        CHECK(s.tid == row);
+        path.push_back(&s);
+      }
+    std::sort(path.begin(), path.end(), [](const Slice* a, const Slice* b) { return a->ts < b->ts; });
+    // Each step's slices tile the step exactly, and each path job is a slice
+    // with the job's own start and end.
+    for (const CriticalPathStep& step : b.critical_paths) {
+      INFO("step " << step.step);
+      std::vector<const Slice*> in_step;
+      for (const Slice* s : path)
+        if (s->event["args"]["step"] == step.step) in_step.push_back(s);
+      REQUIRE(!in_step.empty());
+      CHECK(in_step.front()->ts == step.start);
+      CHECK(in_step.back()->end == step.end);
+      for (size_t i = 1; i < in_step.size(); ++i) CHECK(in_step[i]->ts == in_step[i - 1]->end);
+      for (const CriticalJob& job : step.jobs) {
+        const auto it = std::find_if(in_step.begin(), in_step.end(), [&](const Slice* s) { return s->ts == job.start && s->end == job.end; });
+        CHECK(it != in_step.end());
+      }
+    }
+    // The jobs with critical_path: 1 on the worker rows are exactly the path's.
+    const auto jobs = JobsBySource(t);
+    std::set<const Job*> marked, expected;
+    for (const Slice& s : imported.slices)
+      if (s.event["args"].contains("source") && s.event["args"].value("critical_path", 0) == 1) marked.insert(jobs.at(s.source));
+    size_t w = 0;
+    for (const Machine& machine : t.machines)
+      for (const Worker& worker : machine.workers) {
+        for (std::uint32_t j = 0; j < worker.jobs.size(); ++j)
+          if (OnCriticalPath(b, w, j)) expected.insert(&worker.jobs[j]);
+        ++w;
+      }
+    CHECK(!expected.empty());
+    CHECK(marked == expected);
+  }
 }
