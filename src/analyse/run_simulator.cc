@@ -1,0 +1,125 @@
+#include "analyse/run_simulator.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace jobviz::sim {
+
+namespace {
+
+// A deterministic pseudo-random number in [0, 1).
+struct Random {
+  std::uint64_t state;
+  double Next() {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(state >> 11) / static_cast<double>(1ULL << 53);
+  }
+};
+
+}  // namespace
+
+Timeline Simulate(const SimRun& run) {
+  Timeline t;
+  const int ranks = run.pp * run.mp * run.dp;
+  for (int m = 0; m < (ranks + 3) / 4; ++m) t.machines.emplace_back("machine" + std::to_string(m));
+  std::vector<Worker*> worker(ranks);
+  for (int r = 0; r < ranks; ++r) {
+    Machine& machine = t.machines[r / 4];
+    machine.workers.emplace_back();
+    Worker& w = machine.workers.back();
+    w.machine = r / 4;
+    w.index = r % 4;
+    if (run.topology) w.role = {r, (r / run.mp) % run.pp, r % run.mp, r / (run.mp * run.pp)};
+  }
+  for (int r = 0; r < ranks; ++r) worker[r] = &t.machines[r / 4].workers[r % 4];
+  if (run.topology) {
+    t.topology.source = TopologySource::kOption;
+    t.topology.degrees[static_cast<size_t>(ParallelAxis::kPp)] = run.pp;
+    t.topology.degrees[static_cast<size_t>(ParallelAxis::kMp)] = run.mp;
+    t.topology.degrees[static_cast<size_t>(ParallelAxis::kDp)] = run.dp;
+  }
+  const auto rank_of = [&](int replica, int stage, int peer) { return (replica * run.pp + stage) * run.mp + peer; };
+  Random random{42};
+  std::uint64_t line = 1;
+  const auto duration = [&](Nanos base, int replica, int stage, int peer) {
+    double d = static_cast<double>(base) * (1 + run.jitter * (2 * random.Next() - 1));
+    if (auto it = run.stage_factor.find(stage); it != run.stage_factor.end()) d *= it->second;
+    if (auto it = run.worker_factor.find({replica, stage, peer}); it != run.worker_factor.end()) d *= it->second;
+    if (run.outlier_share > 0 && random.Next() < run.outlier_share) d *= run.outlier_factor;
+    return static_cast<Nanos>(d);
+  };
+  const auto latency = [&](int from, int to) {
+    auto it = run.link_extra.find({from, to});
+    return run.latency + (it != run.link_extra.end() ? it->second : 0);
+  };
+  Nanos step_start = 1'700'000'000'000'000'000;
+  for (int step = 0; step < run.steps; ++step) {
+    // 1F1B order per stage: p - s - 1 warm-up forwards, then one forward and one backward, then the backwards.
+    std::vector<std::vector<std::pair<bool, int>>> order(run.pp);
+    for (int s = 0; s < run.pp; ++s) {
+      const int warm = std::min(run.pp - s - 1, run.micro_batches);
+      int f = 0, b = 0;
+      for (; f < warm; ++f) order[s].push_back({true, f});
+      while (f < run.micro_batches) {
+        order[s].push_back({true, f++});
+        order[s].push_back({false, b++});
+      }
+      while (b < run.micro_batches) order[s].push_back({false, b++});
+    }
+    Nanos step_end = step_start;
+    std::vector<std::vector<Nanos>> last_backward_end(run.dp, std::vector<Nanos>(run.pp, 0));
+    for (int replica = 0; replica < run.dp; ++replica) {
+      // Event-driven: each stage runs its order; a job waits for its lane and its input.
+      std::vector<std::vector<Nanos>> fwd_end(run.pp, std::vector<Nanos>(run.micro_batches, -1));
+      std::vector<std::vector<Nanos>> bwd_end(run.pp, std::vector<Nanos>(run.micro_batches, -1));
+      std::vector<size_t> next(run.pp, 0);
+      std::vector<Nanos> free(run.pp, step_start);
+      for (bool progress = true; progress;) {
+        progress = false;
+        for (int s = 0; s < run.pp; ++s) {
+          while (next[s] < order[s].size()) {
+            const auto [forward, mb] = order[s][next[s]];
+            Nanos ready = free[s];
+            if (forward && s > 0) {
+              if (fwd_end[s - 1][mb] < 0) break;
+              ready = std::max(ready, fwd_end[s - 1][mb] + latency(s - 1, s));
+            }
+            if (!forward && s < run.pp - 1) {
+              if (bwd_end[s + 1][mb] < 0) break;
+              ready = std::max(ready, bwd_end[s + 1][mb] + latency(s + 1, s));
+            }
+            Nanos end = ready;
+            for (int peer = 0; peer < run.mp; ++peer) {  // peers start together, each at its own speed
+              const Nanos d = duration(forward ? run.forward : run.backward, replica, s, peer);
+              worker[rank_of(replica, s, peer)]->jobs.push_back(
+                  Job{"0", forward ? "forward" : "backward", mb, ready, ready + d, line++, step});
+              end = std::max(end, ready + d);
+            }
+            (forward ? fwd_end : bwd_end)[s][mb] = end;
+            free[s] = end;
+            ++next[s];
+            progress = true;
+          }
+        }
+      }
+      for (int s = 0; s < run.pp; ++s) last_backward_end[replica][s] = free[s];
+    }
+    // The optimizer waits for the gradients of every replica of its stage.
+    for (int s = 0; s < run.pp; ++s) {
+      Nanos ready = 0;
+      for (int replica = 0; replica < run.dp; ++replica) ready = std::max(ready, last_backward_end[replica][s]);
+      for (int replica = 0; replica < run.dp; ++replica)
+        for (int peer = 0; peer < run.mp; ++peer) {
+          const Nanos d = duration(run.optimizer, replica, s, peer);
+          worker[rank_of(replica, s, peer)]->jobs.push_back(Job{"0", "optimizer", 0, ready, ready + d, line++, step});
+          step_end = std::max(step_end, ready + d);
+        }
+    }
+    step_start = step_end + run.step_gap;
+  }
+  for (Worker* w : worker) std::sort(w->jobs.begin(), w->jobs.end(), StartsBefore);
+  return t;
+}
+
+}  // namespace jobviz::sim

@@ -1,0 +1,37 @@
+// A simulator of hybrid-parallel 1F1B training runs (pp x mp x dp), with
+// causes of a slow step that can be injected one at a time: what the
+// bottleneck analysis is tested against (its counterfactual is the same run
+// without the cause) and what its benchmark analyses at scale.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <tuple>
+
+#include "model/model.h"
+
+namespace jobviz::sim {
+
+constexpr Nanos kUs = 1000;
+
+// What the simulated run looks like, and what is wrong with it.
+struct SimRun {
+  int pp = 4, mp = 2, dp = 2, micro_batches = 8, steps = 4;
+  Nanos forward = 1000 * kUs, backward = 2000 * kUs, optimizer = 300 * kUs;
+  Nanos latency = 20 * kUs;  // every hand-off
+  Nanos step_gap = 100 * kUs;
+  double jitter = 0.02;      // each job's duration within +-2%
+  bool topology = true;      // false: no roles, every worker its own stage (pp x 1 x 1 only)
+  // Injected causes.
+  std::map<int, double> stage_factor;                 // stage -> slower by
+  std::map<std::pair<int, int>, Nanos> link_extra;    // (from stage, to stage) -> added latency
+  std::map<std::tuple<int, int, int>, double> worker_factor;  // (replica, stage, peer) -> slower by
+  double outlier_share = 0, outlier_factor = 3;
+};
+
+// The run: machines of 4 workers; rank = ((replica * pp) + stage) * mp +
+// peer (Paddle's order, dp outermost); each step 1F1B per replica, event
+// by event, then each stage's optimizer after every replica's last backward.
+Timeline Simulate(const SimRun& run);
+
+}  // namespace jobviz::sim
