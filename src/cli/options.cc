@@ -12,6 +12,7 @@
 #include "cli/option_values.h"
 #include "cli/output_paths.h"
 #include "cli/report.h"
+#include "emit/json_text.h"
 #include "emit/perfetto_proto.h"
 #include "jobviz/version.h"
 
@@ -210,8 +211,8 @@ bool PlanGates(const std::vector<std::string>& texts, const std::optional<nlohma
 }
 
 int UsageError(const char* command, const std::string& message, const std::string& hint) {
-  std::fprintf(stderr, "%s: error: %s\n", command, message.c_str());
-  if (!hint.empty()) std::fprintf(stderr, "  hint: %s\n", hint.c_str());
+  std::fprintf(stderr, "%s: error: %s\n", command, TerminalText(message).c_str());
+  if (!hint.empty()) std::fprintf(stderr, "  hint: %s\n", TerminalText(hint).c_str());
   return kExitUsage;
 }
 

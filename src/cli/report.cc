@@ -1,5 +1,7 @@
 #include "cli/report.h"
 
+#include "emit/json_text.h"
+
 namespace jobviz {
 
 std::string QuoteLineWithCaret(const std::string& line, size_t column) {
@@ -38,13 +40,15 @@ void AppendSkipReport(std::string& out, const SkipTally& tally) {
 }
 
 void PrintError(const std::string& message, const std::string& hint) {
-  std::fprintf(stderr, "jobviz: error: %s\n", message.c_str());
-  if (!hint.empty()) std::fprintf(stderr, "  hint: %s\n", hint.c_str());
+  std::fprintf(stderr, "jobviz: error: %s\n", TerminalText(message).c_str());
+  if (!hint.empty()) std::fprintf(stderr, "  hint: %s\n", TerminalText(hint).c_str());
 }
 
 void PrintWarning(const std::string& message) {
-  std::fprintf(stderr, "jobviz: warning: %s\n", message.c_str());
+  std::fprintf(stderr, "jobviz: warning: %s\n", TerminalText(message).c_str());
 }
+
+void PrintReport(const std::string& text) { std::fputs(TerminalText(text).c_str(), stderr); }
 
 std::string FormatBytes(std::uint64_t bytes) {
   char buf[32];

@@ -20,8 +20,11 @@ std::string FormatSkippedLine(const SkippedLine& skipped);
 // examples of each.
 void AppendSkipReport(std::string& out, const SkipTally& tally);
 
+// Everything jobviz prints about a run goes through TerminalText (names
+// come from directories and logs).
 void PrintError(const std::string& message, const std::string& hint = "");
 void PrintWarning(const std::string& message);
+void PrintReport(const std::string& text);
 
 // "1.23 GB" style sizes.
 std::string FormatBytes(std::uint64_t bytes);

@@ -9,6 +9,7 @@
 #include "cli/exit_status.h"
 #include "cli/report.h"
 #include "commands/commands.h"
+#include "emit/json_text.h"
 
 namespace jobviz {
 
@@ -43,7 +44,7 @@ bool AnalyseDirectory(const std::string& dir, int verbosity, nlohmann::json* sum
   AnalyseRun(&run);
   *summary = std::move(run.summary);
   if (verbosity >= kNormal)
-    std::fprintf(stderr, "jobviz: diff: %s: %zu jobs analysed\n", dir.c_str(), run.jobs);
+    PrintReport("jobviz: diff: " + dir + ": " + std::to_string(run.jobs) + " jobs analysed\n");
   return true;
 }
 
@@ -68,7 +69,8 @@ int RunDiff(const DiffPlan& plan) {
   nlohmann::json base, now;
   if (!LoadSummary(plan.base, plan.verbosity, &base, &status) || !LoadSummary(plan.now, plan.verbosity, &now, &status))
     return status;
-  const std::string report = DiffReport(DiffSummaries(base, now), plan.base, plan.now, plan.format);
+  std::string report = DiffReport(DiffSummaries(base, now), plan.base, plan.now, plan.format);
+  if (plan.format == DiffFormat::kTable) report = TerminalText(report);  // JSON and Markdown escape names their own way
   std::fwrite(report.data(), 1, report.size(), stdout);
   return std::fflush(stdout) == 0 ? kExitOk : kExitBadInput;
 }

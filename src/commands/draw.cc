@@ -51,7 +51,7 @@ int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLo
   if (plan.steps && !CutSteps(*plan.steps, &run, &status)) return status;
   stage_done("steps");
 
-  std::fputs(RunReport(run, plan.verbosity).c_str(), stderr);
+  PrintReport(RunReport(run, plan.verbosity));
   if (run.jobs == 0) return NoJobsError(run);
 
   if (!plan.gates.empty() || ReadsAnalysis(plan.outputs)) {  // a trace alone does not need it
@@ -66,7 +66,7 @@ int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLo
   if (!EmitAll(plan.outputs, run, plan.verbosity >= kNormal)) return kExitBadInput;
   stage_done("write");
   status = ReportGates(run.gates);
-  if (status == kExitOk && plan.verbosity >= kVerbose) std::fputs(TimingLine(run, SecondsSince(started)).c_str(), stderr);
+  if (status == kExitOk && plan.verbosity >= kVerbose) PrintReport(TimingLine(run, SecondsSince(started)));
   return status;
 }
 

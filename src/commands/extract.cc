@@ -26,8 +26,8 @@ int RunExtract(const ExtractPlan& plan) {
   if (plan.verbosity >= kNormal) {
     size_t records = 0;
     for (const WorkerLogScan& scan : events.scans) records += scan.records.size();
-    std::fprintf(stderr, "jobviz: extract: %s: %zu files, %zu records -> %s\n", plan.machine.c_str(),
-                 events.scans.size(), records, plan.output.c_str());
+    PrintReport("jobviz: extract: " + plan.machine + ": " + std::to_string(events.scans.size()) + " files, " +
+                std::to_string(records) + " records -> " + plan.output + "\n");
   }
   return kExitOk;
 }

@@ -9,6 +9,7 @@
 #include "emit/perfetto_json.h"
 #include "emit/perfetto_proto.h"
 #include "emit/html_report.h"
+#include "emit/json_text.h"
 #include "emit/junit.h"
 #include "emit/summary_json.h"
 #include "emit/summary_markdown.h"
@@ -81,7 +82,7 @@ bool EmitAll(const std::vector<OutputRequest>& outputs, const FinishedRun& run, 
     }
     if (announce && emitter.announce)
       std::fprintf(stderr, "jobviz: wrote %s\n",
-                   (output.path == "-" ? emitter.noun + std::string(" to standard output") : output.path + note).c_str());
+                   TerminalText(output.path == "-" ? emitter.noun + std::string(" to standard output") : output.path + note).c_str());
   }
   return true;
 }

@@ -119,6 +119,24 @@ JsonMembers& JsonMembers::Raw(std::string_view key, std::string_view json) {
 
 std::string& JsonMembers::Object(std::string_view key) { return Key(key); }
 
+std::string TerminalText(std::string_view text) {
+  const std::string valid = ValidUtf8(text);
+  std::string out;
+  out.reserve(valid.size());
+  for (size_t i = 0; i < valid.size(); ++i) {
+    const auto c = static_cast<unsigned char>(valid[i]);
+    const bool c0 = (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f;
+    const bool c1 = c == 0xc2 && i + 1 < valid.size() && static_cast<unsigned char>(valid[i + 1]) <= 0x9f;  // U+0080..U+009F
+    if (c0 || c1) {
+      out += '?';
+      i += c1;
+      continue;
+    }
+    out += valid[i];
+  }
+  return out;
+}
+
 std::string MarkupText(const std::string& text) {
   std::string out;
   const std::string valid = ValidUtf8(text);

@@ -30,6 +30,12 @@ void AppendInt(std::string& out, std::int64_t value);
 // refuse invalid UTF-8 (nlohmann::json's dump throws).
 std::string ValidUtf8(std::string_view text);
 
+// Text for a terminal: control characters (C0 but newline and tab, DEL,
+// and C1 as UTF-8) as '?', bytes that are not valid UTF-8 read as Latin-1,
+// so that a name from a directory or a log cannot move the cursor, recolour
+// the screen or ring the bell when jobviz prints it.
+std::string TerminalText(std::string_view text);
+
 // Text for XML and HTML element content and attribute values (JUnit, the
 // HTML report): the five special characters escaped, bytes that are not
 // valid UTF-8 read as Latin-1, control characters XML 1.0 forbids as '?', and

@@ -85,3 +85,12 @@ TEST_CASE("Bytes F5 to FF start no UTF-8 sequence: read as Latin-1 in JSON strin
   AppendJsonString(json, "\xf8\x88\x80\x80\x80");  // a strict parser accepts it, and reads the Latin-1 text
   CHECK(nlohmann::json::parse(json).get<std::string>() == ValidUtf8("\xf8\x88\x80\x80\x80"));
 }
+
+TEST_CASE("Terminal text: control characters as '?', newlines, tabs and UTF-8 kept") {
+  CHECK(TerminalText("machine0\x1b[31mX\x07") == "machine0?[31mX?");
+  CHECK(TerminalText("a\tb\nc\x7f") == "a\tb\nc?");
+  CHECK(TerminalText("caf\xc3\xa9") == "caf\xc3\xa9");         // é stays
+  CHECK(TerminalText("x\xc2\x9b" "1m") == "x?1m");              // U+009B, CSI in C1
+  CHECK(TerminalText("x\x9b" "1m") == "x?1m");                  // the same as a lone byte (Latin-1)
+  CHECK(TerminalText("\xc2\xa0") == "\xc2\xa0");                // U+00A0 is no control
+}

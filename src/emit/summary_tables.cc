@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <set>
 
+#include "emit/json_text.h"
 #include "emit/trace_events.h"
 #include "model/time_value.h"
 
@@ -291,7 +292,7 @@ std::string SummaryTables(const Analysis& a) {
 }
 
 std::string EmitSummaryTables(const FinishedRun& run, const Sink& sink) {
-  sink(SummaryTables(run.analysis));
+  sink(TerminalText(SummaryTables(run.analysis)));
   return "";
 }
 

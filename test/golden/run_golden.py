@@ -5,6 +5,7 @@ usage: run_golden.py JOBVIZ REPO_ROOT CASE_FILE
 
 A case file (test/golden/NAME.case) holds lines of the form
     copy: SRC DST      copy SRC (relative to the repo) to DST in a scratch dir
+                       (DST may spell bytes as \\xHH: hostile directory names)
     args: ...          jobviz's arguments, shell-quoted, run in the scratch dir
     stdin: FILE        feed this file (relative to the scratch dir) on stdin
     output: PATH       a file the run writes; compared byte for byte
@@ -32,7 +33,8 @@ def read_case(path):
             key, _, value = line.partition(":")
             value = value.strip()
             if key == "copy":
-                case["copy"].append(value.split())
+                src, dst = value.split()
+                case["copy"].append([src, dst.encode().decode("unicode_escape")])
             elif key == "args":
                 case["args"] = shlex.split(value)
             elif key == "stdin":
