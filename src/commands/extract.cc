@@ -27,7 +27,7 @@ int RunExtract(const ExtractPlan& plan) {
     size_t records = 0;
     for (const WorkerLogScan& scan : events.scans) records += scan.records.size();
     PrintReport("jobviz: extract: " + plan.machine + ": " + std::to_string(events.scans.size()) + " files, " +
-                std::to_string(records) + " records -> " + plan.output + "\n");
+                std::to_string(records) + " records -> " + (plan.output == "-" ? "standard output" : plan.output) + "\n");
   }
   return kExitOk;
 }

@@ -67,9 +67,14 @@ void RemoveStaleTempFiles(const std::string& path) {
 
 bool AtomicFile::Open(const std::string& path, bool gzip) {
   path_ = path;
-  if (path == "-" && !gzip) {
+  if (path == "-") {
     to_stdout_ = true;
     file_ = stdout;
+    // gzip writes through its own descriptor: what stdout holds goes first.
+    if (gzip && (std::fflush(stdout) != 0 || !(gzip_ = gzdopen(dup(STDOUT_FILENO), "wb6")))) {
+      error_ = "standard output: cannot start gzip compression";
+      return false;
+    }
     return true;
   }
   struct stat target;
@@ -104,7 +109,9 @@ void AtomicFile::Write(std::string_view bytes) {
     if (gzwrite(static_cast<gzFile>(gzip_), bytes.data(), static_cast<unsigned>(bytes.size())) !=
         static_cast<int>(bytes.size())) {
       write_failed_ = true;
-      error_ = path_ + ": compressed write failed";
+      int code = Z_OK;
+      const char* text = gzerror(static_cast<gzFile>(gzip_), &code);
+      error_ = Target() + ": compressed write failed: " + (code == Z_ERRNO ? std::strerror(errno) : text);
     }
     return;
   }
@@ -114,17 +121,29 @@ void AtomicFile::Write(std::string_view bytes) {
   }
 }
 
+std::string AtomicFile::Target() const { return to_stdout_ ? "standard output" : path_; }
+
+// gzclose writes what zlib still holds: a full disk shows here as often as in Write.
+bool AtomicFile::CloseGzip() {
+  const int code = gzclose(static_cast<gzFile>(gzip_));
+  gzip_ = nullptr;
+  if (code == Z_OK) return true;
+  if (error_.empty())
+    error_ = Target() + ": compressed write failed: " + (code == Z_ERRNO ? std::strerror(errno) : "zlib error " + std::to_string(code));
+  return false;
+}
+
 bool AtomicFile::Commit() {
   if (!file_) return false;
   if (to_stdout_) {
+    if (gzip_) write_failed_ |= !CloseGzip();
     const bool ok = !write_failed_ && std::fflush(file_) == 0;
     if (!ok && error_.empty()) error_ = "standard output: write failed: " + std::string(std::strerror(errno));
     file_ = nullptr;
     return ok;
   }
   if (gzip_) {
-    write_failed_ |= gzclose(static_cast<gzFile>(gzip_)) != Z_OK;
-    gzip_ = nullptr;
+    write_failed_ |= !CloseGzip();
   }
   bool ok = !write_failed_ && std::fflush(file_) == 0;
   if (!ok && error_.empty()) error_ = path_ + ": write failed: " + std::strerror(errno);

@@ -28,7 +28,7 @@ class AtomicFile {
 
   // Opens a temporary file beside `path`. "-" writes to standard output
   // directly (nothing to rename). With `gzip`, what is written is
-  // compressed. Returns false and sets `error()` on failure.
+  // compressed (also to standard output). Returns false and sets `error()` on failure.
   bool Open(const std::string& path, bool gzip = false);
   void Write(std::string_view bytes);
   // Flushes and renames into place. Returns false on any write error.
@@ -36,6 +36,8 @@ class AtomicFile {
   const std::string& error() const { return error_; }
 
  private:
+  std::string Target() const;  // the path, or "standard output"
+  bool CloseGzip();
   std::string path_, temp_path_, error_;
   std::FILE* file_ = nullptr;
   void* gzip_ = nullptr;  // gzFile writing into file_'s descriptor

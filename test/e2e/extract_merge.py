@@ -6,7 +6,8 @@ usage: extract_merge.py JOBVIZ REPO_ROOT
 For a multi-machine fixture with clock sync lines and one whose logs have
 skipped lines and appended runs, and a hybrid-parallel one whose topology
 comes from HybridParallelInfo lines, the trace, legacy trace, summary JSON and
-report must be identical (the report up to the output file names).
+report must be identical (the report up to the output file names); extract
+-o - must stream the events file's bytes to stdout.
 """
 import os
 import shutil
@@ -44,6 +45,14 @@ def main():
                 if code != 0:
                     failures.append("%s: extract %s failed: %s" % (fixture, m, err))
                 events.append(m + ".jsonl.gz")
+                # -o - streams the same gzip bytes to stdout.
+                piped = subprocess.run([jobviz, "extract", "-q", "--log_dir", where, "--machine", m, "-o", "-"], cwd=tmp,
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                with open(os.path.join(tmp, m + ".jsonl.gz"), "rb") as f:
+                    if piped.returncode != 0 or piped.stdout != f.read():
+                        failures.append("%s: extract %s -o - differs from the file: %s" % (fixture, m, piped.stderr))
+                if os.path.exists(os.path.join(tmp, "-")):
+                    failures.append("%s: extract -o - wrote a file named '-'" % fixture)
             merged = [a.format("merged") for a in outputs]
             code_merged, err_merged = run([jobviz, "merge"] + events[::-1] + merged + extra, tmp)
             if (code_direct, code_merged) != (0, 0):
