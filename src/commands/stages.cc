@@ -173,19 +173,20 @@ void AnalyseRun(FinishedRun* run) {
                              RunCounts{run->read.files.size(), run->read.lines, run->jobs, run->skipped.total()});
 }
 
+// Every gate's outcome is printed, a gate that cannot be evaluated (exit 2)
+// not hiding one that failed.
 int ReportGates(const std::vector<GateResult>& gates) {
-  int status = kExitOk;
+  bool failed = false, unknown = false;
   for (const GateResult& gate : gates) {
     if (!gate.value) {  // e.g. a job type these logs do not have
       PrintError("--fail-on " + gate.error, "the names are the keys of --summary-json (docs/analysis.md)");
-      return kExitUsage;
-    }
-    if (gate.failed) {
+      unknown = true;
+    } else if (gate.failed) {
       PrintError("--fail-on " + gate.condition.text + ": " + gate.Message());
-      status = kExitGateFailed;
+      failed = true;
     }
   }
-  return status;
+  return unknown ? kExitUsage : failed ? kExitGateFailed : kExitOk;
 }
 
 }  // namespace jobviz
