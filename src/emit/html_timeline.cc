@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "emit/json_text.h"
 #include "emit/perfetto_proto.h"
@@ -63,7 +65,16 @@ Window ChooseWindow(const Timeline& timeline, size_t max_jobs, size_t total) {
       for (const Job& job : worker.jobs) starts.push_back(job.start);
   std::nth_element(starts.begin(), starts.begin() + static_cast<std::ptrdiff_t>(max_jobs) - 1, starts.end());
   const Nanos last_start = starts[max_jobs - 1];
-  return {[last_start](const Job& job) { return job.start <= last_start; },
+  // Jobs that start together at the last start kept: as many as fit, in
+  // machine, worker and start order (1,000 jobs of one start and a cap of
+  // 10 keep 10, not all).
+  const size_t earlier = static_cast<size_t>(std::count_if(starts.begin(), starts.end(), [&](Nanos s) { return s < last_start; }));
+  auto tied = std::make_shared<std::unordered_set<const Job*>>();
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers)
+      for (const Job& job : worker.jobs)
+        if (job.start == last_start && earlier + tied->size() < max_jobs) tied->insert(&job);
+  return {[last_start, tied](const Job& job) { return job.start < last_start || (job.start == last_start && tied->count(&job) > 0); },
           "The timeline shows the earliest " + Count(max_jobs) + " jobs by start time (no step boundaries were found): " + cap};
 }
 

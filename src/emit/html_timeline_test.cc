@@ -144,6 +144,21 @@ TEST_CASE("Without steps, above the cap the page holds the earliest jobs") {
   CHECK(html.window_note.find("earliest 5 jobs") != std::string::npos);
 }
 
+TEST_CASE("Without steps, jobs that start together count against the cap one by one") {
+  Timeline t = Run(3, 4);
+  t.steps.clear();
+  for (Machine& machine : t.machines)
+    for (Worker& worker : machine.workers)
+      for (Job& job : worker.jobs) {
+        job.step = kNoStep;
+        job.end = job.end - job.start + 1'000'000;
+        job.start = 1'000'000;  // every job at one start
+      }
+  const HtmlTimeline html = BuildHtmlTimeline(t, 5, "t");
+  CHECK(html.shown_jobs == 5);
+  CHECK(html.window_note.find("earliest 5 jobs") != std::string::npos);
+}
+
 TEST_CASE("Steps with no job in them (NVTX pushed after every job) fall back to the earliest jobs") {
   Timeline t = Run(3, 4);
   for (Machine& machine : t.machines)
