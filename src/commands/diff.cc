@@ -10,16 +10,23 @@
 #include "cli/report.h"
 #include "commands/commands.h"
 #include "emit/json_text.h"
+#include "read/log_discovery.h"
 
 namespace jobviz {
 
 namespace {
 
-bool HasMachineDirectories(const std::string& dir) {
+// A machine*/ tree, as --multi_machine reads: machine directories and no
+// workerlog.N of its own (a flat directory may hold a machine_configs/).
+bool IsMachineTree(const std::string& dir) {
   std::error_code ec;
-  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-    if (it->is_directory(ec) && it->path().filename().string().rfind("machine", 0) == 0) return true;
-  return false;
+  bool machines = false;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!it->is_directory(ec) && WorkerIndexOf(name)) return false;
+    machines |= it->is_directory(ec) && name.rfind("machine", 0) == 0;
+  }
+  return machines;
 }
 
 // A log directory through the stages of `jobviz` (clocks on auto), to its
@@ -27,7 +34,7 @@ bool HasMachineDirectories(const std::string& dir) {
 bool AnalyseDirectory(const std::string& dir, int verbosity, nlohmann::json* summary, int* status) {
   InputPlan inputs;
   inputs.log_dir = dir;
-  inputs.multi_machine = HasMachineDirectories(dir);
+  inputs.multi_machine = IsMachineTree(dir);
   LogSet logs;
   std::vector<WorkerLogScan> scans;
   FinishedRun run;
