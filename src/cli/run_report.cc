@@ -87,12 +87,15 @@ std::string JobsLine(const Timeline& timeline, bool verbose) {
   return lines;
 }
 
-std::string StepsLine(const Timeline& timeline, const std::optional<StepRange>& window) {
+std::string StepsLine(const Timeline& timeline, const std::optional<StepRange>& window, size_t outside_steps) {
   if (timeline.steps.empty()) return "jobviz: steps: none found\n";
   if (window) {
     std::string kept = StepName(timeline.steps.front().step);
     if (timeline.steps.size() > 1) kept += " to " + StepName(timeline.steps.back().step);
-    return "jobviz: steps: " + Plural(timeline.steps.size(), "step", "steps") + " kept (" + kept + ") by --steps\n";
+    std::string line = "jobviz: steps: " + Plural(timeline.steps.size(), "step", "steps") + " kept (" + kept + ") by --steps";
+    if (outside_steps > 0)
+      line += "; " + Plural(outside_steps, "job", "jobs") + " outside every step left out";
+    return line + "\n";
   }
   std::string line = "jobviz: steps: " + Plural(timeline.steps.size(), "step", "steps") + " (" +
                      StepName(timeline.steps.front().step);
@@ -225,7 +228,7 @@ std::string RunReport(const FinishedRun& run, int verbosity) {
     report += RunsLine(run.runs, run.run_choice);
     const bool verbose = verbosity >= 2;
     if (run.jobs > 0)
-      report += JobsLine(run.timeline, verbose) + TopologyLine(run.timeline) + ClocksLines(run.timeline, run.clocks, verbose) + StepsLine(run.timeline, run.window);
+      report += JobsLine(run.timeline, verbose) + TopologyLine(run.timeline) + ClocksLines(run.timeline, run.clocks, verbose) + StepsLine(run.timeline, run.window, run.outside_steps);
   }
   AppendSkipReport(report, run.skipped);
   if (verbosity >= 1) report += WarningLines(run.warnings, verbosity >= 2);

@@ -151,7 +151,7 @@ bool PlaceWorkers(const DrawPlan& plan, FinishedRun* run, int* status) {
 
 bool CutSteps(const StepRange& range, FinishedRun* run, int* status) {
   std::string error;
-  if (!KeepSteps(range, run->timeline, &error)) {
+  if (!KeepSteps(range, run->timeline, &error, &run->outside_steps)) {
     PrintError("--steps: " + error, "the steps are named as in the report's 'steps:' line");
     *status = kExitBadInput;
     return false;

@@ -46,6 +46,7 @@ struct FinishedRun {
   std::vector<GateResult> gates;  // --fail-on, checked against `summary`
   size_t jobs = 0;               // drawn (within --steps, when given)
   std::optional<StepRange> window;  // --steps
+  size_t outside_steps = 0;         // --steps: jobs in no step, dropped
   size_t html_max_jobs = kDefaultHtmlMaxJobs;  // --html-max-jobs
   JsonArgs json_args = JsonArgs::kCompact;     // --json-args
   bool mark_critical_path = false;  // the traces mark analysis.bottleneck's paths (not --no-critical-path)

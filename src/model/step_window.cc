@@ -28,7 +28,7 @@ std::optional<StepRange> ParseStepRange(const std::string& text, std::string* er
   return range;
 }
 
-bool KeepSteps(const StepRange& range, Timeline& timeline, std::string* error) {
+bool KeepSteps(const StepRange& range, Timeline& timeline, std::string* error, size_t* outside_steps) {
   if (timeline.steps.empty()) {
     *error = "no step boundaries were found in these logs, so there is no step to cut out";
     return false;
@@ -37,13 +37,17 @@ bool KeepSteps(const StepRange& range, Timeline& timeline, std::string* error) {
   // Under --run all, steps A to B of every run.
   auto outside = [&](const StepSpan& s) { return !range.Contains(StepNumber(s.step)); };
   timeline.steps.erase(std::remove_if(timeline.steps.begin(), timeline.steps.end(), outside), timeline.steps.end());
-  size_t kept = 0;
+  size_t kept = 0, in_no_step = 0;
   for (Machine& machine : timeline.machines)
     for (Worker& worker : machine.workers) {
-      std::erase_if(worker.jobs, [&](const Job& job) { return !range.Contains(StepNumber(job.step)); });
+      std::erase_if(worker.jobs, [&](const Job& job) {
+        in_no_step += job.step == kNoStep;
+        return job.step == kNoStep || !range.Contains(StepNumber(job.step));
+      });
       std::erase_if(worker.steps, outside);
       kept += worker.jobs.size();
     }
+  if (outside_steps) *outside_steps = in_no_step;
   if (kept == 0) {
     *error = "no job in the steps asked for: the logs have " + StepName(had_first) + " to " + StepName(had_last);
     return false;

@@ -20,9 +20,11 @@ struct StepRange {
 // "3:5", "3:", ":5" or "4" (one step).
 std::optional<StepRange> ParseStepRange(const std::string& text, std::string* error);
 
-// Drops every job and step outside `range`. Fails, with `error` saying what
-// the logs have, when no step boundaries were found or no job is left.
-bool KeepSteps(const StepRange& range, Timeline& timeline, std::string* error);
+// Drops every job and step outside `range`, and every job in no step (before
+// the first step line: `:5` and `0:5` keep the same jobs), counted in
+// `outside_steps`. Fails, with `error` saying what the logs have, when no
+// step boundaries were found or no job is left.
+bool KeepSteps(const StepRange& range, Timeline& timeline, std::string* error, size_t* outside_steps = nullptr);
 
 // A copy of `timeline` with only the jobs `keep` accepts (and only the steps
 // holding one of them): machines, workers, markers and clock results as they

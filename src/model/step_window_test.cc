@@ -33,6 +33,19 @@ TEST_CASE("--steps: FIRST:LAST, open ends, one step; refused otherwise") {
   }
 }
 
+TEST_CASE("--steps leaves out jobs in no step whichever way the window is written, and counts them") {
+  for (const char* window : {":1", "0:1"}) {
+    INFO(window);
+    Timeline t = ThreeSteps();
+    t.machines[0].workers[0].jobs.insert(t.machines[0].workers[0].jobs.begin(), {"9", "forward", 0, -50, -40, 1, kNoStep});
+    std::string error;
+    size_t outside = 0;
+    REQUIRE(KeepSteps(*ParseStepRange(window, &error), t, &error, &outside));
+    CHECK(t.machines[0].workers[0].jobs.size() == 2);
+    CHECK(outside == 1);
+  }
+}
+
 TEST_CASE("--steps keeps the window's jobs and steps, and says what there is when nothing is left") {
   Timeline t = ThreeSteps();
   std::string error;
