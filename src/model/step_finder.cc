@@ -125,6 +125,10 @@ std::string StepsFromJobOrder(Worker& worker, std::int64_t first) {
     return "every micro_batch_id is 0, so each micro-batch looks like its own step";
   if (step_starts == 0)
     return "no step boundary was found (no '" + marker_type + "' job has micro_batch_id = 0)";
+  // Steps are numbered below 10^12 (a larger number is another run's, StepKey).
+  if (first > kRunStride - static_cast<std::int64_t>(step_starts))
+    return "the profiler window line's first step (" + std::to_string(first) + ") leaves no room for " +
+           std::to_string(step_starts) + " steps below " + std::to_string(kRunStride);
 
   std::int64_t step = first - 1;
   for (size_t i : by_line) {
