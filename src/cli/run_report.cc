@@ -38,10 +38,13 @@ std::string RunsLine(const std::vector<RunSummary>& runs, const RunChoice& choic
     }
   }
   if (most > 1) {
+    size_t not_drawn = 0;
+    for (const RunSummary& r : runs) not_drawn += JobsNotDrawn(r.runs, choice);
+    const std::string left = not_drawn > 0 ? "; " + Plural(not_drawn, "job", "jobs") + " of the other runs not drawn" : "";
     switch (choice.kind) {
-      case RunChoice::Kind::kLast: line += "; drawing the last run of each file (choose with --run N or --run all)"; break;
+      case RunChoice::Kind::kLast: line += "; drawing the last run of each file" + left + " (--run N or --run all draws others)"; break;
       case RunChoice::Kind::kAll: line += "; drawing all runs"; break;
-      case RunChoice::Kind::kNumber: line += "; drawing run " + std::to_string(choice.number); break;
+      case RunChoice::Kind::kNumber: line += "; drawing run " + std::to_string(choice.number) + left; break;
     }
   }
   return line + "\n";
@@ -113,9 +116,13 @@ std::string VerboseFileLines(const std::vector<FileTotals>& files, const std::ve
            Plural(scan.lines, "line", "lines") + ", " + Plural(scan.records, "record", "records") +
            (scan.named_ranges ? " (" + Plural(scan.named_ranges, "named NVTX range", "named NVTX ranges") + ")" : "") +
            ", " + Plural(runs[i].runs.size(), "run", "runs") + "\n";
-    for (size_t r = 1; r < runs[i].runs.size(); ++r)
-      out += "jobviz:   run " + std::to_string(r + 1) + " starts at line " +
-             std::to_string(runs[i].runs[r].first_line) + " (" + runs[i].runs[r].started_by + ")\n";
+    for (size_t r = 0; r < runs[i].runs.size(); ++r) {
+      const RunRange& run = runs[i].runs[r];
+      if (r > 0)
+        out += "jobviz:   run " + std::to_string(r + 1) + " starts at line " + std::to_string(run.first_line) + " (" +
+               run.started_by + ")\n";
+      for (const std::string& note : run.notes) out += "jobviz:   " + note + "\n";
+    }
   }
   return out;
 }

@@ -23,26 +23,28 @@ std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records) {
   std::optional<std::int64_t> highest_step, highest_round;
   std::optional<Nanos> latest_job_end;  // of the current run, in file order
   std::uint32_t job_thread = 0;         // glog thread of the run's last job line
+  std::optional<size_t> banner;         // a banner after jobs, waiting for the next job line to tell
 
   auto start_run = [&](size_t index, std::string why) {
     if (!runs.empty()) runs.back().end = index;
-    runs.push_back({index, records.size(), records[index].line, std::move(why)});
+    runs.push_back({index, records.size(), records[index].line, std::move(why), 0, {}});
     has_activity = false;
     highest_step.reset();
     highest_round.reset();
     latest_job_end.reset();
     job_thread = 0;
+    banner.reset();
   };
 
   for (size_t i = 0; i < records.size(); ++i) {
     const LogRecord& r = records[i];
     if (runs.empty()) start_run(i, "");
     switch (r.kind) {
-      case RecordKind::kProfilerWindow:
-        if (has_activity) start_run(i, "profiler start line after jobs");
+      case RecordKind::kProfilerWindow:  // (from the banner before it, if one was printed again)
+        if (has_activity) start_run(banner.value_or(i), "profiler start line after jobs");
         break;
       case RecordKind::kStartBanner:
-        if (has_activity) start_run(i, "start-up banner ('GPU Compute Capability') printed again after jobs");
+        if (has_activity && !banner) banner = i;
         break;
       case RecordKind::kStepPush:
         if (highest_step && r.step <= *highest_step)
@@ -58,6 +60,24 @@ std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records) {
         highest_round = r.round;
         break;
       case RecordKind::kJob:
+        if (banner) {  // the first job line after a banner printed again: a new process, or the same one going on?
+          const size_t at = *banner;
+          banner.reset();
+          const bool new_thread = job_thread != 0 && r.thread != 0 && r.thread != job_thread;
+          const bool no_threads = job_thread == 0 || r.thread == 0;
+          const bool long_after = latest_job_end && r.start - *latest_job_end > kRestartGap;
+          if (new_thread) {
+            start_run(at, "start-up banner ('GPU Compute Capability') printed again after jobs, and the jobs after it come "
+                          "from another glog thread (" + std::to_string(job_thread) + " -> " + std::to_string(r.thread) + ")");
+          } else if (no_threads && long_after) {
+            start_run(at, "start-up banner ('GPU Compute Capability') printed again after jobs, and the next job starts " +
+                              Minutes(r.start - *latest_job_end) + " after the last one ended");
+          } else {
+            runs.back().notes.push_back("line " + std::to_string(records[at].line) +
+                                        ": start-up banner printed again (a child process?); not a new run: the jobs go on" +
+                                        (no_threads ? "" : " in glog thread " + std::to_string(r.thread)));
+          }
+        }
         // Neither alone is a restart (a checkpoint or an evaluation pauses
         // for minutes; a framework may print from another thread), both at
         // once are: a new process, minutes later.
@@ -66,6 +86,7 @@ std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records) {
           start_run(i, "job times jump " + Minutes(r.start - *latest_job_end) + " forward and the glog thread id changes (" +
                            std::to_string(job_thread) + " -> " + std::to_string(r.thread) + ")");
         latest_job_end = std::max(latest_job_end.value_or(r.end), r.end);
+        ++runs.back().jobs;
         if (r.thread != 0) job_thread = r.thread;
         has_activity = true;
         break;

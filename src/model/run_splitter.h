@@ -15,6 +15,10 @@ struct RunRange {
   size_t begin = 0, end = 0;  // indices into the records
   std::uint64_t first_line = 0;
   std::string started_by;  // why a new run was detected here ("" for the first run)
+  size_t jobs = 0;         // job lines in it
+  // Lines that looked like a restart but were not (a banner printed again
+  // while the jobs go on): "line N: why" (for -v).
+  std::vector<std::string> notes;
 };
 
 // A new run starts at a record that a single run cannot produce after what
@@ -22,7 +26,11 @@ struct RunRange {
 //  - a "Schedule Profiler start" line after any job or step line (the
 //    Python side prints it when the job starts);
 //  - the start-up banner (Paddle's "GPU Compute Capability" line, printed
-//    once per process) after any job or step line;
+//    once per process) after any job or step line, when the next job line
+//    says a new process writes: another glog thread, or (without thread
+//    ids) a start more than kRestartGap after the run's last job ended. A
+//    child process (a data-loader worker that initialises CUDA) prints the
+//    banner mid-run while the jobs go on: a note, not a new run;
 //  - an NVTX push of a step number not above one already pushed (the step
 //    counter went back);
 //  - a clock-sync round not above one already taken (rounds only go up);

@@ -80,13 +80,41 @@ LogRecord JobAt(std::uint64_t line, Nanos start_s, std::uint32_t thread) {
 
 }  // namespace
 
-TEST_CASE("The start-up banner printed again after jobs starts a new run; before any job it does not") {
-  const std::vector<LogRecord> records = {Rec(RecordKind::kStartBanner, 1), JobAt(2, 0, 7), JobAt(3, 2, 7),
-                                          Rec(RecordKind::kStartBanner, 9), JobAt(10, 4, 7)};
-  const auto runs = SplitRuns(records);
-  REQUIRE(runs.size() == 2);
-  CHECK(runs[1].first_line == 9);
-  CHECK(runs[1].started_by.find("start-up banner") == 0);
+TEST_CASE("The start-up banner printed again after jobs starts a new run when the jobs after it say so") {
+  const Nanos minutes = kRestartGap / 1'000'000'000 + 60;
+  SECTION("another glog thread: a new process") {
+    const auto runs = SplitRuns({Rec(RecordKind::kStartBanner, 1), JobAt(2, 0, 7), JobAt(3, 2, 7),
+                                 Rec(RecordKind::kStartBanner, 9), JobAt(10, 4, 8)});
+    REQUIRE(runs.size() == 2);
+    CHECK(runs[1].first_line == 9);
+    CHECK(runs[1].started_by.find("start-up banner") == 0);
+    CHECK(runs[1].started_by.find("(7 -> 8)") != std::string::npos);
+    CHECK(runs[0].jobs == 2);
+    CHECK(runs[1].jobs == 1);
+  }
+  SECTION("the same thread going on (a child process printed it): one run, and a note") {
+    const auto runs = SplitRuns({Rec(RecordKind::kStartBanner, 1), JobAt(2, 0, 7), JobAt(3, 2, 7),
+                                 Rec(RecordKind::kStartBanner, 9), JobAt(10, 4, 7), JobAt(11, 6, 7)});
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].jobs == 4);
+    REQUIRE(runs[0].notes.size() == 1);
+    CHECK(runs[0].notes[0].find("line 9: start-up banner printed again") == 0);
+  }
+  SECTION("without thread ids: a new run only when the next job comes minutes later") {
+    CHECK(SplitRuns({JobAt(2, 0, 0), Rec(RecordKind::kStartBanner, 9), JobAt(10, 4, 0)}).size() == 1);
+    const auto runs = SplitRuns({JobAt(2, 0, 0), Rec(RecordKind::kStartBanner, 9), JobAt(10, 4 + minutes, 0)});
+    REQUIRE(runs.size() == 2);
+    CHECK(runs[1].first_line == 9);
+  }
+  SECTION("a profiler start line after the banner: the new run starts at the banner") {
+    const auto runs = SplitRuns({JobAt(2, 0, 7), Rec(RecordKind::kStartBanner, 9), Rec(RecordKind::kProfilerWindow, 10),
+                                 JobAt(11, 4, 7)});
+    REQUIRE(runs.size() == 2);
+    CHECK(runs[1].first_line == 9);
+  }
+  SECTION("before any job it is the run's own start") {
+    CHECK(SplitRuns({Rec(RecordKind::kStartBanner, 1), JobAt(2, 0, 7)}).size() == 1);
+  }
 }
 
 TEST_CASE("A jump of minutes with another glog thread starts a new run; either alone does not") {

@@ -29,6 +29,16 @@ Worker MakeWorker(const WorkerLogFile& file, WorkerLogScan& scan, size_t begin, 
 
 }  // namespace
 
+size_t JobsNotDrawn(const std::vector<RunRange>& runs, const RunChoice& choice) {
+  size_t total = 0;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const bool drawn = choice.kind == RunChoice::Kind::kAll ||
+                       (choice.kind == RunChoice::Kind::kLast ? r + 1 == runs.size() : static_cast<std::int64_t>(r + 1) == choice.number);
+    if (!drawn) total += runs[r].jobs;
+  }
+  return total;
+}
+
 FileBuild BuildFile(const WorkerLogFile& file, WorkerLogScan& scan, const RunChoice& choice) {
   FileBuild build;
   build.runs = SplitRuns(scan.records);

@@ -23,6 +23,9 @@ struct RunSummary {
   std::vector<RunRange> runs;
 };
 
+// The job lines of the runs `choice` leaves out.
+size_t JobsNotDrawn(const std::vector<RunRange>& runs, const RunChoice& choice);
+
 struct BuildResult {
   Timeline timeline;
   std::vector<RunSummary> runs;  // per file, in file order
