@@ -27,7 +27,7 @@ std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records) {
 
   auto start_run = [&](size_t index, std::string why) {
     if (!runs.empty()) runs.back().end = index;
-    runs.push_back({index, records.size(), records[index].line, std::move(why), 0, {}});
+    runs.push_back({index, records.size(), records[index].line, std::move(why), 0, 0, 0, {}});
     has_activity = false;
     highest_step.reset();
     highest_round.reset();
@@ -85,6 +85,12 @@ std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records) {
             r.thread != job_thread)
           start_run(i, "job times jump " + Minutes(r.start - *latest_job_end) + " forward and the glog thread id changes (" +
                            std::to_string(job_thread) + " -> " + std::to_string(r.thread) + ")");
+        // Times going back by minutes in file order are the clock set back,
+        // not a restart (which comes later, not earlier): noted for a warning.
+        if (latest_job_end && *latest_job_end - r.end > kRestartGap && runs.back().clock_back_line == 0) {
+          runs.back().clock_back_line = r.line;
+          runs.back().clock_back = *latest_job_end - r.end;
+        }
         latest_job_end = std::max(latest_job_end.value_or(r.end), r.end);
         ++runs.back().jobs;
         if (r.thread != 0) job_thread = r.thread;

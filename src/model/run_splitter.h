@@ -16,6 +16,10 @@ struct RunRange {
   std::uint64_t first_line = 0;
   std::string started_by;  // why a new run was detected here ("" for the first run)
   size_t jobs = 0;         // job lines in it
+  // The first job line that ended more than kRestartGap before an earlier
+  // job line of the run: the clock was set back (an NTP step), 0: none.
+  std::uint64_t clock_back_line = 0;
+  Nanos clock_back = 0;
   // Lines that looked like a restart but were not (a banner printed again
   // while the jobs go on): "line N: why" (for -v).
   std::vector<std::string> notes;

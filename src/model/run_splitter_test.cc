@@ -138,3 +138,12 @@ TEST_CASE("A jump of minutes with another glog thread starts a new run; either a
     CHECK(SplitRuns({JobAt(1, 100, 7), JobAt(2, 0, 7), JobAt(3, 102, 9)}).size() == 1);
   }
 }
+
+TEST_CASE("Job times going back by minutes in file order are the clock set back, noted on the run, not a new run") {
+  const Nanos minutes = kRestartGap / 1'000'000'000 + 60;
+  const auto runs = SplitRuns({JobAt(1, minutes + 10, 7), JobAt(2, minutes + 12, 7), JobAt(3, 0, 7), JobAt(4, 2, 9)});
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].clock_back_line == 3);
+  CHECK(runs[0].clock_back == (minutes + 13 - 1) * 1'000'000'000);
+  CHECK(SplitRuns({JobAt(1, 10, 7), JobAt(2, 5, 7)})[0].clock_back_line == 0);  // seconds out of order: jobs print so
+}

@@ -212,10 +212,12 @@ StepFinding FindStepsOfOneRun(Timeline& timeline) {
   } else if (heuristic_workers > 0) {
     timeline.step_source = StepSource::kHeuristic;
     // As in the original tool, a step does not start before the previous one
-    // ends; the heuristic's edges are only as good as the job times.
+    // ends; the heuristic's edges are only as good as the job times. A step
+    // that lies before the previous one (the clock was set back between
+    // them) keeps its own span: clamped, it would hold none of its jobs.
     for (size_t i = 1; i < timeline.steps.size(); ++i) {
       StepSpan& step = timeline.steps[i];
-      step.start = std::min(std::max(step.start, timeline.steps[i - 1].end), step.end);
+      if (step.start >= timeline.steps[i - 1].start) step.start = std::min(std::max(step.start, timeline.steps[i - 1].end), step.end);
     }
   }
   return finding;

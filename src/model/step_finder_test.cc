@@ -1,5 +1,6 @@
 #include "model/step_finder.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 using namespace jobviz;
@@ -118,6 +119,26 @@ TEST_CASE("Heuristic: steps merge across workers and do not start before the pre
   CHECK(t.steps[0].end == 13 * kMs);    // latest end of step 0 on any worker
   CHECK(t.steps[1].start == 13 * kMs);  // clipped from 8 ms
   CHECK(t.steps[1].end == 24 * kMs);
+}
+
+TEST_CASE("Heuristic: a step that lies before the previous one (the clock set back) keeps its jobs") {
+  constexpr Nanos kTenMinutes = 600'000;  // ms
+  Worker worker;
+  worker.jobs = {MakeJob("forward", 0, 0, 5, 1), MakeJob("forward", 1, 5, 9, 2),
+                 // step 1, logged after the clock was set back ten minutes
+                 MakeJob("forward", 0, 10 - kTenMinutes, 15 - kTenMinutes, 3), MakeJob("forward", 1, 15 - kTenMinutes, 19 - kTenMinutes, 4),
+                 MakeJob("forward", 0, 20 - kTenMinutes, 25 - kTenMinutes, 5)};
+  Timeline t = OneWorker(worker);
+  FindSteps(t);
+  REQUIRE(t.steps.size() == 3);
+  for (const Job& job : t.machines[0].workers[0].jobs) {
+    INFO("job at line " << job.line << " in step " << job.step);
+    const auto step = std::find_if(t.steps.begin(), t.steps.end(), [&](const StepSpan& s) { return s.step == job.step; });
+    REQUIRE(step != t.steps.end());
+    CHECK(job.start >= step->start);
+    CHECK(job.end <= step->end);
+  }
+  CHECK(t.steps[1].end - t.steps[1].start == 9 * kMs);
 }
 
 TEST_CASE("Heuristic refuses when every job is default") {

@@ -1,6 +1,7 @@
 #include "model/timeline_builder.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <optional>
 
 namespace jobviz {
@@ -75,6 +76,11 @@ FileBuild BuildFile(const WorkerLogFile& file, WorkerLogScan& scan, const RunCho
         earlier_place = scan.records[i];
         break;
       }
+  for (const RunRange& run : runs)
+    if (run.begin >= begin && run.end <= end && run.clock_back_line != 0 && build.clock_back_line == 0) {
+      build.clock_back_line = run.clock_back_line;
+      build.clock_back = run.clock_back;
+    }
   build.worker = MakeWorker(file, scan, begin, end);
   if (earlier_place) build.worker.markers.insert(build.worker.markers.begin(), *earlier_place);
   if (choice.kind == RunChoice::Kind::kAll && runs.size() > 1) {
@@ -89,17 +95,28 @@ BuildResult AssembleTimeline(const LogSet& logs, std::vector<FileBuild> files) {
   BuildResult result;
   for (const std::string& name : logs.machine_names) result.timeline.machines.emplace_back(name);
   size_t most_runs = 0, fewest_runs = SIZE_MAX;
+  std::string clock_back;  // the first file whose clock was set back
+  size_t clock_back_files = 0;
   for (size_t f = 0; f < logs.files.size(); ++f) {
     FileBuild& file = files[f];
     if (!file.error.empty()) {
       result.error = file.error;
       return result;
     }
+    if (file.clock_back_line != 0 && clock_back_files++ == 0) {
+      char minutes[32];
+      std::snprintf(minutes, sizeof minutes, "%.1f min", static_cast<double>(file.clock_back) / 60e9);
+      clock_back = file.worker.file + ":" + std::to_string(file.clock_back_line) + " by " + minutes;
+    }
     most_runs = std::max(most_runs, file.runs.size());
     fewest_runs = std::min(fewest_runs, file.runs.size());
     result.runs.push_back({file.worker.file, std::move(file.runs)});
     result.timeline.machines[logs.files[f].machine].workers.push_back(std::move(file.worker));
   }
+  if (clock_back_files > 0)
+    result.warnings.push_back("job times go back in file order (the clock was set back: an NTP step?) in " +
+                              std::to_string(clock_back_files) + (clock_back_files == 1 ? " file" : " files") + ", first " +
+                              clock_back + "; times are drawn as logged, each job in its step");
   if (!logs.files.empty() && most_runs != fewest_runs)
     result.warnings.push_back("files hold different numbers of runs (" +
                               std::to_string(fewest_runs) + " to " + std::to_string(most_runs) +

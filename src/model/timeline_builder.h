@@ -41,6 +41,9 @@ struct FileBuild {
   Worker worker;
   std::vector<RunRange> runs;
   std::string error;  // set when the chosen run does not exist in this file
+  // In a drawn run, the first job line whose clock was set back (RunRange), 0: none.
+  std::uint64_t clock_back_line = 0;
+  Nanos clock_back = 0;
 };
 FileBuild BuildFile(const WorkerLogFile& file, WorkerLogScan& scan, const RunChoice& choice);
 
