@@ -86,6 +86,14 @@ bool AtomicFile::Open(const std::string& path, bool gzip) {
     streamed_ = true;
     fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
   } else {
+    // Missing directories on the way are made, as `mkdir -p` would (an
+    // events file into /shared/events/ on a fresh job).
+    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    std::error_code ec;
+    if (!exists && !parent.empty() && !std::filesystem::exists(parent, ec) && !std::filesystem::create_directories(parent, ec) && ec) {
+      error_ = path + ": cannot make its directory " + parent.string() + ": " + ec.message();
+      return false;
+    }
     RemoveStaleTempFiles(path);
     temp_path_ = path + ".tmp." + std::to_string(getpid());
     fd = open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -26,7 +26,8 @@ class AtomicFile {
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
 
-  // Opens a temporary file beside `path`. "-" writes to standard output
+  // Opens a temporary file beside `path` (making missing directories on the
+  // way). "-" writes to standard output
   // directly (nothing to rename). With `gzip`, what is written is
   // compressed (also to standard output). Returns false and sets `error()` on failure.
   bool Open(const std::string& path, bool gzip = false);
