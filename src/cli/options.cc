@@ -166,7 +166,7 @@ std::string CheckInputs(const InputPlan& inputs, bool merge) {
 
 // The outputs in the order they are written; the tables move to stderr when
 // something else takes stdout.
-std::vector<OutputRequest> PlanOutputs(const DrawFlags& f) {
+std::vector<OutputRequest> PlanOutputs(const DrawFlags& f, bool merge) {
   const std::filesystem::path dir(f.inputs.log_dir.empty() ? "." : f.inputs.log_dir);  // explicit files: here
   std::vector<OutputRequest> outputs;
   const std::string trace = f.output.empty() ? (dir / "pipeline_profile_perfetto.json").string() : f.output;
@@ -175,9 +175,13 @@ std::vector<OutputRequest> PlanOutputs(const DrawFlags& f) {
                                     : trace.ends_with(".gz")    ? OutputFormat::kPerfettoProtoPlain
                                                                 : OutputFormat::kPerfettoProto;
   outputs.push_back({trace_format, trace, false, "-o"});
-  if (!f.no_chrome)
+  // The legacy trace, where the original script put it (the log directory),
+  // or beside an -o trace; merge writes it only when asked.
+  const std::filesystem::path legacy_dir =
+      f.output.empty() || f.output == "-" ? dir : std::filesystem::path(f.output).parent_path();
+  if (!f.no_chrome && (!merge || !f.chrome_output.empty()))
     outputs.push_back({OutputFormat::kChromeJson,
-                       f.chrome_output.empty() ? (dir / "pipeline_profile.json").string() : f.chrome_output, false,
+                       f.chrome_output.empty() ? (legacy_dir / "pipeline_profile.json").string() : f.chrome_output, false,
                        "--chrome-output"});
   const bool stdout_taken = f.output == "-" || f.summary_json == "-" || f.summary_md == "-";
   const bool tables = f.summary_on || (!f.summary_off && !stdout_taken && isatty(STDOUT_FILENO));
@@ -266,7 +270,7 @@ Parsed<DrawPlan> ToPlan(DrawFlags& f, bool merge) {
   }
   if (!f.baseline.empty() && !LoadBaseline(f.baseline, &plan.baseline)) return {std::nullopt, kExitUsage};
   if (!PlanGates(f.fail_on, plan.baseline, &plan.gates)) return {std::nullopt, kExitUsage};
-  plan.outputs = PlanOutputs(f);
+  plan.outputs = PlanOutputs(f, merge);
   plan.html_max_jobs = f.html_max_jobs;
   plan.json_args = f.json_args == "full" ? JsonArgs::kFull : JsonArgs::kCompact;
   plan.rows_by_stage = f.rows == "stage";

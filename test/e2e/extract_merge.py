@@ -7,7 +7,8 @@ For a multi-machine fixture with clock sync lines and one whose logs have
 skipped lines and appended runs, and a hybrid-parallel one whose topology
 comes from HybridParallelInfo lines, the trace, legacy trace, summary JSON and
 report must be identical (the report up to the output file names); extract
--o - must stream the events file's bytes to stdout.
+-o - must stream the events file's bytes to stdout, and merge writes no legacy
+trace unless asked.
 """
 import os
 import shutil
@@ -53,6 +54,10 @@ def main():
                         failures.append("%s: extract %s -o - differs from the file: %s" % (fixture, m, piped.stderr))
                 if os.path.exists(os.path.join(tmp, "-")):
                     failures.append("%s: extract -o - wrote a file named '-'" % fixture)
+            # Without --chrome-output, merge writes no legacy trace (it wrote ./pipeline_profile.json).
+            code, err = run([jobviz, "merge", "-q", "-o", "out/plain.json"] + events + extra, tmp)
+            if code != 0 or any(os.path.exists(os.path.join(tmp, p, "pipeline_profile.json")) for p in (".", "out")):
+                failures.append("%s: merge without --chrome-output wrote a legacy trace (or failed: %s)" % (fixture, err))
             merged = [a.format("merged") for a in outputs]
             code_merged, err_merged = run([jobviz, "merge"] + events[::-1] + merged + extra, tmp)
             if (code_direct, code_merged) != (0, 0):
