@@ -40,6 +40,7 @@ const char* ClockMethodName(ClockMethod method) {
     case ClockMethod::kCausal: return "causal";
     case ClockMethod::kManual: return "manual";
     case ClockMethod::kNone: return "none";
+    case ClockMethod::kUnneeded: return "unneeded";
   }
   return "?";
 }
@@ -317,6 +318,9 @@ ClockAlignment AlignClocks(Timeline& timeline, const AlignOptions& options) {
   WarnAboutStrayWorkers(timeline, readings, &result.warnings);
 
   result.violations_after = CountOrderViolations(timeline, result.clocks);
+  if (options.mode == AlignMode::kAuto && mode == AlignMode::kNone && result.violations_after == 0)
+    for (MachineClock& clock : result.clocks)
+      if (clock.method == ClockMethod::kNone) clock.method = ClockMethod::kUnneeded;
   if (options.mode == AlignMode::kAuto && mode == AlignMode::kNone && result.violations_after > 0)
     result.warnings.push_back("the clocks break pipeline order " + std::to_string(result.violations_after) +
                               " times (a stage starts a micro-batch before the previous one finished it); "

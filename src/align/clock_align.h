@@ -24,7 +24,9 @@
 namespace jobviz {
 
 enum class AlignMode { kAuto, kSync, kCausal, kNone };
-enum class ClockMethod { kReference, kSync, kCausal, kManual, kNone };
+// kUnneeded: --clock_align auto found no sync lines and pipeline order holds
+// on the clocks as logged (kNone: not aligned, asked for or not possible).
+enum class ClockMethod { kReference, kSync, kCausal, kManual, kNone, kUnneeded };
 
 const char* ClockMethodName(ClockMethod method);
 

@@ -131,6 +131,7 @@ std::string SignedDuration(Nanos ns) { return (ns >= 0 ? "+" : "") + FormatDurat
 
 std::string MachineClock(const Machine& machine) {
   std::string text = machine.name + " " + machine.clock_method;
+  if (machine.clock_method == "unneeded") return machine.name + " as logged";
   if (machine.clock_method != "reference" && machine.clock_method != "none") {
     char drift[32];
     std::snprintf(drift, sizeof drift, "%+.1f ppm", machine.clock_drift_ppm);
@@ -149,7 +150,7 @@ std::string ClocksSummary(const Timeline& timeline) {
   for (const Machine& machine : timeline.machines) {
     ++methods[machine.clock_method];
     drift = std::max(drift, std::abs(machine.clock_drift_ppm));
-    if (machine.clock_method == "reference" || machine.clock_method == "none") continue;
+    if (machine.clock_method == "reference" || machine.clock_method == "none" || machine.clock_method == "unneeded") continue;
     if (!low || machine.clock_offset < low->clock_offset) low = &machine;
     if (!high || machine.clock_offset > high->clock_offset) high = &machine;
   }

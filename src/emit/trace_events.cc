@@ -280,6 +280,7 @@ std::string FormatUtc(Nanos time) {
 std::string ClockText(const Machine& machine) {
   if (machine.clock_method == "reference") return "reference";
   if (machine.clock_method == "none") return "not aligned";
+  if (machine.clock_method == "unneeded") return "as logged: no alignment needed";
   char drift[48];
   std::snprintf(drift, sizeof drift, " us, drift %+.3f ppm", machine.clock_drift_ppm);
   return machine.clock_method + " " + (machine.clock_offset >= 0 ? "+" : "") + FormatMicros(machine.clock_offset) +
