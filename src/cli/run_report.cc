@@ -30,12 +30,17 @@ std::string RunsLine(const std::vector<RunSummary>& runs, const RunChoice& choic
   std::string line = "jobviz: runs: ";
   if (files_by_count.size() == 1) {
     line += std::to_string(most) + (runs.size() == 1 ? " in the file" : " in every file");
-  } else {
+  } else if (files_by_count.size() <= 4) {
     std::string sep;
     for (const auto& [count, files] : files_by_count) {
       line += sep + std::to_string(count) + " in " + Plural(files, "file", "files");
       sep = ", ";
     }
+  } else {  // the range and the commonest count: the line stays short at any scale
+    const auto common = std::max_element(files_by_count.begin(), files_by_count.end(),
+                                         [](const auto& a, const auto& b) { return a.second < b.second; });
+    line += std::to_string(files_by_count.begin()->first) + " to " + std::to_string(most) + " per file (" +
+            std::to_string(common->first) + " in " + Plural(common->second, "file", "files") + ")";
   }
   if (most > 1) {
     size_t not_drawn = 0;

@@ -90,9 +90,15 @@ std::int64_t RunFirstStep(const Timeline& timeline, std::vector<std::string>* wa
                                        [](const auto& a, const auto& b) { return a.second < b.second; });
   if (votes.size() > 1) {
     std::string named;
-    for (const auto& [step, files] : votes)
+    size_t listed = 0;
+    for (const auto& [step, files] : votes) {
+      if (++listed > 4) {  // the warning stays one short line at any scale
+        named += ", " + std::to_string(votes.size() - 4) + " more steps";
+        break;
+      }
       named += (named.empty() ? "" : ", ") + ("step " + std::to_string(step)) + " in " + std::to_string(files) +
                (files == 1 ? " file" : " files");
+    }
     warnings->push_back("profiler window lines disagree on the first step (" + named + "); steps count from step " +
                         std::to_string(winner->first));
   }

@@ -1,0 +1,28 @@
+#include "cli/run_report.h"
+
+#include <catch2/catch.hpp>
+#include <sstream>
+
+using namespace jobviz;
+
+TEST_CASE("Every report line stays short when files hold many different numbers of runs") {
+  FinishedRun run;
+  for (int f = 0; f < 2048; ++f) {
+    RunSummary file{"logs/machine" + std::to_string(f / 8) + "/workerlog." + std::to_string(f % 8), {}};
+    for (int r = 0; r < 1 + f % 40; ++r) file.runs.push_back({static_cast<size_t>(r), static_cast<size_t>(r + 1), 1, "", 3, 0, 0, {}});
+    run.runs.push_back(std::move(file));
+  }
+  const std::string report = RunReport(run, 1);
+  std::istringstream lines(report);
+  bool runs_line = false;
+  for (std::string line; std::getline(lines, line);) {
+    INFO(line);
+    CHECK(line.size() < 300);
+    if (line.rfind("jobviz: runs: ", 0) == 0) {
+      runs_line = true;
+      CHECK(line.find("1 to 40 per file") != std::string::npos);
+      CHECK(line.find("jobs of the other runs not drawn") != std::string::npos);
+    }
+  }
+  CHECK(runs_line);
+}
