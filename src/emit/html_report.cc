@@ -50,7 +50,7 @@ constexpr const char* kTimeline = R"(<section>
 <h2>Timeline</h2>
 <div class="toolbar"><button type="button" id="open-perfetto">Open in Perfetto</button>
 <span id="perfetto-status"></span>
-<span class="hint">wheel: zoom · shift+wheel, drag, A/D, ←/→: pan · W/S, +/−: zoom · 0: everything · click: details</span></div>
+<span class="hint">Ctrl/⌘+wheel, or wheel after a click into the timeline: zoom · shift+wheel, drag, A/D, ←/→: pan · W/S, +/−: zoom · 0: everything · click: details</span></div>
 <div class="legend" id="legend"></div>
 <div class="timeline" id="timeline" style="--row: 18px; --label-width: 230px">
 <div class="head"><div class="labels"><div>time</div><div>steps</div></div><div class="canvas-cell"><canvas class="head"></canvas></div></div>

@@ -8,7 +8,8 @@ the page from file:// and this checks what it rendered.
 - no console error, exception or CSP report, and no request but the file;
 - the canvas painted; hovering and clicking a job show its facts, and those
   are the log line's own (file:line, type, id, start to the nanosecond);
-- wheel, keys and drag zoom and pan;
+- Ctrl+wheel (or the wheel after a click into the timeline), keys and drag
+  zoom and pan; a plain wheel before that leaves the timeline as it is;
 - "Open in Perfetto" speaks Perfetto's postMessage protocol to a stand-in
   for ui.perfetto.dev (served by the DevTools Fetch domain: no network) and
   hands it the same packets `jobviz -o run.pftrace.gz` writes;
@@ -139,10 +140,14 @@ def check_job_detail(page):
 def check_zoom_and_pan(page):
     rect = page.evaluate("(() => { const r = document.querySelector('canvas.body').getBoundingClientRect(); "
                          "return [r.left + r.width / 2, r.top + r.height / 2]; })()")
+    page.key("Escape", "Escape")  # let go of the timeline (the job detail check clicked into it)
     full = view(page)
+    # A plain wheel over the timeline scrolls the page, as long as the timeline was not clicked into.
     page.mouse("mouseWheel", rect[0], rect[1], deltaX=0, deltaY=-600)
+    check(view(page) == full, f"a plain wheel zoomed the timeline before a click into it: {full} -> {view(page)}")
+    page.mouse("mouseWheel", rect[0], rect[1], deltaX=0, deltaY=-600, modifiers=2)  # Ctrl
     zoomed = view(page)
-    check(zoomed["t1"] - zoomed["t0"] < (full["t1"] - full["t0"]) * 0.5, f"wheel did not zoom in: {full} -> {zoomed}")
+    check(zoomed["t1"] - zoomed["t0"] < (full["t1"] - full["t0"]) * 0.5, f"Ctrl+wheel did not zoom in: {full} -> {zoomed}")
     page.key("d", "KeyD")
     panned = view(page)
     check(panned["t0"] > zoomed["t0"], f"D did not pan right: {zoomed} -> {panned}")
@@ -155,6 +160,10 @@ def check_zoom_and_pan(page):
     check(view(page)["t1"] - view(page)["t0"] < dragged["t1"] - dragged["t0"], "W did not zoom in")
     page.key("0", "Digit0")
     check(view(page) == full, "0 did not show everything again")
+    # The drag above clicked into the timeline: now the plain wheel zooms.
+    page.mouse("mouseWheel", rect[0], rect[1], deltaX=0, deltaY=-600)
+    check(view(page)["t1"] - view(page)["t0"] < full["t1"] - full["t0"], "after a click into the timeline the wheel did not zoom")
+    page.key("0", "Digit0")
 
 
 def check_open_in_perfetto(browser, page, pftrace):

@@ -295,7 +295,9 @@
 
   // ---- zoom and pan: wheel zooms at the pointer (shift+wheel or a sideways
   // swipe pans), drag pans in both directions, W/S zoom, A/D or arrows pan,
-  // 0 shows everything.
+  // 0 shows everything. The wheel zooms only with Ctrl/⌘ held or once the
+  // timeline was clicked into (until a click elsewhere or Escape), as map
+  // and trace viewers do: a page scrolled past the timeline scrolls on.
   function zoom(factor, atX, width) {
     const span = view.t1 - view.t0;
     const newSpan = Math.min(Math.max(span * factor, 20), (full.t1 - full.t0) * 4);
@@ -309,7 +311,14 @@
     view.t0 += dt; view.t1 += dt;
     redraw();
   }
+  let engaged = false;
+  function engage(on) {
+    engaged = on;
+    root.classList.toggle('engaged', on);
+  }
+  window.addEventListener('mousedown', (event) => { if (event.target !== bodyCanvas) engage(false); });
   bodyCanvas.addEventListener('wheel', (event) => {
+    if (!engaged && !event.ctrlKey && !event.metaKey) return;  // the page (or the rows) scroll
     event.preventDefault();
     const width = bodyCanvas.clientWidth;
     const rect = bodyCanvas.getBoundingClientRect();
@@ -322,6 +331,7 @@
 
   let drag = null;
   bodyCanvas.addEventListener('mousedown', (event) => {
+    engage(true);
     drag = {x: event.clientX, y: event.clientY, moved: false, top: scroller.scrollTop};
     bodyCanvas.classList.add('dragging');
   });
@@ -354,7 +364,7 @@
       a: () => pan(-width * 0.15, width), d: () => pan(width * 0.15, width),
       ArrowLeft: () => pan(-width * 0.15, width), ArrowRight: () => pan(width * 0.15, width),
       0: () => { view.t0 = full.t0; view.t1 = full.t1; redraw(); },
-      Escape: () => select(-1),
+      Escape: () => { select(-1); engage(false); },
     };
     const action = keys[event.key.length === 1 ? event.key.toLowerCase() : event.key];
     if (action && !event.ctrlKey && !event.metaKey && !event.altKey) { action(); event.preventDefault(); }
