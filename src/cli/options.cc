@@ -91,8 +91,8 @@ void AddOutputOptions(CLI::App& app, DrawFlags& f) {
                  "(stage: a process per stage, its workers by replica and tensor-parallel index)")
       ->check(CLI::IsMember({"machine", "stage"}));
   app.add_option("--json-args", f.json_args,
-                 "Args of each job in the Perfetto JSON: compact (micro_batch, source) or full (also machine, worker, "
-                 "type, job_id, step; as a .pftrace always has)")
+                 "Args of each job in the Perfetto JSON: compact (job_id, micro_batch, source) or full (also machine, "
+                 "worker, type, step; as a .pftrace always has)")
       ->check(CLI::IsMember({"compact", "full"}));
   app.add_flag("--no-critical-path", f.no_critical_path,
                "Do not mark the critical path in the Perfetto traces (found otherwise even when no summary is asked: "

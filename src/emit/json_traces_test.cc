@@ -90,7 +90,9 @@ TEST_CASE("Perfetto trace: complete events with exact microseconds and the job a
     CHECK(e["args"]["worker"].is_number_integer());
     CHECK(e["args"]["micro_batch"] == 2);
     CHECK(e["args"]["step"] == 5);
-    CHECK(e["name"] == std::string(e["args"]["type"]) + "_" + std::string(e["args"]["job_id"]));
+    // Named by type and micro-batch (as the HTML labels it); the job id is an arg.
+    CHECK(e["name"] == std::string(e["args"]["type"]) + " " + std::to_string(e["args"]["micro_batch"].get<int>()));
+    CHECK(e["args"]["job_id"].is_string());
     CHECK(e["cat"] == e["args"]["type"]);
   }
   CHECK(jobs == 8);
@@ -113,15 +115,15 @@ TEST_CASE("Perfetto trace: compact args are the ones neither the slice's name no
       args.push_back(e["args"]);
     }
   REQUIRE(args.size() == 8);
-  CHECK(args.front() == json{{"micro_batch", 2}, {"source", "machine0/workerlog.2:40"}});
-  CHECK(args.back() == json{{"micro_batch", 2}, {"run", 2}, {"source", "machine10/workerlog.3:40"}});
+  CHECK(args.front() == json{{"job_id", "3"}, {"micro_batch", 2}, {"source", "machine0/workerlog.2:40"}});
+  CHECK(args.back() == json{{"job_id", "4"}, {"micro_batch", 2}, {"run", 2}, {"source", "machine10/workerlog.3:40"}});
   // The full args add what the row and the name show; the compact ones are those of the full.
   const json full = json::parse(TraceText(WritePerfettoTraceFullArgs, t));
   size_t i = 0;
   for (const json& e : full["traceEvents"])
     if (IsJob(e)) {
       for (const auto& [key, value] : args.at(i).items()) CHECK(e["args"][key] == value);
-      CHECK(e["args"].size() == args.at(i).size() + 5);
+      CHECK(e["args"].size() == args.at(i).size() + 4);
       ++i;
     }
 }

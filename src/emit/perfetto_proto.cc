@@ -214,7 +214,7 @@ void SliceEnd(ProtoTrace& trace, Nanos time, std::uint64_t track) {
 
 void JobSlice(ProtoTrace& trace, std::uint64_t track, const Worker& worker, const Job& job, FlowMark flow,
               std::string_view source_root, bool critical) {
-  const std::uint64_t name = trace.Name(JobName(job)), category = trace.Category(job.type);
+  const std::uint64_t name = trace.Name(SliceName(job)), category = trace.Category(job.type);
   trace.Event(job.start, [&] {
     ProtoWire& wire = trace.wire();
     SliceBeginFields(wire, track, name, category);

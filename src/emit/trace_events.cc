@@ -378,14 +378,14 @@ void JobEventWriter::Append(std::string& out, const Job& job, int tid, FlowMark 
   const std::string& type = job.type.str();
   const std::string& id = job.id.str();
   out += "{\"name\":";
-  if (IsPlainJson(type) && IsPlainJson(id)) {
+  if (IsPlainJson(type)) {
     out += '"';
     out += type;
-    out += '_';
-    out += id;
+    out += ' ';
+    AppendInt(out, job.micro_batch);
     out += '"';
   } else {
-    AppendJsonString(out, JobName(job));
+    AppendJsonString(out, SliceName(job));
   }
   if (full_) {
     out += ",\"cat\":";
@@ -407,11 +407,11 @@ void JobEventWriter::Append(std::string& out, const Job& job, int tid, FlowMark 
   if (full_) {
     out += worker_;
     AppendJsonString(out, type);
-    out += ",\"job_id\":";
-    AppendJsonString(out, id);
     out += ',';
   }
-  out += "\"micro_batch\":";
+  out += "\"job_id\":";  // the name is type and micro-batch; the log's Job (N) is here
+  AppendJsonString(out, id);
+  out += ",\"micro_batch\":";
   AppendInt(out, job.micro_batch);
   if (critical) out += ",\"critical_path\":1";
   if (full_) {

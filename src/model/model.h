@@ -112,6 +112,10 @@ struct Job {
 
 // "forward_3": a job's name in the traces.
 inline std::string JobName(const Job& job) { return job.type.str() + "_" + job.id.str(); }
+// A job's slice name in the Perfetto traces and the HTML report: its type
+// and micro-batch ("forward 3", "backward_b1 0"), what people look for; the
+// legacy trace keeps JobName, and the job id stays in the args.
+inline std::string SliceName(const Job& job) { return job.type.str() + " " + std::to_string(job.micro_batch); }
 
 // The order of Worker::jobs: by start, then by line (jobs that start
 // together keep their file order).

@@ -57,10 +57,10 @@ def main():
         if r.returncode != 0:
             failures.append("merge exited %d" % r.returncode)
         else:
-            names = sorted(e["name"] for e in json.load(open(os.path.join(root, b"merged.json")))["traceEvents"]
-                           if e["ph"] == "X" and "source" in e["args"] and e["name"].startswith("forward"))
-            if len(names) != 4 or not all(n.startswith("forward_\u00ff\u00fe") for n in names):
-                failures.append("merged job names %r" % names)
+            ids = sorted(e["args"]["job_id"] for e in json.load(open(os.path.join(root, b"merged.json")))["traceEvents"]
+                         if e["ph"] == "X" and "source" in e["args"] and e["name"].startswith("forward"))
+            if len(ids) != 4 or not all(i.startswith("\u00ff\u00fe") for i in ids):
+                failures.append("merged job ids %r" % ids)
         # Names are never markup in Markdown: a machine directory named like an HTML element, and a
         # job-type key of a summary, stay text in --summary-md and in `jobviz diff --md`.
         html_logs = os.path.join(root, b"html_logs")
