@@ -193,8 +193,10 @@ TEST_CASE("--fail-on against a baseline: + - * or the baseline itself, with both
   REQUIRE(same);
   const auto results = EvaluateGates({*plus, *times, *same}, now, &baseline);
   CHECK(results[0].failed);  // 0.43 > 0.42
-  CHECK(results[0].Message() == "bubble_ratio is 0.43 (baseline 0.4, threshold 0.42)");
+  CHECK(results[0].Message() == "bubble_ratio is 43.0% (baseline 40.0%, threshold 42.0%)");  // in the tables' units
   CHECK_FALSE(results[1].failed);  // p50 110 against the baseline's p50 100 * 1.2
+  CHECK(results[1].Message() == "steps.duration_us.p50 is 110.0 us (baseline 100.0 us, threshold 120.0 us)");
+  CHECK(GatesVerdict(results) == "Gates: 1 of 3 failed");
   CHECK(results[1].value == Approx(110));
   CHECK(results[1].threshold == Approx(120));
   CHECK_FALSE(results[2].failed);

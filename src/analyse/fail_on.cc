@@ -8,6 +8,7 @@
 
 #include "analyse/analysis.h"
 #include "analyse/summary.h"
+#include "model/time_value.h"
 
 namespace jobviz {
 
@@ -259,14 +260,39 @@ std::vector<GateResult> EvaluateGates(const std::vector<Condition>& gates, const
   return results;
 }
 
+// A metric's value as the tables show it: microseconds (a name with _us)
+// as a duration, ratios and gains as percentages, anything else as is.
+std::string MetricText(const std::string& path, double value) {
+  if (path.find("_us") != std::string::npos && std::isfinite(value) && std::abs(value) < 9e15)
+    return FormatDuration(static_cast<Nanos>(std::llround(value * 1000)));
+  char text[64];
+  if (path.find("ratio") != std::string::npos || path.ends_with(".gain"))
+    std::snprintf(text, sizeof text, "%.1f%%", value * 100);
+  else
+    std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
 std::string GateResult::Message() const {
   if (!value) return error;
-  char shown[160];
+  std::string shown = condition.path + " is " + MetricText(condition.path, *value);
   if (baseline)
-    std::snprintf(shown, sizeof shown, "%g (baseline %g, threshold %g)", *value, *baseline, threshold);
-  else
-    std::snprintf(shown, sizeof shown, "%g", *value);
-  return condition.path + " is " + shown;
+    return shown + " (baseline " + MetricText(condition.path, *baseline) + ", threshold " +
+           MetricText(condition.path, threshold) + ")";
+  return shown + " (threshold " + MetricText(condition.path, threshold) + ")";
+}
+
+std::string GatesVerdict(const std::vector<GateResult>& gates) {
+  size_t failed = 0, unknown = 0;
+  for (const GateResult& gate : gates) {
+    failed += gate.value && gate.failed;
+    unknown += !gate.value;
+  }
+  std::string verdict = "Gates: ";
+  if (failed == 0 && unknown == 0) return verdict + "all " + std::to_string(gates.size()) + " passed";
+  if (failed > 0) verdict += std::to_string(failed) + " of " + std::to_string(gates.size()) + " failed";
+  if (unknown > 0) verdict += std::string(failed > 0 ? ", " : "") + std::to_string(unknown) + " could not be evaluated";
+  return verdict;
 }
 
 bool Holds(const Condition& c, double value, double threshold) {

@@ -48,8 +48,13 @@ struct GateResult {
   double threshold = 0;
   bool failed = false;          // the condition holds
   std::string error;
-  std::string Message() const;  // "bubble_ratio is 0.438865"
+  // "bubble_ratio is 43.9% (threshold 35.0%)": durations (_us) and ratios
+  // in the tables' units.
+  std::string Message() const;
 };
+
+// "Gates: 1 of 2 failed", "Gates: all 3 passed": what opens a report.
+std::string GatesVerdict(const std::vector<GateResult>& gates);
 
 std::vector<GateResult> EvaluateGates(const std::vector<Condition>& gates, const nlohmann::json& summary,
                                       const nlohmann::json* baseline = nullptr);

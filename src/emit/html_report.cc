@@ -1,5 +1,7 @@
 #include "emit/html_report.h"
 
+#include <algorithm>
+
 #include "emit/html_timeline.h"
 #include "emit/json_text.h"
 #include "emit/summary_tables.h"
@@ -40,6 +42,12 @@ std::string Header(const FinishedRun& run, const std::vector<SummarySection>& se
                     " files, " + std::to_string(run.read.lines) + " lines read, " +
                     std::to_string(run.skipped.total()) + " skipped · times after " +
                     FormatUtc(TraceOrigin(run.timeline)) + "</p>\n";
+  // The verdict first: the gates a CI run passes or fails on, then the findings.
+  if (!run.gates.empty()) {
+    const bool failed = std::any_of(run.gates.begin(), run.gates.end(), [](const GateResult& g) { return !g.value || g.failed; });
+    out += std::string("<p class=\"headline ") + (failed ? "gates-failed" : "gates-passed") + "\" id=\"gates\">" +
+           MarkupText(GatesVerdict(run.gates)) + "</p>\n" + Table(GateRows(run.gates), true);
+  }
   for (const SummarySection& section : sections)
     if (!section.text.empty()) out += "<p class=\"headline\">" + MarkupText(section.text) + "</p>\n";
   if (!timeline.window_note.empty()) out += "<p class=\"notice\" id=\"window\">" + MarkupText(timeline.window_note) + "</p>\n";
@@ -65,7 +73,6 @@ std::string Summary(const FinishedRun& run, const std::vector<SummarySection>& s
   std::string out = "<section id=\"summary\">\n<h2>Summary</h2>\n";
   for (const SummarySection& section : sections)
     if (!section.rows.empty()) out += "<h3>" + MarkupText(section.title) + "</h3>\n" + Table(section.rows, false);
-  if (!run.gates.empty()) out += "<h3>Gates (--fail-on)</h3>\n" + Table(GateRows(run.gates), true);
   if (!run.warnings.empty()) {
     out += "<h3>Warnings</h3>\n<ul>\n";
     for (const std::string& warning : run.warnings) out += "<li>" + MarkupText(warning) + "</li>\n";

@@ -9,11 +9,13 @@ std::string EmitSummaryMarkdown(const FinishedRun& run, const Sink& sink) {
   out += std::to_string(run.jobs) + " jobs on " + std::to_string(run.analysis.workers.size()) + " workers, " +
          std::to_string(run.read.files.size()) + " files, " + std::to_string(run.skipped.total()) +
          " lines skipped.\n\n";
+  // The verdict first: the gates a CI run passes or fails on.
+  if (!run.gates.empty())
+    out += "**" + GatesVerdict(run.gates) + "**\n\n" + MarkdownTable(GateRows(run.gates), {0}) + "\n";
   for (const SummarySection& section : SummarySections(run.analysis, run.timeline)) {
     if (!section.text.empty()) out += "**" + MarkdownCell(section.text) + "**\n\n";
     if (!section.rows.empty()) out += "### " + section.title + "\n\n" + MarkdownTable(section.rows) + "\n";
   }
-  if (!run.gates.empty()) out += "### Gates (--fail-on)\n\n" + MarkdownTable(GateRows(run.gates), {0}) + "\n";
   sink(out);
   return "";
 }

@@ -80,6 +80,11 @@ def check_labels_and_figures(page, summary):
     shown = {label["text"] for label in labels if label["height"] > 0}
     for worker in summary["workers"]:
         check(worker["name"] in shown, f"no visible row label {worker['name']!r} (labels: {sorted(shown)})")
+    # The verdict opens the page: the gates' result, above the timeline (the run has one passing gate).
+    gates = page.evaluate("""(() => { const g = document.getElementById('gates'), t = document.getElementById('timeline');
+        return g ? {text: g.textContent, above: g.getBoundingClientRect().bottom <= t.getBoundingClientRect().top} : null; })()""")
+    check(gates is not None and gates["text"] == "Gates: all 1 passed" and gates["above"],
+          f"the gates' verdict does not open the page: {gates}")
     headline = page.evaluate("[...document.querySelectorAll('.headline')].map(p => p.textContent).join(' ')")
     check(f"Pipeline bubble: {percent(summary['bubble_ratio'])}" in headline,
           f"bubble {percent(summary['bubble_ratio'])} not in the headline {headline!r}")
