@@ -71,8 +71,13 @@ constexpr const char* kTimeline = R"(<section>
 
 std::string Summary(const FinishedRun& run, const std::vector<SummarySection>& sections) {
   std::string out = "<section id=\"summary\">\n<h2>Summary</h2>\n";
-  for (const SummarySection& section : sections)
-    if (!section.rows.empty()) out += "<h3>" + MarkupText(section.title) + "</h3>\n" + Table(section.rows, false);
+  for (const SummarySection& section : sections) {
+    if (section.rows.empty()) continue;
+    out += "<h3>" + MarkupText(section.title) + "</h3>\n" + Table(ShownRows(section.rows), false);
+    if (section.rows.size() > kShownRows + 1)
+      out += "<details><summary>All " + std::to_string(section.rows.size() - 1) + " rows</summary>\n" +
+             Table(section.rows, false) + "</details>\n";
+  }
   if (!run.warnings.empty()) {
     out += "<h3>Warnings</h3>\n<ul>\n";
     for (const std::string& warning : run.warnings) out += "<li>" + MarkupText(warning) + "</li>\n";

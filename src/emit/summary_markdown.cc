@@ -14,7 +14,11 @@ std::string EmitSummaryMarkdown(const FinishedRun& run, const Sink& sink) {
     out += "**" + GatesVerdict(run.gates) + "**\n\n" + MarkdownTable(GateRows(run.gates), {0}) + "\n";
   for (const SummarySection& section : SummarySections(run.analysis, run.timeline)) {
     if (!section.text.empty()) out += "**" + MarkdownCell(section.text) + "**\n\n";
-    if (!section.rows.empty()) out += "### " + section.title + "\n\n" + MarkdownTable(section.rows) + "\n";
+    if (section.rows.empty()) continue;
+    out += "### " + section.title + "\n\n" + MarkdownTable(ShownRows(section.rows)) + "\n";
+    if (section.rows.size() > kShownRows + 1)  // GitHub renders a table inside <details> with blank lines around it
+      out += "<details><summary>All " + std::to_string(section.rows.size() - 1) + " rows</summary>\n\n" +
+             MarkdownTable(section.rows) + "\n</details>\n\n";
   }
   sink(out);
   return "";

@@ -253,8 +253,15 @@ std::vector<SummarySection> SummarySections(const Analysis& a, const Timeline& t
     sections.push_back(std::move(steps));
   }
   SummarySection workers{"Workers", "", {{"worker", "busy", "idle", "bubble"}}};
-  for (const WorkerAnalysis& w : a.workers)
-    workers.rows.push_back({w.name + RoleLabel(w.role, a.topology), FormatDuration(w.busy), FormatDuration(w.idle), Percent(w.bubble_ratio)});
+  std::vector<const WorkerAnalysis*> by_bubble;
+  for (const WorkerAnalysis& w : a.workers) by_bubble.push_back(&w);
+  if (by_bubble.size() > kShownRows) {  // what matters first once the table folds
+    workers.title = "Workers (highest bubble first)";
+    std::stable_sort(by_bubble.begin(), by_bubble.end(),
+                     [](const WorkerAnalysis* x, const WorkerAnalysis* y) { return x->bubble_ratio > y->bubble_ratio; });
+  }
+  for (const WorkerAnalysis* w : by_bubble)
+    workers.rows.push_back({w->name + RoleLabel(w->role, a.topology), FormatDuration(w->busy), FormatDuration(w->idle), Percent(w->bubble_ratio)});
   sections.push_back(std::move(workers));
   if (a.topology.hybrid()) AddHybridSections(a, &sections);
   SummarySection types{"Job types", "", {{"job type", "count", "total", "mean", "p50", "p95"}}};
@@ -282,11 +289,20 @@ std::vector<std::vector<std::string>> GateRows(const std::vector<GateResult>& ga
   return rows;
 }
 
+std::vector<std::vector<std::string>> ShownRows(const std::vector<std::vector<std::string>>& rows) {
+  if (rows.size() <= kShownRows + 1) return rows;
+  return {rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(kShownRows) + 1};
+}
+
 std::string SummaryTables(const Analysis& a) {
   std::string out;
   for (const SummarySection& section : SummarySections(a, Timeline{})) {
     if (!section.text.empty()) out += section.text + "\n";
-    if (!section.rows.empty()) out += section.title + "\n" + TextTable(section.rows);
+    if (section.rows.empty()) continue;
+    out += section.title + "\n" + TextTable(ShownRows(section.rows));
+    if (section.rows.size() > kShownRows + 1)
+      out += "   ... " + std::to_string(section.rows.size() - 1 - kShownRows) +
+             " more rows (--summary-json, --summary-md and --html have them all)\n";
   }
   return out;
 }

@@ -19,6 +19,13 @@ struct SummarySection {
 };
 std::vector<SummarySection> SummarySections(const Analysis& analysis, const Timeline& timeline);
 
+// Tables longer than this show their first rows and hold the rest back: the
+// terminal says how many more, Markdown and HTML fold them in <details>. A
+// long Workers table is sorted by bubble, highest first.
+inline constexpr size_t kShownRows = 25;
+// The rows shown before the fold: the header and the first kShownRows.
+std::vector<std::vector<std::string>> ShownRows(const std::vector<std::vector<std::string>>& rows);
+
 // The --fail-on results as rows: gate, value, result ("passed", "FAILED" or
 // "error"). Markdown shows the condition as code (MarkdownTable's code_columns).
 std::vector<std::vector<std::string>> GateRows(const std::vector<GateResult>& gates);
