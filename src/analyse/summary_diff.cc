@@ -1,5 +1,6 @@
 #include "analyse/summary_diff.h"
 
+#include <map>
 #include <set>
 
 #include "analyse/fail_on.h"
@@ -22,24 +23,32 @@ std::set<std::string> KeysOf(const nlohmann::json& a, const nlohmann::json& b, c
   return keys;
 }
 
-// A worker's bubble ratio by its name ("machine0 worker 1").
-std::optional<double> WorkerBubble(const nlohmann::json& summary, const std::string& name) {
-  if (!summary.contains("workers") || !summary["workers"].is_array()) return std::nullopt;
-  for (const auto& worker : summary["workers"])
-    if (worker.is_object() && worker.contains("name") && worker["name"].is_string() && worker["name"] == name &&
-        worker.contains("bubble_ratio") &&
-        worker["bubble_ratio"].is_number())
-      return worker["bubble_ratio"].get<double>();
-  return std::nullopt;
-}
+// Workers are matched by (machine index, worker index), not by name: a
+// single machine's workers are named after its log directory, which differs
+// between a baseline stored in one place and a run in another.
+using WorkerKey = std::pair<std::int64_t, std::int64_t>;
 
-std::set<std::string> WorkerNames(const nlohmann::json& a, const nlohmann::json& b) {
-  std::set<std::string> names;
-  for (const nlohmann::json* s : {&a, &b})
-    if (s->contains("workers") && (*s)["workers"].is_array())
-      for (const auto& worker : (*s)["workers"])
-        if (worker.is_object() && worker.contains("name") && worker["name"].is_string()) names.insert(worker["name"]);
-  return names;
+struct WorkerPair {
+  std::string name;  // the new run's (else the base's): a valid --fail-on element there
+  std::optional<double> base, now;
+};
+
+std::map<WorkerKey, WorkerPair> MatchWorkers(const nlohmann::json& base, const nlohmann::json& now) {
+  std::map<WorkerKey, WorkerPair> workers;
+  for (const bool is_now : {false, true}) {  // (base and now may be one document)
+    const nlohmann::json* s = is_now ? &now : &base;
+    if (!s->contains("workers") || !(*s)["workers"].is_array()) continue;
+    for (const auto& worker : (*s)["workers"]) {
+      if (!worker.is_object() || !worker.contains("name") || !worker["name"].is_string() || !worker.contains("machine") ||
+          !worker["machine"].is_number_integer() || !worker.contains("worker") || !worker["worker"].is_number_integer())
+        continue;
+      WorkerPair& pair = workers[{worker["machine"].get<std::int64_t>(), worker["worker"].get<std::int64_t>()}];
+      if (is_now || pair.name.empty()) pair.name = worker["name"].get<std::string>();
+      if (worker.contains("bubble_ratio") && worker["bubble_ratio"].is_number())
+        (is_now ? pair.now : pair.base) = worker["bubble_ratio"].get<double>();
+    }
+  }
+  return workers;
 }
 
 // The stages of the per-stage table in either summary.
@@ -54,6 +63,22 @@ std::set<std::int64_t> Stages(const nlohmann::json& a, const nlohmann::json& b) 
 }
 
 }  // namespace
+
+std::vector<std::string> ConfigurationChanges(const nlohmann::json& base, const nlohmann::json& now) {
+  std::vector<std::string> changes;
+  const auto text = [](const nlohmann::json& summary, const char* key) -> std::string {
+    if (!summary.contains(key)) return "-";
+    const nlohmann::json& value = summary[key];
+    if (std::string(key) == "workers") return value.is_array() ? std::to_string(value.size()) : "-";
+    return value.is_string() ? value.get<std::string>() : value.dump();
+  };
+  for (const auto& [key, label] : {std::pair{"micro_batches", "micro-batches"}, {"stages", "stages"},
+                                   {"model_chunks", "model chunks"}, {"schedule", "schedule"}, {"workers", "workers"}}) {
+    const std::string was = text(base, key), is = text(now, key);
+    if (was != is) changes.push_back(std::string(label) + " " + was + " -> " + is);
+  }
+  return changes;
+}
 
 std::optional<double> MetricChange::relative() const {
   if (!base || !now || *base == 0) return std::nullopt;
@@ -85,10 +110,8 @@ std::vector<MetricChange> DiffSummaries(const nlohmann::json& base, const nlohma
     }
   for (const char* path : {"lagging_peers.behind_us.count", "lagging_peers.behind_us.max", "last_replicas.late_by_us.max"})
     add(path);
-  for (const std::string& name : WorkerNames(base, now)) {
-    MetricChange row{"workers[" + name + "].bubble_ratio", WorkerBubble(base, name), WorkerBubble(now, name)};
-    rows.push_back(row);
-  }
+  for (const auto& [key, worker] : MatchWorkers(base, now))
+    rows.push_back({"workers[" + worker.name + "].bubble_ratio", worker.base, worker.now});
   return rows;
 }
 

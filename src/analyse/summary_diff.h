@@ -20,6 +20,12 @@ struct MetricChange {
 
 // Overall and per-worker bubble, step time p50/p95, job-type means,
 // the critical path by cause, what-if gains, slow workers, counts: every metric either summary has, in a fixed order.
+// Workers are matched by (machine index, worker index), not by name.
 std::vector<MetricChange> DiffSummaries(const nlohmann::json& base, const nlohmann::json& now);
+
+// What makes two runs different experiments rather than a regression: their
+// micro-batches, stages, model chunks, schedule or worker count ("micro-batches
+// 8 -> 4"); empty when they agree.
+std::vector<std::string> ConfigurationChanges(const nlohmann::json& base, const nlohmann::json& now);
 
 }  // namespace jobviz

@@ -34,9 +34,12 @@ nlohmann::json JsonValue(const std::optional<double>& value) { return value ? nl
 }  // namespace
 
 std::string DiffReport(const std::vector<MetricChange>& rows, const std::string& base_name, const std::string& new_name,
-                       DiffFormat format) {
+                       DiffFormat format, const std::vector<std::string>& configuration_changes) {
+  std::string changed;  // said first: runs of another configuration differ by design
+  for (const std::string& change : configuration_changes) changed += (changed.empty() ? "" : ", ") + change;
   if (format == DiffFormat::kJson) {
-    nlohmann::json doc = {{"base", base_name}, {"new", new_name}, {"metrics", nlohmann::json::array()}};
+    nlohmann::json doc = {{"base", base_name}, {"new", new_name}, {"configuration_changes", configuration_changes},
+                          {"metrics", nlohmann::json::array()}};
     for (const MetricChange& row : rows)
       doc["metrics"].push_back({{"metric", row.metric}, {"base", JsonValue(row.base)}, {"new", JsonValue(row.now)},
                                 {"change", JsonValue(row.change())}, {"relative", JsonValue(row.relative())}});
@@ -44,10 +47,11 @@ std::string DiffReport(const std::vector<MetricChange>& rows, const std::string&
   }
   std::vector<std::vector<std::string>> table = {{"metric", "base", "new", "change"}};
   for (const MetricChange& row : rows) table.push_back({row.metric, Number(row.base), Number(row.now), Change(row)});
+  const std::string warning = "configuration changed: " + changed + " (the runs differ by design, not only by speed)";
   if (format == DiffFormat::kMarkdown)
-    return "## jobviz diff\n\nbase: " + MarkdownCode(base_name, false) + ", new: " + MarkdownCode(new_name, false) +
-           "\n\n" + MarkdownTable(table, {0});
-  return "base: " + base_name + "\nnew:  " + new_name + "\n" + TextTable(table);
+    return "## jobviz diff\n\n" + (changed.empty() ? "" : "**" + MarkdownCell(warning) + "**\n\n") + "base: " +
+           MarkdownCode(base_name, false) + ", new: " + MarkdownCode(new_name, false) + "\n\n" + MarkdownTable(table, {0});
+  return (changed.empty() ? "" : warning + "\n") + "base: " + base_name + "\nnew:  " + new_name + "\n" + TextTable(table);
 }
 
 }  // namespace jobviz

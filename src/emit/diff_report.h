@@ -11,7 +11,9 @@ namespace jobviz {
 
 enum class DiffFormat { kTable, kJson, kMarkdown };
 
+// `configuration_changes` (ConfigurationChanges) are said first.
 std::string DiffReport(const std::vector<MetricChange>& rows, const std::string& base_name,
-                       const std::string& new_name, DiffFormat format);
+                       const std::string& new_name, DiffFormat format,
+                       const std::vector<std::string>& configuration_changes = {});
 
 }  // namespace jobviz
