@@ -136,7 +136,8 @@ struct StepGraphRoom::Impl {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> lane_lists;  // [first, last) into pass_lists per lane
   std::vector<std::int32_t> pass_jobs;
   std::vector<HandOffIndex> index;  // per lane, made on demand
-  std::vector<int> indexed;         // the lanes with an index this step
+  std::vector<int> indexed;         // the lanes with an index this step (to clear them)
+  std::vector<char> has_index;      // per lane
   std::vector<std::int32_t> last_pass, first_after_pass;
   std::vector<std::int32_t> group_of_lane;   // the reduce group its last pass is in, -1: none
   std::vector<std::int32_t> group_of_stage;  // per stage rank
@@ -151,14 +152,17 @@ struct StepGraphRoom::Impl {
 
   void Reset(size_t lane_count) {
     index.resize(lane_count);
-    for (int l : indexed) index[l].clear();
+    has_index.resize(lane_count);
+    for (int l : indexed) {
+      index[l].clear();
+      has_index[l] = 0;
+    }
     indexed.clear();
     range.assign(lane_count, {0, 0});
     lane_lists.assign(lane_count, {0, 0});
     pass_lists.clear();
     pass_jobs.clear();
   }
-  bool Indexed(int lane) const { return std::find(indexed.begin(), indexed.end(), lane) != indexed.end(); }
 };
 
 StepGraphRoom::StepGraphRoom() : impl(std::make_unique<Impl>()) {}
@@ -324,9 +328,10 @@ std::int32_t Find(const HandOffIndex& index, const HandOffKey& key) {
 }
 
 void Index(int lane, Room& room, StepGraph* g) {
-  if (room.Indexed(lane)) return;
+  if (room.has_index[lane]) return;
   BuildIndex(room.range[lane].first, room.range[lane].second, *g, &room.index[lane], room.occurrence);
   room.indexed.push_back(lane);
+  room.has_index[lane] = 1;
 }
 
 // The job of lane `from_lane` that hands over to `node` as (pass, chunk): the
