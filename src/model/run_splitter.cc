@@ -6,16 +6,11 @@
 
 namespace jobviz {
 
-namespace {
-
-// "12.5 min"
 std::string Minutes(Nanos gap) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f min", static_cast<double>(gap) / 60e9);
   return text;
 }
-
-}  // namespace
 
 std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records) {
   std::vector<RunRange> runs;

@@ -47,4 +47,7 @@ inline constexpr Nanos kRestartGap = 5 * 60 * 1'000'000'000LL;
 
 std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records);
 
+// "12.5 min": how the restart and clock messages give a gap.
+std::string Minutes(Nanos gap);
+
 }  // namespace jobviz

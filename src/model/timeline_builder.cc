@@ -1,7 +1,6 @@
 #include "model/timeline_builder.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <optional>
 
 namespace jobviz {
@@ -30,13 +29,24 @@ Worker MakeWorker(const WorkerLogFile& file, WorkerLogScan& scan, size_t begin, 
 
 }  // namespace
 
+namespace {
+
+// Whether run `r` (0-based) of a file of `runs` runs is drawn.
+bool Drawn(const RunChoice& choice, size_t r, size_t runs) {
+  switch (choice.kind) {
+    case RunChoice::Kind::kAll: return true;
+    case RunChoice::Kind::kLast: return r + 1 == runs;
+    case RunChoice::Kind::kNumber: return static_cast<std::int64_t>(r + 1) == choice.number;
+  }
+  return false;
+}
+
+}  // namespace
+
 size_t JobsNotDrawn(const std::vector<RunRange>& runs, const RunChoice& choice) {
   size_t total = 0;
-  for (size_t r = 0; r < runs.size(); ++r) {
-    const bool drawn = choice.kind == RunChoice::Kind::kAll ||
-                       (choice.kind == RunChoice::Kind::kLast ? r + 1 == runs.size() : static_cast<std::int64_t>(r + 1) == choice.number);
-    if (!drawn) total += runs[r].jobs;
-  }
+  for (size_t r = 0; r < runs.size(); ++r)
+    if (!Drawn(choice, r, runs.size())) total += runs[r].jobs;
   return total;
 }
 
@@ -76,10 +86,10 @@ FileBuild BuildFile(const WorkerLogFile& file, WorkerLogScan& scan, const RunCho
         earlier_place = scan.records[i];
         break;
       }
-  for (const RunRange& run : runs)
-    if (run.begin >= begin && run.end <= end && run.clock_back_line != 0 && build.clock_back_line == 0) {
-      build.clock_back_line = run.clock_back_line;
-      build.clock_back = run.clock_back;
+  for (size_t r = 0; r < runs.size(); ++r)
+    if (Drawn(choice, r, runs.size()) && runs[r].clock_back_line != 0 && build.clock_back_line == 0) {
+      build.clock_back_line = runs[r].clock_back_line;
+      build.clock_back = runs[r].clock_back;
     }
   build.worker = MakeWorker(file, scan, begin, end);
   if (earlier_place) build.worker.markers.insert(build.worker.markers.begin(), *earlier_place);
@@ -103,11 +113,8 @@ BuildResult AssembleTimeline(const LogSet& logs, std::vector<FileBuild> files) {
       result.error = file.error;
       return result;
     }
-    if (file.clock_back_line != 0 && clock_back_files++ == 0) {
-      char minutes[32];
-      std::snprintf(minutes, sizeof minutes, "%.1f min", static_cast<double>(file.clock_back) / 60e9);
-      clock_back = file.worker.file + ":" + std::to_string(file.clock_back_line) + " by " + minutes;
-    }
+    if (file.clock_back_line != 0 && clock_back_files++ == 0)
+      clock_back = file.worker.file + ":" + std::to_string(file.clock_back_line) + " by " + Minutes(file.clock_back);
     most_runs = std::max(most_runs, file.runs.size());
     fewest_runs = std::min(fewest_runs, file.runs.size());
     result.runs.push_back({file.worker.file, std::move(file.runs)});
