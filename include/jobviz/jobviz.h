@@ -39,8 +39,13 @@ jobviz_status jobviz_profiler_create_emulated(int global_rank, int local_worker,
 /* Flushes everything and frees the profiler. */
 void jobviz_profiler_destroy(jobviz_profiler* profiler);
 
+/* *out is JOBVIZ_NO_JOB when the job is not recorded (outside the window,
+ * a full buffer: JOBVIZ_OK, counted lost) or refused: a type that is not one
+ * word (\w+) or a negative micro-batch give JOBVIZ_ERROR_INVALID_ARGUMENT. */
 jobviz_status jobviz_job_begin(jobviz_profiler* profiler, jobviz_stream* stream, const char* type,
                                int64_t job_id, int64_t micro_batch, jobviz_job* out);
+/* JOBVIZ_ERROR_INVALID_ARGUMENT for a token ended already, a stale one (its
+ * slot was reused) or one given up as never ended; JOBVIZ_NO_JOB is fine. */
 jobviz_status jobviz_job_end(jobviz_profiler* profiler, jobviz_stream* stream, jobviz_job job);
 jobviz_status jobviz_step_begin(jobviz_profiler* profiler, int64_t step);
 jobviz_status jobviz_step_end(jobviz_profiler* profiler);
@@ -50,8 +55,33 @@ jobviz_status jobviz_set_profile_window(jobviz_profiler* profiler, int64_t start
  * (tp_rank), for frameworks that do not print Paddle's HybridParallelInfo
  * line. Once per profiler; values 0..999999 (else INVALID_ARGUMENT). */
 jobviz_status jobviz_set_topology(jobviz_profiler* profiler, int pp_rank, int dp_rank, int tp_rank);
-/* Records lost to a full buffer so far. */
+/* Records lost so far (jobviz_stats.records_lost). */
 uint64_t jobviz_records_lost(const jobviz_profiler* profiler);
+
+/* Waits up to timeout_ms for job ends already enqueued, writes everything
+ * and the final stats line; jobs begun and never ended are given up and
+ * reported (in the log; on stderr when warn_on_stderr). Nothing is recorded
+ * afterwards, but the stats stay readable until jobviz_profiler_destroy
+ * (which shuts down with a 5 s timeout if this was not called). */
+jobviz_status jobviz_profiler_shutdown(jobviz_profiler* profiler, int timeout_ms, int warn_on_stderr);
+
+typedef struct {
+  uint64_t jobs_recorded;    /* job lines written or to be written */
+  uint64_t records_lost;     /* dropped (docs/runtime-shim.md, "What is counted") */
+  uint64_t lines_written;    /* reached the log */
+  uint64_t calls_refused;    /* bad type or micro-batch, a second or stale end */
+  uint64_t jobs_never_ended; /* begun and never ended (in records_lost too) */
+} jobviz_stats;
+jobviz_status jobviz_get_stats(const jobviz_profiler* profiler, jobviz_stats* out);
+
+/* The index-th job given up as never ended (index < min(jobs_never_ended, 16)). */
+typedef struct {
+  char type[64];
+  int64_t job_id;
+  int64_t micro_batch;
+  int64_t start_ns; /* when its start ran on the stream, ns since the epoch */
+} jobviz_job_info;
+jobviz_status jobviz_never_ended_job(const jobviz_profiler* profiler, uint64_t index, jobviz_job_info* out);
 
 /* Wraps a cudaStream_t (e.g. torch.cuda.current_stream().cuda_stream). */
 jobviz_status jobviz_stream_wrap_cuda(void* cuda_stream, jobviz_stream** out);

@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "jobviz/clock_sync.h"
 #include "jobviz/stream.h"
@@ -60,12 +61,22 @@ struct JobToken {
 };
 
 struct ProfilerStats {
-  std::uint64_t jobs_recorded = 0;  // written or to be written
+  std::uint64_t jobs_recorded = 0;  // job lines written or to be written
   std::uint64_t records_lost = 0;   // dropped: a full buffer, a refused callback or barrier, a failed
-                                    // write (full disk), a job whose end never ran before Shutdown
+                                    // write (full disk), a job whose end never ran before Shutdown,
+                                    // a job never ended (below)
   std::uint64_t lines_written = 0;  // reached the log (flushed without error)
-  std::uint64_t calls_refused = 0;  // BeginJob with a type that is not one word (\w+); EndJob with a
-                                    // stale token or a second time
+  std::uint64_t calls_refused = 0;  // BeginJob with a type that is not one word (\w+) or a negative
+                                    // micro-batch; EndJob with a stale token, a second time, or for
+                                    // a job already given up as never ended
+  std::uint64_t jobs_never_ended = 0;  // begun, and EndJob never called (counted in records_lost too)
+};
+
+// A job begun and never ended (Profiler::never_ended_jobs()).
+struct NeverEndedJob {
+  char type[64] = {};
+  std::int64_t job_id = 0, micro_batch = 0;
+  std::int64_t start_ns = 0;  // when its start ran on the stream (ns since the epoch)
 };
 
 class Profiler {
@@ -81,8 +92,8 @@ class Profiler {
   JobToken BeginJob(Stream& stream, std::string_view type, std::int64_t job_id, std::int64_t micro_batch);
   // Enqueues the end mark; call on the same stream (or one ordered after it),
   // once per token (a second call, or a token of a job already written, is
-  // refused and counted).
-  void EndJob(Stream& stream, JobToken token);
+  // refused, counted, and false).
+  bool EndJob(Stream& stream, JobToken token);
 
   // Step boundaries, on the launching thread: NVTX step lines (and real NVTX
   // ranges in CUDA builds). The window is checked here.
@@ -114,10 +125,18 @@ class Profiler {
   void SetProfileWindow(std::int64_t start, std::int64_t end);
   bool recording() const { return recording_.load(std::memory_order_relaxed); }
 
-  // Waits up to `timeout_ms` for jobs whose end has not run yet, writes
-  // everything, then the final stats line. Later calls record nothing.
-  void Shutdown(int timeout_ms = 5000);
+  // Waits up to `timeout_ms` for jobs whose end was enqueued but has not run
+  // yet, writes everything, then the final stats line. A job begun and never
+  // ended is not waited for: it is given up, and reported in the log (one
+  // line each, the first 16) and on stderr (`warn_on_stderr`). Later calls
+  // record nothing; the stats stay readable.
+  void Shutdown(int timeout_ms = 5000) { Shutdown(timeout_ms, true); }
+  void Shutdown(int timeout_ms, bool warn_on_stderr);
   ProfilerStats stats() const;
+  // The jobs given up as never ended so far, the first 16
+  // (stats().jobs_never_ended counts them all). A job is given up at
+  // Shutdown, or earlier when the records behind it would fill the buffer.
+  std::vector<NeverEndedJob> never_ended_jobs() const;
   const ProfilerConfig& config() const { return config_; }
 
   struct Impl;

@@ -30,12 +30,13 @@ import os
 import re
 import sys
 import traceback
-from typing import Any, Callable, Iterator, Optional, Tuple
+import warnings
+from typing import Any, Callable, Iterator, List, NamedTuple, Optional, Tuple
 
-from ._library import BARRIER_FN, load_library
+from ._library import BARRIER_FN, JobInfo, Stats, load_library
 
 __all__ = [
-    "JobvizError", "Profiler", "CpuStream", "Communicator", "BarrierCommunicator", "NcclCommunicator",
+    "JobvizError", "JobvizWarning", "ProfilerStats", "NeverEndedJob", "Profiler", "CpuStream", "Communicator", "BarrierCommunicator", "NcclCommunicator",
     "nccl_unique_id", "nccl_communicator_from_group", "library_version",
 ]
 
@@ -52,6 +53,29 @@ class JobvizError(RuntimeError):
         self.status = status
         text = _lib.jobviz_status_string(status).decode()
         super().__init__(f"jobviz: {what}: {text}")
+
+
+class JobvizWarning(RuntimeWarning):
+    """Something the profiler could not record as asked: jobs begun and never ended."""
+
+
+class ProfilerStats(NamedTuple):
+    """What a profiler recorded (jobs_recorded: job lines written or to be written), lost
+    (records_lost, jobs_never_ended among them), wrote (lines_written) and refused
+    (calls_refused: a second or stale end_job)."""
+    jobs_recorded: int
+    records_lost: int
+    lines_written: int
+    calls_refused: int
+    jobs_never_ended: int
+
+
+class NeverEndedJob(NamedTuple):
+    """A job begun with begin_job and never ended: its line is not written."""
+    type: str
+    micro_batch: int
+    job_id: int
+    start_ns: int  # when its start ran on the stream, ns since the epoch
 
 
 def _check(status: int, what: str) -> None:
@@ -288,6 +312,7 @@ class Profiler(_Handle):
                f"cannot create the profiler (log {log_path!r})")
         if place is not None:
             _check(_lib.jobviz_set_topology(self.handle, *place), "write the topology line")
+        self._final: Optional[Tuple[ProfilerStats, List[NeverEndedJob]]] = None  # after close()
         self._job_ids = itertools.count()
         self._streams: dict = {}  # CUDA stream handle -> its wrapper
         self._sync: Optional[Tuple[Communicator, Any]] = None
@@ -315,8 +340,12 @@ class Profiler(_Handle):
         return token.value
 
     def end_job(self, stream: Any, token: int) -> None:
-        """Marks the end of the job ``token`` on ``stream`` (or a stream ordered after it)."""
-        _check(_lib.jobviz_job_end(self.handle, self._stream(stream).handle, token), "end job")
+        """Marks the end of the job ``token`` on ``stream`` (or a stream ordered after it).
+
+        Raises JobvizError for a token ended already, or one given up as never ended."""
+        _check(_lib.jobviz_job_end(self.handle, self._stream(stream).handle, token),
+               "end job (a token ends once; a job never ended is given up at close, or when the "
+               "records behind it fill the buffer)")
 
     @contextlib.contextmanager
     def job(self, stream: Any, type: str, micro_batch: int = 0, job_id: Optional[int] = None) -> Iterator[int]:
@@ -371,15 +400,55 @@ class Profiler(_Handle):
         return self._stream(stream).handle
 
     @property
-    def records_lost(self) -> int:
-        """Records dropped so far (a full buffer, a failed launch or barrier)."""
-        return _lib.jobviz_records_lost(self.handle)
+    def stats(self) -> ProfilerStats:
+        """What the profiler recorded, lost and refused so far; after close(), the final
+        figures (the ones of the log's last line)."""
+        if not self._handle and self._final is not None:
+            return self._final[0]
+        raw = Stats()
+        _check(_lib.jobviz_get_stats(self.handle, ctypes.byref(raw)), "stats")
+        return ProfilerStats(raw.jobs_recorded, raw.records_lost, raw.lines_written, raw.calls_refused,
+                             raw.jobs_never_ended)
 
-    def close(self) -> None:
-        """Writes everything and the final line; the log is complete afterwards."""
-        if self._handle and self._sync is not None:
-            _lib.jobviz_attach_clock_sync(self._handle, None, None)
-            self._sync = None
+    @property
+    def records_lost(self) -> int:
+        """Records dropped so far (a full buffer, a failed launch or barrier, a job never
+        ended); readable after close()."""
+        return self.stats.records_lost
+
+    @property
+    def never_ended(self) -> List[NeverEndedJob]:
+        """Jobs begun and never ended, given up so far (the first 16; stats counts them all)."""
+        if not self._handle and self._final is not None:
+            return list(self._final[1])
+        jobs = []
+        info = JobInfo()
+        while _lib.jobviz_never_ended_job(self.handle, len(jobs), ctypes.byref(info)) == _OK:
+            jobs.append(NeverEndedJob(info.type.decode(errors="replace"), info.micro_batch, info.job_id,
+                                      info.start_ns))
+        return jobs
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Writes everything and the final line; the log is complete afterwards.
+
+        Waits up to ``timeout`` seconds for jobs whose end is enqueued on a stream that is
+        still busy. Jobs begun and never ended are not waited for: they are reported with a
+        JobvizWarning (and in the log) and counted in ``stats``, which stays readable."""
+        if self._handle:
+            if self._sync is not None:
+                _lib.jobviz_attach_clock_sync(self._handle, None, None)
+                self._sync = None
+            _check(_lib.jobviz_profiler_shutdown(self._handle, int(max(0.0, timeout) * 1000), 0), "close")
+            self._final = (self.stats, self.never_ended)
+            stats, never_ended = self._final
+            if stats.jobs_never_ended:
+                shown = ", ".join(f"{job.type} micro-batch {job.micro_batch} (job id {job.job_id})"
+                                  for job in never_ended[:3])
+                more = stats.jobs_never_ended - min(3, len(never_ended))
+                warnings.warn(JobvizWarning(
+                    f"jobviz: {stats.jobs_never_ended} job(s) begun and never ended, their lines not written: "
+                    f"{shown}{f' and {more} more' if more > 0 else ''}; every begin_job needs its end_job "
+                    "(or use `with prof.job(...)`)"), stacklevel=2)
         super().close()
         for wrapper in self._streams.values():
             wrapper.close()

@@ -44,6 +44,19 @@ def load_library() -> ctypes.CDLL:
                       "\nSet JOBVIZ_LIBRARY to the library's path, or install jobviz (meson install).")
 
 
+class Stats(ctypes.Structure):
+    """jobviz_stats: what a profiler recorded, lost and refused."""
+    _fields_ = [("jobs_recorded", ctypes.c_uint64), ("records_lost", ctypes.c_uint64),
+                ("lines_written", ctypes.c_uint64), ("calls_refused", ctypes.c_uint64),
+                ("jobs_never_ended", ctypes.c_uint64)]
+
+
+class JobInfo(ctypes.Structure):
+    """jobviz_job_info: a job begun and never ended."""
+    _fields_ = [("type", ctypes.c_char * 64), ("job_id", ctypes.c_int64), ("micro_batch", ctypes.c_int64),
+                ("start_ns", ctypes.c_int64)]
+
+
 def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
     c = ctypes
     p = c.c_void_p
@@ -58,6 +71,9 @@ def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
         "jobviz_set_profile_window": ([p, c.c_int64, c.c_int64], c.c_int),
         "jobviz_set_topology": ([p, c.c_int, c.c_int, c.c_int], c.c_int),
         "jobviz_records_lost": ([p], c.c_uint64),
+        "jobviz_profiler_shutdown": ([p, c.c_int, c.c_int], c.c_int),
+        "jobviz_get_stats": ([p, c.POINTER(Stats)], c.c_int),
+        "jobviz_never_ended_job": ([p, c.c_uint64, c.POINTER(JobInfo)], c.c_int),
         "jobviz_stream_wrap_cuda": ([p, c.POINTER(p)], c.c_int),
         "jobviz_stream_create_cpu": ([c.POINTER(p)], c.c_int),
         "jobviz_cpu_stream_sleep": ([p, c.c_int64], c.c_int),

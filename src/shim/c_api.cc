@@ -1,6 +1,8 @@
 // The C API over the C++ profiler: opaque handles, status codes, no
 // exceptions across the boundary.
+#include <cstring>
 #include <memory>
+#include <vector>
 #include <new>
 
 #include "jobviz/clock_sync.h"
@@ -63,13 +65,42 @@ void jobviz_profiler_destroy(jobviz_profiler* profiler) { delete profiler; }
 jobviz_status jobviz_job_begin(jobviz_profiler* profiler, jobviz_stream* stream, const char* type, int64_t job_id,
                                int64_t micro_batch, jobviz_job* out) {
   if (!profiler || !stream || !type || !out) return JOBVIZ_ERROR_INVALID_ARGUMENT;
+  *out = JOBVIZ_NO_JOB;
+  const std::uint64_t refused_before = profiler->profiler->stats().calls_refused;
   *out = profiler->profiler->BeginJob(*stream->stream, type, job_id, micro_batch).index;
+  // Not one word, or a negative micro-batch: refused (and counted), not merely unrecorded.
+  if (*out == JOBVIZ_NO_JOB && profiler->profiler->stats().calls_refused != refused_before)
+    return JOBVIZ_ERROR_INVALID_ARGUMENT;
   return JOBVIZ_OK;
 }
 
 jobviz_status jobviz_job_end(jobviz_profiler* profiler, jobviz_stream* stream, jobviz_job job) {
   if (!profiler || !stream) return JOBVIZ_ERROR_INVALID_ARGUMENT;
-  profiler->profiler->EndJob(*stream->stream, jobviz::JobToken{job});
+  return profiler->profiler->EndJob(*stream->stream, jobviz::JobToken{job}) ? JOBVIZ_OK : JOBVIZ_ERROR_INVALID_ARGUMENT;
+}
+
+jobviz_status jobviz_profiler_shutdown(jobviz_profiler* profiler, int timeout_ms, int warn_on_stderr) {
+  if (!profiler || timeout_ms < 0) return JOBVIZ_ERROR_INVALID_ARGUMENT;
+  profiler->profiler->Shutdown(timeout_ms, warn_on_stderr != 0);
+  return JOBVIZ_OK;
+}
+
+jobviz_status jobviz_get_stats(const jobviz_profiler* profiler, jobviz_stats* out) {
+  if (!profiler || !out) return JOBVIZ_ERROR_INVALID_ARGUMENT;
+  const jobviz::ProfilerStats s = profiler->profiler->stats();
+  *out = {s.jobs_recorded, s.records_lost, s.lines_written, s.calls_refused, s.jobs_never_ended};
+  return JOBVIZ_OK;
+}
+
+jobviz_status jobviz_never_ended_job(const jobviz_profiler* profiler, uint64_t index, jobviz_job_info* out) {
+  if (!profiler || !out) return JOBVIZ_ERROR_INVALID_ARGUMENT;
+  const std::vector<jobviz::NeverEndedJob> jobs = profiler->profiler->never_ended_jobs();
+  if (index >= jobs.size()) return JOBVIZ_ERROR_INVALID_ARGUMENT;
+  static_assert(sizeof out->type == sizeof jobs[0].type);
+  std::memcpy(out->type, jobs[index].type, sizeof out->type);
+  out->job_id = jobs[index].job_id;
+  out->micro_batch = jobs[index].micro_batch;
+  out->start_ns = jobs[index].start_ns;
   return JOBVIZ_OK;
 }
 

@@ -2,6 +2,7 @@
 // the record ring and writer of profiler_impl.h / profiler_writer.cc.
 #include "profiler_impl.h"
 
+#include <cerrno>
 #include <stdexcept>
 
 namespace jobviz {
@@ -12,6 +13,15 @@ namespace {
 bool ValidTopology(int pp_rank, int dp_rank, int tp_rank) {
   constexpr int kLimit = 1'000'000;
   return pp_rank >= 0 && dp_rank >= 0 && tp_rank >= 0 && pp_rank < kLimit && dp_rank < kLimit && tp_rank < kLimit;
+}
+
+// An advisory lock on the log (flock: per open file, so a second profiler in
+// the same process conflicts too). False when another live profiler holds
+// it; a file system without locks counts as unshared.
+bool LockLog(const std::string& path, int* fd) {
+  *fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (*fd < 0) return true;
+  return flock(*fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK;
 }
 
 }  // namespace
@@ -48,6 +58,8 @@ Profiler::Profiler(ProfilerConfig config) : config_(std::move(config)), impl_(st
   } catch (const std::exception& e) {
     throw std::runtime_error("jobviz: cannot open " + config_.output_path + ": " + e.what());
   }
+  // After the sink: it creates missing parent directories.
+  const bool shared_log = !config_.output_path.empty() && !LockLog(config_.output_path, &impl_->lock_fd);
   impl_->logger = std::make_shared<spdlog::logger>("jobviz." + std::to_string(config_.global_rank), sink);
   // glog-style prefix, as the framework's own lines have.
   impl_->logger->set_pattern("%L%m%d %H:%M:%S.%f %5t jobviz_profiler.cc:1] %v");
@@ -55,6 +67,13 @@ Profiler::Profiler(ProfilerConfig config) : config_(std::move(config)), impl_(st
   impl_->logger->set_error_handler([impl = impl_.get()](const std::string&) { impl->write_errors.fetch_add(1); });
   impl_->logger->info("jobviz profiler: rank = {}, local worker = {}, world size = {}, host = {}",
                       config_.global_rank, config_.local_worker, config_.world_size, config_.host_name);
+  if (shared_log) {
+    std::fprintf(stderr,
+                 "jobviz: rank %d: %s is being written by another live jobviz profiler (two ranks given the same "
+                 "log path?): the lines of both will be mixed in one file. Give each rank its own log.\n",
+                 config_.global_rank, config_.output_path.c_str());
+    impl_->logger->warn("jobviz: this log is also being written by another live jobviz profiler");
+  }
   impl_->writer = std::thread([this] { impl_->WriterLoop(); });
   if (config_.pp_rank >= 0) SetTopology(config_.pp_rank, config_.dp_rank, config_.tp_rank);  // checked above
 }
@@ -84,7 +103,7 @@ bool IsWord(std::string_view type) {
 
 JobToken Profiler::BeginJob(Stream& stream, std::string_view type, std::int64_t job_id, std::int64_t micro_batch) {
   if (!recording_.load(std::memory_order_relaxed)) return {};
-  if (!IsWord(type)) {
+  if (!IsWord(type) || micro_batch < 0) {
     impl_->refused.fetch_add(1, std::memory_order_relaxed);
     return {};
   }
@@ -108,20 +127,21 @@ JobToken Profiler::BeginJob(Stream& stream, std::string_view type, std::int64_t 
   return {index};
 }
 
-void Profiler::EndJob(Stream& stream, JobToken token) {
-  if (!token.valid()) return;
+bool Profiler::EndJob(Stream& stream, JobToken token) {
+  if (!token.valid()) return true;  // a job not recorded (outside the window, a full buffer): nothing to end
   Record* record = &impl_->ring[token.index & impl_->mask];
   // A token from an earlier claim of this slot, or a second end: refused.
   if (record->claim.load(std::memory_order_acquire) != token.index ||
       record->end_enqueued.exchange(true, std::memory_order_acq_rel)) {
     impl_->refused.fetch_add(1, std::memory_order_relaxed);
-    return;
+    return false;
   }
   if (!stream.LaunchHostFunction(OnJobEnd, record)) {
     impl_->lost.fetch_add(1, std::memory_order_relaxed);
     impl_->jobs.fetch_sub(1, std::memory_order_relaxed);
     record->state.store(kAbandoned, std::memory_order_release);
   }
+  return true;
 }
 
 void Profiler::BeginStep(std::int64_t step) {
@@ -213,14 +233,15 @@ void Profiler::SetProfileWindow(std::int64_t start, std::int64_t end) {
   recording_.store(start < 0 && end < 0);
 }
 
-void Profiler::Shutdown(int timeout_ms) {
+void Profiler::Shutdown(int timeout_ms, bool warn_on_stderr) {
   if (impl_->shut_down.exchange(true)) return;
   recording_.store(false);
-  // Jobs already enqueued may still be running on their streams.
+  // Ends already enqueued may still be waiting for their streams; jobs never
+  // ended are not waited for.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
     impl_->Drain();
-    if (impl_->read.load() == impl_->write.load() || std::chrono::steady_clock::now() >= deadline) break;
+    if (!impl_->AwaitsAnyCallback() || std::chrono::steady_clock::now() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   {
@@ -229,19 +250,44 @@ void Profiler::Shutdown(int timeout_ms) {
   }
   impl_->writer_wake.notify_one();
   impl_->writer.join();
-  impl_->Drain();
-  // Records still pending (a job whose end never ran) are lost; only the
-  // jobs among them leave the jobs recorded.
-  impl_->lost.fetch_add(impl_->write.load() - impl_->read.load());
-  impl_->jobs.fetch_sub(std::min(impl_->jobs.load(), impl_->PendingJobs()));
+  {
+    std::lock_guard<std::mutex> lock(impl_->drain_mutex);
+    for (std::uint64_t r = impl_->read.load(); r < impl_->write.load(); ++r) impl_->GiveUp(impl_->ring[r & impl_->mask]);
+  }
+  impl_->Drain(Impl::DrainMode::kEverything);
+  // What is still pending waits for a callback that did not come in time
+  // (an end on a stream that is still busy): lost; the jobs among them leave
+  // the jobs recorded.
+  for (std::uint64_t r = impl_->read.load(); r < impl_->write.load(); ++r) {
+    const Record& record = impl_->ring[r & impl_->mask];
+    if (record.state.load() != kPending) continue;
+    impl_->lost.fetch_add(1);
+    if (record.kind == RecordKind::kJob) impl_->jobs.fetch_sub(1);
+  }
   const ProfilerStats s = stats();
-  impl_->logger->info("Profiler Stats: rank = {}, jobs recorded = {}, records lost = {}, calls refused = {}",
-                      config_.global_rank, s.jobs_recorded, s.records_lost, s.calls_refused);
+  impl_->logger->info(
+      "Profiler Stats: rank = {}, jobs recorded = {}, records lost = {}, calls refused = {}, jobs never ended = {}",
+      config_.global_rank, s.jobs_recorded, s.records_lost, s.calls_refused, s.jobs_never_ended);
   impl_->logger->flush();
+  if (warn_on_stderr && s.jobs_never_ended > 0) {
+    const NeverEndedJob first = impl_->never_ended_jobs[0];
+    std::fprintf(stderr,
+                 "jobviz: rank %d: %llu job(s) begun and never ended, their lines not written (first: %s, "
+                 "micro-batch %lld, job id %lld); every BeginJob needs its EndJob. Details in %s\n",
+                 config_.global_rank, static_cast<unsigned long long>(s.jobs_never_ended), first.type,
+                 static_cast<long long>(first.micro_batch), static_cast<long long>(first.job_id),
+                 config_.output_path.empty() ? "the log" : config_.output_path.c_str());
+  }
 }
 
 ProfilerStats Profiler::stats() const {
-  return {impl_->jobs.load(), impl_->lost.load(), impl_->lines.load(), impl_->refused.load()};
+  return {impl_->jobs.load(), impl_->lost.load(), impl_->lines.load(), impl_->refused.load(),
+          impl_->never_ended.load()};
+}
+
+std::vector<NeverEndedJob> Profiler::never_ended_jobs() const {
+  const size_t kept = std::min<std::uint64_t>(impl_->never_ended.load(), Impl::kNeverEndedKept);
+  return {impl_->never_ended_jobs.begin(), impl_->never_ended_jobs.begin() + static_cast<std::ptrdiff_t>(kept)};
 }
 
 }  // namespace jobviz

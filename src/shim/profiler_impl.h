@@ -6,7 +6,11 @@
 // record and counts it), fills it, and enqueues two host callbacks that only
 // read CLOCK_REALTIME and store it; the end callback publishes the record.
 // A writer thread takes published records in claim order, formats the lines
-// and writes them through spdlog.
+// and writes them through spdlog. A job whose end has not been enqueued yet
+// (still open on the launching thread, or forgotten) does not hold back the
+// records behind it: they are written past it, and it is written when it
+// ends, or given up (reported as never ended) when it would fill the ring or
+// at Shutdown.
 #pragma once
 
 #include "jobviz/profiler.h"
@@ -14,6 +18,8 @@
 #include <spdlog/logger.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,7 +51,9 @@ struct ClockModel {
     return t + offset_ns + static_cast<std::int64_t>(static_cast<double>(t - start_ns) * drift_ppm * 1e-6);
   }
 };
-enum RecordState : std::uint32_t { kPending = 0, kPublished = 1, kAbandoned = 2 };
+// kWritten: written past an open job ahead of it; the slot is freed when the
+// read index reaches it.
+enum RecordState : std::uint32_t { kPending = 0, kPublished = 1, kAbandoned = 2, kWritten = 3 };
 
 struct alignas(64) Record {
   std::atomic<std::uint32_t> state{kPending};
@@ -146,6 +154,7 @@ struct Profiler::Impl {
   const ClockModel* emulated_clock = nullptr;
 
   std::atomic<bool> topology_written{false};  // SetTopology: once
+  int lock_fd = -1;  // holds an advisory lock (flock) on the log while the profiler lives
   std::shared_ptr<spdlog::logger> logger;
   std::mutex drain_mutex;  // the writer thread and Shutdown() both drain
   std::thread writer;
@@ -155,17 +164,33 @@ struct Profiler::Impl {
   std::atomic<bool> shut_down{false};
   int flush_interval_ms = 20;
 
+  // Jobs given up as never ended: how many, and the first few.
+  static constexpr size_t kNeverEndedKept = 16;
+  std::atomic<std::uint64_t> never_ended{0};
+  std::array<NeverEndedJob, kNeverEndedKept> never_ended_jobs{};
+
   ~Impl();
   int InternType(std::string_view type);
   // Records whose callbacks may still run (after Shutdown's timeout).
   bool HasPendingRecords() const;
-  std::uint64_t PendingJobs() const;
+  // A record some callback will still publish: an enqueued end, a start or
+  // sync point the stream has not reached. Open jobs whose start ran are not.
+  bool AwaitsCallback(const Record& record) const;
+  bool AwaitsAnyCallback() const;
+  // Gives up a job that was begun and whose end was never enqueued (its
+  // start ran): counted lost and never ended, reported in the log; a later
+  // EndJob with its token is refused. False when its end was enqueued
+  // meanwhile, or its start has not run.
+  bool GiveUp(Record& record);
   Record* Claim(std::uint64_t* index);
   void AddMarker(RecordKind kind, std::int64_t a, std::int64_t b);
   // One round with a host-side communicator: the barrier, then the time.
   void HostSyncRound(Communicator& communicator, std::int64_t round);
   void WriteRecord(const Record& record);
-  size_t Drain();
+  // kInOrder: records in claim order, past open jobs only; kEverything: every
+  // published record, past anything still pending (Shutdown's last pass).
+  enum class DrainMode { kInOrder, kEverything };
+  size_t Drain(DrainMode mode = DrainMode::kInOrder);
   void WriterLoop();
 };
 

@@ -265,11 +265,13 @@ TEST_CASE("Shutdown with a job still running reports it lost, and no wrapped-aro
     profiler.Shutdown(10);
     const ProfilerStats stats = profiler.stats();
     CHECK(stats.jobs_recorded == 0);
-    CHECK(stats.records_lost == 2);  // the job, and the step's pop claimed after it
+    CHECK(stats.records_lost == 1);       // the job; the step's pop claimed after it is written
+    CHECK(stats.jobs_never_ended == 0);   // its end was enqueued: it ran late, it was not forgotten
   }
   stream.Synchronize();  // the end callback runs now, into the ring left allocated
   const std::string log = ReadFile(path);
-  CHECK(log.find("jobs recorded = 0, records lost = 2, calls refused = 0") != std::string::npos);
+  CHECK(log.find("jobs recorded = 0, records lost = 1, calls refused = 0, jobs never ended = 0") != std::string::npos);
+  CHECK(log.find("NVTX range pop") != std::string::npos);
   fs::remove(path);
 }
 
@@ -342,4 +344,135 @@ TEST_CASE("The topology line is written once, parses back to the rank's place, a
   jobviz_profiler_destroy(c_profiler);
   CHECK(ReadFile(c_path).find("HybridParallelInfo: rank_id: 0, pp_rank: 1, dp_rank: 0, tp_rank: 3\n") != std::string::npos);
   std::remove(c_path.c_str());
+}
+
+// Issue 24: a forgotten EndJob.
+
+TEST_CASE("A job begun and never ended holds back nothing: later jobs are written, Shutdown gives it up at once") {
+  const std::string path = TempLog();
+  ProfilerStats stats;
+  std::vector<NeverEndedJob> never_ended;
+  JobToken forgotten;
+  {
+    Profiler profiler(Config(path));
+    CpuStream stream;
+    forgotten = profiler.BeginJob(stream, "forward", 0, 0);
+    { JobScope job(profiler, stream, "forward", 1, 1); }
+    { JobScope job(profiler, stream, "backward", 2, 1); }
+    stream.Synchronize();
+    profiler.Shutdown(600'000);  // would wait ten minutes for the forgotten end (the test's timeout fails first)
+    CHECK_FALSE(profiler.EndJob(stream, forgotten));  // given up: too late to end it
+    stats = profiler.stats();
+    never_ended = profiler.never_ended_jobs();
+  }
+  CHECK(stats.jobs_recorded == 2);
+  CHECK(stats.records_lost == 1);
+  CHECK(stats.jobs_never_ended == 1);
+  CHECK(stats.calls_refused == 1);
+  REQUIRE(never_ended.size() == 1);
+  CHECK(std::string(never_ended[0].type) == "forward");
+  CHECK(never_ended[0].micro_batch == 0);
+  CHECK(never_ended[0].job_id == 0);
+  CHECK(never_ended[0].start_ns > 0);
+  const WorkerLogScan scan = ScanOutput(path);
+  CHECK(scan.skipped.total() == 0);
+  const auto jobs = Jobs(scan);
+  REQUIRE(jobs.size() == stats.jobs_recorded);  // the stats are what the file holds
+  CHECK(jobs[0].job_id == "1");
+  CHECK(jobs[1].job_id == "2");
+  const std::string log = ReadFile(path);
+  CHECK(log.find("job never ended (no EndJob/end_job for it): type = forward, micro_batch_id = 0, job id = 0") !=
+        std::string::npos);
+  // The stats line comes at Shutdown, before the refused EndJob above.
+  CHECK(log.find("jobs recorded = 2, records lost = 1, calls refused = 0, jobs never ended = 1") != std::string::npos);
+  fs::remove(path);
+}
+
+TEST_CASE("Records behind a job never ended are written while it is open, and it is given up before the ring fills") {
+  const std::string path = TempLog();
+  ProfilerStats stats;
+  {
+    ProfilerConfig config = Config(path);
+    config.capacity = 8;
+    config.flush_interval_ms = 1;
+    Profiler profiler(config);
+    CpuStream stream;
+    const JobToken open = profiler.BeginJob(stream, "forward", 0, 0);
+    stream.Synchronize();  // its start ran
+    for (int i = 1; i <= 40; ++i) {
+      { JobScope job(profiler, stream, "forward", i, 0); }
+      stream.Synchronize();
+      // Wait for the writer rather than fill the 8 slots faster than it drains.
+      while (profiler.stats().lines_written + profiler.stats().records_lost < static_cast<std::uint64_t>(i))
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    CHECK(profiler.stats().jobs_never_ended == 1);  // before Shutdown: the ring was half full behind it
+    CHECK_FALSE(profiler.EndJob(stream, open));
+    stream.Synchronize();
+    profiler.Shutdown();
+    stats = profiler.stats();
+  }
+  CHECK(stats.jobs_never_ended == 1);
+  CHECK(stats.jobs_recorded == 40);
+  CHECK(stats.records_lost == 1);
+  CHECK(Jobs(ScanOutput(path)).size() == 40);
+  fs::remove(path);
+}
+
+TEST_CASE("A negative micro-batch is refused: BeginJob counts it, the C API says INVALID_ARGUMENT") {
+  const std::string path = TempLog();
+  {
+    Profiler profiler(Config(path));
+    CpuStream stream;
+    CHECK_FALSE(profiler.BeginJob(stream, "forward", 1, -1).valid());
+    CHECK(profiler.stats().calls_refused == 1);
+  }
+  fs::remove(path);
+  jobviz_profiler* profiler = nullptr;
+  jobviz_stream* stream = nullptr;
+  REQUIRE(jobviz_profiler_create(0, 0, 1, path.c_str(), -1, -1, &profiler) == JOBVIZ_OK);
+  REQUIRE(jobviz_stream_create_cpu(&stream) == JOBVIZ_OK);
+  jobviz_job job = 0;
+  CHECK(jobviz_job_begin(profiler, stream, "forward pass", 1, 0, &job) == JOBVIZ_ERROR_INVALID_ARGUMENT);
+  CHECK(job == JOBVIZ_NO_JOB);
+  CHECK(jobviz_job_begin(profiler, stream, "forward", 1, -3, &job) == JOBVIZ_ERROR_INVALID_ARGUMENT);
+  CHECK(jobviz_job_begin(profiler, stream, "forward", 1, 0, &job) == JOBVIZ_OK);
+  CHECK(jobviz_job_end(profiler, stream, job) == JOBVIZ_OK);
+  CHECK(jobviz_job_end(profiler, stream, job) == JOBVIZ_ERROR_INVALID_ARGUMENT);  // a second end
+  CHECK(jobviz_job_end(profiler, stream, JOBVIZ_NO_JOB) == JOBVIZ_OK);             // nothing to end
+  jobviz_job open = 0;
+  REQUIRE(jobviz_job_begin(profiler, stream, "backward", 2, 4, &open) == JOBVIZ_OK);
+  REQUIRE(jobviz_stream_synchronize(stream) == JOBVIZ_OK);
+  CHECK(jobviz_profiler_shutdown(profiler, 1000, 0) == JOBVIZ_OK);
+  jobviz_stats stats{};
+  REQUIRE(jobviz_get_stats(profiler, &stats) == JOBVIZ_OK);  // still readable after shutdown
+  CHECK(stats.jobs_recorded == 1);
+  CHECK(stats.calls_refused == 3);
+  CHECK(stats.jobs_never_ended == 1);
+  CHECK(stats.records_lost == 1);
+  jobviz_job_info info{};
+  REQUIRE(jobviz_never_ended_job(profiler, 0, &info) == JOBVIZ_OK);
+  CHECK(std::string(info.type) == "backward");
+  CHECK(info.micro_batch == 4);
+  CHECK(info.job_id == 2);
+  CHECK(jobviz_never_ended_job(profiler, 1, &info) == JOBVIZ_ERROR_INVALID_ARGUMENT);
+  jobviz_stream_destroy(stream);
+  jobviz_profiler_destroy(profiler);
+  fs::remove(path);
+}
+
+TEST_CASE("A second live profiler on the same log is told so, in the log; one after the first closed is not") {
+  const std::string path = TempLog();
+  {
+    Profiler first(Config(path));
+    ProfilerConfig config = Config(path);
+    config.global_rank = 2;
+    Profiler second(config);
+  }
+  CHECK(ReadFile(path).find("also being written by another live jobviz profiler") != std::string::npos);
+  fs::remove(path);
+  { Profiler first(Config(path)); }
+  { Profiler again(Config(path)); }
+  CHECK(ReadFile(path).find("also being written") == std::string::npos);
+  fs::remove(path);
 }

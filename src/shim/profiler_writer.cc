@@ -13,6 +13,7 @@ std::vector<std::vector<Record>>* abandoned_rings = nullptr;
 }  // namespace
 
 Profiler::Impl::~Impl() {
+  if (lock_fd >= 0) close(lock_fd);
   // A stream may still hold a callback into the ring (a job whose end had not
   // run when Shutdown gave up waiting). Freeing the ring would let that
   // callback write into freed memory: keep it allocated instead, a bounded
@@ -26,13 +27,48 @@ Profiler::Impl::~Impl() {
 
 bool Profiler::Impl::HasPendingRecords() const { return read.load() != write.load(); }
 
-std::uint64_t Profiler::Impl::PendingJobs() const {
-  std::uint64_t jobs_pending = 0;
-  for (std::uint64_t r = read.load(); r < write.load(); ++r) {
-    const Record& record = ring[r & mask];
-    jobs_pending += record.kind == RecordKind::kJob && record.state.load() == kPending;
+bool Profiler::Impl::AwaitsCallback(const Record& record) const {
+  if (record.state.load(std::memory_order_acquire) != kPending) return false;
+  if (record.kind != RecordKind::kJob) return true;  // a sync point the stream has not reached
+  return record.end_enqueued.load(std::memory_order_acquire) || record.start_ns.load(std::memory_order_acquire) == 0;
+}
+
+bool Profiler::Impl::AwaitsAnyCallback() const {
+  for (std::uint64_t r = read.load(); r < write.load(); ++r)
+    if (AwaitsCallback(ring[r & mask])) return true;
+  return false;
+}
+
+bool Profiler::Impl::GiveUp(Record& record) {
+  if (record.kind != RecordKind::kJob || record.state.load(std::memory_order_acquire) != kPending) return false;
+  const std::int64_t start = record.start_ns.load(std::memory_order_acquire);
+  if (start == 0) return false;  // the start callback may still write into the slot
+  bool expected = false;
+  // Whoever sets end_enqueued first wins: EndJob then refuses the token.
+  if (!record.end_enqueued.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) return false;
+  // GiveUp runs under the drain lock or after the writer stopped: one at a
+  // time. The entry is filled before the count that shows it.
+  const std::uint64_t n = never_ended.load(std::memory_order_relaxed);
+  if (n < kNeverEndedKept) {
+    NeverEndedJob& kept = never_ended_jobs[n];
+    std::snprintf(kept.type, sizeof kept.type, "%s", types[record.type].data());
+    kept.job_id = record.a;
+    kept.micro_batch = record.b;
+    kept.start_ns = start;
   }
-  return jobs_pending;
+  never_ended.store(n + 1, std::memory_order_release);
+  lost.fetch_add(1, std::memory_order_relaxed);
+  jobs.fetch_sub(1, std::memory_order_relaxed);
+  if (n < kNeverEndedKept) {
+    // Not "Profiler Info: Job": jobviz must not read it as a job line.
+    char begun[32];
+    FormatMillis(begun, sizeof begun, start);
+    logger->warn("jobviz: job never ended (no EndJob/end_job for it): type = {}, micro_batch_id = {}, job id = {}, "
+                 "begun at {}; its line is not written",
+                 types[record.type].data(), record.b, record.a, begun);
+  }
+  record.state.store(kAbandoned, std::memory_order_release);
+  return true;
 }
 
 int Profiler::Impl::InternType(std::string_view type) {
@@ -131,31 +167,51 @@ void Profiler::Impl::WriteRecord(const Record& record) {
   logger->info(line);
 }
 
-// Writes published records in claim order; stops at the first one whose
-// job has not ended yet. Returns how many were taken.
-size_t Profiler::Impl::Drain() {
+// Writes published records in claim order. An open job (begun, its end not
+// enqueued) does not stop the pass: the records behind it are written and
+// marked, and their slots freed once the open job is; any other pending
+// record stops it (kInOrder), so lines keep their order while the stream
+// lags. An open job at the head is given up when the ring is half full.
+// Returns how many slots were freed.
+size_t Profiler::Impl::Drain(DrainMode mode) {
   std::lock_guard<std::mutex> lock(drain_mutex);
-  size_t taken = 0, written = 0;
+  size_t freed = 0, written = 0;
   const std::uint64_t errors_before = write_errors.load();
+  const std::uint64_t w = write.load(std::memory_order_acquire);
   std::uint64_t r = read.load(std::memory_order_relaxed);
-  while (r < write.load(std::memory_order_acquire)) {
-    Record& record = ring[r & mask];
-    const std::uint32_t state = record.state.load(std::memory_order_acquire);
-    if (state == kPending) break;
+  bool at_head = true;  // every record before this one is freed
+  for (std::uint64_t i = r; i < w; ++i) {
+    Record& record = ring[i & mask];
+    std::uint32_t state = record.state.load(std::memory_order_acquire);
+    if (state == kPending) {
+      const bool open_job = record.kind == RecordKind::kJob && !record.end_enqueued.load(std::memory_order_acquire);
+      if (open_job && at_head && w - r > (mask + 1) / 2 && GiveUp(record)) {
+        state = kAbandoned;
+      } else if (open_job || mode == DrainMode::kEverything) {
+        at_head = false;
+        continue;
+      } else {
+        break;
+      }
+    }
     if (state == kPublished) {
       WriteRecord(record);
       ++written;
+      state = kWritten;
+      if (!at_head) record.state.store(kWritten, std::memory_order_relaxed);
     }
-    record.state.store(kPending, std::memory_order_relaxed);
-    read.store(++r, std::memory_order_release);
-    ++taken;
+    if (at_head) {
+      record.state.store(kPending, std::memory_order_relaxed);
+      read.store(++r, std::memory_order_release);
+      ++freed;
+    }
   }
-  if (taken > 0) logger->flush();
+  if (written > 0) logger->flush();
   // A full disk fails the buffered writes at the latest on the flush: this
   // batch's lines did not reach the log; count them as lost, not written.
   if (write_errors.load() != errors_before) lost.fetch_add(written, std::memory_order_relaxed);
   else lines.fetch_add(written, std::memory_order_relaxed);
-  return taken;
+  return freed;
 }
 
 void Profiler::Impl::WriterLoop() {

@@ -225,6 +225,41 @@ class PackageTest(unittest.TestCase):
             prof.sync_clocks(jobviz.Communicator())
         prof.close()
 
+    def test_a_forgotten_end_job_holds_back_nothing_and_close_says_so(self):
+        """Issue 24: begin_job without end_job, then two jobs: close() does not wait for the
+        forgotten end (a 600 s timeout would hit the test's own), warns with the job, writes
+        the two jobs, and the stats, readable after close, match the file."""
+        stream = jobviz.CpuStream()
+        prof = jobviz.Profiler(rank=0, local_worker=0, world_size=1, log_path=self.log)
+        prof.begin_job(stream, "forward", micro_batch=0)
+        with prof.job(stream, "forward", micro_batch=1):
+            stream.sleep(100)
+        with prof.job(stream, "backward", micro_batch=1):
+            stream.sleep(100)
+        stream.synchronize()
+        with self.assertWarnsRegex(jobviz.JobvizWarning, r"1 job\(s\) begun and never ended.*forward micro-batch 0"):
+            prof.close(timeout=600)
+        self.assertEqual(prof.stats, jobviz.ProfilerStats(jobs_recorded=2, records_lost=1, lines_written=prof.stats.lines_written,
+                                                          calls_refused=0, jobs_never_ended=1))
+        self.assertEqual(prof.records_lost, 1)
+        self.assertEqual([(j.type, j.micro_batch) for j in prof.never_ended], [("forward", 0)])
+        result = self.draw()
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("2 jobs drawn", result.stderr)
+        with open(self.log) as f:
+            self.assertIn("jobs recorded = 2, records lost = 1, calls refused = 0, jobs never ended = 1", f.read())
+
+    def test_ending_a_job_twice_raises(self):
+        stream = jobviz.CpuStream()
+        with jobviz.Profiler(rank=0, local_worker=0, world_size=1, log_path=self.log) as prof:
+            token = prof.begin_job(stream, "forward")
+            prof.end_job(stream, token)
+            with self.assertRaisesRegex(jobviz.JobvizError, "end job"):
+                prof.end_job(stream, token)
+            stream.synchronize()
+        self.assertEqual(prof.stats.calls_refused, 1)
+        self.assertEqual(prof.stats.jobs_recorded, 1)
+
     def test_help_documents_the_surface(self):
         text = pydoc.render_doc(jobviz, renderer=pydoc.plaintext)
         for name in ("Profiler", "CpuStream", "BarrierCommunicator", "nccl_communicator_from_group", "job(",
