@@ -12,7 +12,79 @@ std::string Minutes(Nanos gap) {
   return text;
 }
 
-std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records) {
+namespace {
+
+constexpr size_t kWritersKept = 8;
+
+template <typename T>
+void AddUnique(std::vector<T>& values, T value) {
+  if (values.size() < kWritersKept && std::find(values.begin(), values.end(), value) == values.end())
+    values.push_back(value);
+}
+
+}  // namespace
+
+SharedWriters FindSharedWriters(const std::vector<LogRecord>& records) {
+  SharedWriters found;
+  struct Counter {  // the highest step and round a glog thread has written
+    std::uint32_t thread;
+    std::int64_t step = -1, round = -1;
+  };
+  std::vector<Counter> counters;       // few threads write steps or rounds: a short list
+  std::vector<std::uint32_t> overtaken;  // threads another thread counted again after
+  std::uint64_t counted_again_line = 0;
+  std::optional<std::int64_t> last_rank;       // of the last clock-sync or topology line
+  std::optional<std::int64_t> last_sync_rank;  // of the last clock-sync line
+  Nanos latest = 0;                            // the latest time any line gave so far
+  for (const LogRecord& r : records) {
+    if (r.kind == RecordKind::kClockSync || IsTopologyRecord(r)) {
+      // A rank that comes back after another rank wrote: both write at once
+      // (a restart under another rank never goes back). Needs no thread ids.
+      if (found.line == 0 && last_rank && r.rank != *last_rank &&
+          std::find(found.ranks.begin(), found.ranks.end(), r.rank) != found.ranks.end())
+        found.line = r.line;
+      // Another rank's sync point before times already written: the two ran
+      // at once (each process buffers its lines, so one's block can follow
+      // the other's whole); a restart under another rank comes later.
+      if (found.line == 0 && r.kind == RecordKind::kClockSync && last_sync_rank && r.rank != *last_sync_rank &&
+          r.start < latest)
+        found.line = r.line;
+      AddUnique(found.ranks, r.rank);
+      last_rank = r.rank;
+      if (r.kind == RecordKind::kClockSync) last_sync_rank = r.rank;
+    }
+    if (r.kind == RecordKind::kJob || r.kind == RecordKind::kClockSync || r.kind == RecordKind::kStepPush ||
+        r.kind == RecordKind::kStepPop)
+      latest = std::max({latest, r.start, r.end});
+    if (r.thread == 0) continue;
+    if (found.line == 0 && std::find(overtaken.begin(), overtaken.end(), r.thread) != overtaken.end())
+      found.line = counted_again_line;  // the thread counted past goes on writing: two writers
+    const bool step = r.kind == RecordKind::kStepPush, round = r.kind == RecordKind::kClockSync;
+    if (!step && !round) continue;
+    AddUnique(found.threads, r.thread);
+    const std::int64_t value = step ? r.step : r.round;
+    for (const Counter& other : counters)
+      if (other.thread != r.thread && value <= (step ? other.step : other.round) &&
+          std::find(overtaken.begin(), overtaken.end(), other.thread) == overtaken.end() &&
+          overtaken.size() < kWritersKept) {
+        overtaken.push_back(other.thread);
+        if (counted_again_line == 0) counted_again_line = r.line;
+      }
+    auto mine = std::find_if(counters.begin(), counters.end(), [&](const Counter& c) { return c.thread == r.thread; });
+    if (mine == counters.end()) {
+      if (counters.size() == kWritersKept) continue;
+      counters.push_back({r.thread});
+      mine = counters.end() - 1;
+    }
+    (step ? mine->step : mine->round) = std::max(step ? mine->step : mine->round, value);
+  }
+  if (found.line == 0) return {};
+  std::sort(found.threads.begin(), found.threads.end());
+  std::sort(found.ranks.begin(), found.ranks.end());
+  return found;
+}
+
+std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records, bool shared_writers) {
   std::vector<RunRange> runs;
   bool has_activity = false;  // the current run holds a job, step or sync line
   std::optional<std::int64_t> highest_step, highest_round;
@@ -36,13 +108,13 @@ std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records) {
     if (runs.empty()) start_run(i, "");
     switch (r.kind) {
       case RecordKind::kProfilerWindow:  // (from the banner before it, if one was printed again)
-        if (has_activity) start_run(banner.value_or(i), "profiler start line after jobs");
+        if (has_activity && !shared_writers) start_run(banner.value_or(i), "profiler start line after jobs");
         break;
       case RecordKind::kStartBanner:
         if (has_activity && !banner) banner = i;
         break;
       case RecordKind::kStepPush:
-        if (highest_step && r.step <= *highest_step)
+        if (highest_step && r.step <= *highest_step && !shared_writers)
           start_run(i, "step " + std::to_string(r.step) + " pushed again");
         highest_step = r.step;
         has_activity = true;
@@ -50,7 +122,7 @@ std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records) {
       case RecordKind::kClockSync:
         // Not activity for the rule above: sync rounds may come right
         // before the window line of the same run.
-        if (highest_round && r.round <= *highest_round)
+        if (highest_round && r.round <= *highest_round && !shared_writers)
           start_run(i, "clock sync round " + std::to_string(r.round) + " taken again");
         highest_round = r.round;
         break;
@@ -58,9 +130,9 @@ std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records) {
         if (banner) {  // the first job line after a banner printed again: a new process, or the same one going on?
           const size_t at = *banner;
           banner.reset();
-          const bool new_thread = job_thread != 0 && r.thread != 0 && r.thread != job_thread;
+          const bool new_thread = job_thread != 0 && r.thread != 0 && r.thread != job_thread && !shared_writers;
           const bool no_threads = job_thread == 0 || r.thread == 0;
-          const bool long_after = latest_job_end && r.start - *latest_job_end > kRestartGap;
+          const bool long_after = latest_job_end && r.start - *latest_job_end > kRestartGap && !shared_writers;
           if (new_thread) {
             start_run(at, "start-up banner ('GPU Compute Capability') printed again after jobs, and the jobs after it come "
                           "from another glog thread (" + std::to_string(job_thread) + " -> " + std::to_string(r.thread) + ")");
@@ -77,7 +149,7 @@ std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records) {
         // for minutes; a framework may print from another thread), both at
         // once are: a new process, minutes later.
         if (latest_job_end && r.start - *latest_job_end > kRestartGap && job_thread != 0 && r.thread != 0 &&
-            r.thread != job_thread)
+            r.thread != job_thread && !shared_writers)
           start_run(i, "job times jump " + Minutes(r.start - *latest_job_end) + " forward and the glog thread id changes (" +
                            std::to_string(job_thread) + " -> " + std::to_string(r.thread) + ")");
         // Times going back by minutes in file order are the clock set back,

@@ -45,7 +45,26 @@ struct RunRange {
 // A file without records has no runs.
 inline constexpr Nanos kRestartGap = 5 * 60 * 1'000'000'000LL;
 
-std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records);
+// Two or more processes writing one file at once (two ranks given the same
+// log path): a process counts its steps or clock-sync rounds again while the
+// one that counted them first goes on writing afterwards. A restart counts
+// again too, but the old process never writes after it. Identified by the
+// glog thread ids of the step and clock-sync lines, or (without thread ids)
+// by a rank's clock-sync or topology line after another rank's when it had
+// written before, or by a rank's clock-sync line after another rank's that
+// gives a time before one already written (each process buffers its lines,
+// so one's whole block can follow the other's: a restart comes later).
+struct SharedWriters {
+  std::uint64_t line = 0;               // the line that counted again; 0: one writer
+  std::vector<std::uint32_t> threads;   // the glog threads seen writing steps or rounds (the first few)
+  std::vector<std::int64_t> ranks;      // ranks named by clock-sync and topology lines (the first few)
+};
+SharedWriters FindSharedWriters(const std::vector<LogRecord>& records);
+
+// With `shared_writers`, nothing splits a run: a step pushed again, a round
+// taken again, a profiler start line or a banner after jobs, a glog thread
+// change are all the other writer, not a restart.
+std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records, bool shared_writers = false);
 
 // "12.5 min": how the restart and clock messages give a gap.
 std::string Minutes(Nanos gap);

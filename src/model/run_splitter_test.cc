@@ -147,3 +147,72 @@ TEST_CASE("Job times going back by minutes in file order are the clock set back,
   CHECK(runs[0].clock_back == (minutes + 13 - 1) * 1'000'000'000);
   CHECK(SplitRuns({JobAt(1, 10, 7), JobAt(2, 5, 7)})[0].clock_back_line == 0);  // seconds out of order: jobs print so
 }
+
+namespace {
+
+LogRecord FromThread(RecordKind kind, std::uint64_t line, std::int64_t value, std::uint32_t thread, std::int64_t rank = 0) {
+  LogRecord r = Rec(kind, line, value);
+  r.thread = thread;
+  r.rank = rank;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("Two processes writing one file at once are found by their glog threads, and split nothing") {
+  // Rank 0 (thread 11) and rank 1 (thread 22) both given the same log path.
+  const std::vector<LogRecord> records = {
+      FromThread(RecordKind::kClockSync, 1, 0, 11, 0), FromThread(RecordKind::kClockSync, 2, 0, 22, 1),
+      FromThread(RecordKind::kStepPush, 3, 0, 11),     FromThread(RecordKind::kJob, 4, 0, 11),
+      FromThread(RecordKind::kStepPush, 5, 0, 22),     FromThread(RecordKind::kJob, 6, 0, 22),
+      FromThread(RecordKind::kJob, 7, 0, 11),          FromThread(RecordKind::kStepPush, 8, 1, 11),
+      FromThread(RecordKind::kJob, 9, 0, 22)};
+  const SharedWriters shared = FindSharedWriters(records);
+  CHECK(shared.line == 2);  // thread 22 takes round 0 again, and thread 11 writes after it
+  CHECK(shared.threads == std::vector<std::uint32_t>{11, 22});
+  CHECK(shared.ranks == std::vector<std::int64_t>{0, 1});
+  CHECK(SplitRuns(records).size() == 3);  // what a restart rule alone would do
+  const auto runs = SplitRuns(records, true);
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].jobs == 4);
+}
+
+TEST_CASE("A restart counts again too, but the old process never writes after it: not shared") {
+  const std::vector<LogRecord> records = {
+      FromThread(RecordKind::kClockSync, 1, 0, 11), FromThread(RecordKind::kStepPush, 2, 0, 11),
+      FromThread(RecordKind::kJob, 3, 0, 11),       FromThread(RecordKind::kStepPush, 4, 1, 11),
+      FromThread(RecordKind::kJob, 5, 0, 11),       FromThread(RecordKind::kClockSync, 6, 0, 22),
+      FromThread(RecordKind::kStepPush, 7, 0, 22),  FromThread(RecordKind::kJob, 8, 0, 22)};
+  const SharedWriters shared = FindSharedWriters(records);
+  CHECK(shared.line == 0);
+  CHECK(shared.threads.empty());
+  CHECK(SplitRuns(records, shared.line != 0).size() == 2);
+}
+
+TEST_CASE("Without thread ids, a rank that writes again after another rank shares the file") {
+  std::vector<LogRecord> records = {Rec(RecordKind::kClockSync, 1, 0), Rec(RecordKind::kClockSync, 2, 0),
+                                    Rec(RecordKind::kJob, 3), Rec(RecordKind::kClockSync, 4, 1)};
+  records[1].rank = 1;
+  CHECK(FindSharedWriters(records).line == 4);
+  CHECK(FindSharedWriters(records).ranks == std::vector<std::int64_t>{0, 1});
+  // Restarted as another rank: rank 0's lines, then rank 1's, and never back.
+  records[3].rank = 1;
+  CHECK(FindSharedWriters(records).line == 0);
+}
+
+TEST_CASE("A rank whose sync point comes before times already written ran at once with the other") {
+  // Each process buffered its lines: rank 0's whole block, then rank 1's.
+  std::vector<LogRecord> records = {Rec(RecordKind::kClockSync, 1, 0), Rec(RecordKind::kJob, 2),
+                                    Rec(RecordKind::kClockSync, 3, 0), Rec(RecordKind::kJob, 4)};
+  records[0].start = 1000;
+  records[1].start = 1100, records[1].end = 1900;
+  records[2].rank = 1, records[2].start = 1010;
+  records[3].start = 1150, records[3].end = 1950;
+  const SharedWriters shared = FindSharedWriters(records);
+  CHECK(shared.line == 3);
+  CHECK(shared.threads.empty());
+  CHECK(shared.ranks == std::vector<std::int64_t>{0, 1});
+  // Restarted as rank 1 after rank 0 ended: its sync point comes later.
+  records[2].start = 2000;
+  CHECK(FindSharedWriters(records).line == 0);
+}

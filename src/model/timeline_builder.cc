@@ -41,6 +41,21 @@ bool Drawn(const RunChoice& choice, size_t r, size_t runs) {
   return false;
 }
 
+// "workerlog.0:41 (glog threads 1130 and 1131; ranks 0 and 1)": what the file says of its writers
+std::string DescribeSharedWriters(const std::string& file, const SharedWriters& shared) {
+  auto list = [](const auto& values) {
+    std::string text;
+    for (size_t i = 0; i < values.size(); ++i)
+      text += (i == 0 ? "" : i + 1 == values.size() ? " and " : ", ") + std::to_string(values[i]);
+    return text;
+  };
+  std::string who;
+  if (!shared.threads.empty()) who = "glog threads " + list(shared.threads);
+  if (!shared.ranks.empty())
+    who += (who.empty() ? "" : "; ") + std::string(shared.ranks.size() == 1 ? "rank " : "ranks ") + list(shared.ranks);
+  return file + ":" + std::to_string(shared.line) + (who.empty() ? "" : " (" + who + ")");
+}
+
 }  // namespace
 
 size_t JobsNotDrawn(const std::vector<RunRange>& runs, const RunChoice& choice) {
@@ -52,7 +67,8 @@ size_t JobsNotDrawn(const std::vector<RunRange>& runs, const RunChoice& choice) 
 
 FileBuild BuildFile(const WorkerLogFile& file, WorkerLogScan& scan, const RunChoice& choice) {
   FileBuild build;
-  build.runs = SplitRuns(scan.records);
+  build.shared = FindSharedWriters(scan.records);
+  build.runs = SplitRuns(scan.records, build.shared.line != 0);
   const std::vector<RunRange>& runs = build.runs;
   size_t begin = 0, end = 0;
   if (!runs.empty()) {
@@ -107,6 +123,8 @@ BuildResult AssembleTimeline(const LogSet& logs, std::vector<FileBuild> files) {
   size_t most_runs = 0, fewest_runs = SIZE_MAX;
   std::string clock_back;  // the first file whose clock was set back
   size_t clock_back_files = 0;
+  std::string shared;  // the first file that several processes wrote
+  size_t shared_files = 0;
   for (size_t f = 0; f < logs.files.size(); ++f) {
     FileBuild& file = files[f];
     if (!file.error.empty()) {
@@ -115,6 +133,7 @@ BuildResult AssembleTimeline(const LogSet& logs, std::vector<FileBuild> files) {
     }
     if (file.clock_back_line != 0 && clock_back_files++ == 0)
       clock_back = file.worker.file + ":" + std::to_string(file.clock_back_line) + " by " + Minutes(file.clock_back);
+    if (file.shared.line != 0 && shared_files++ == 0) shared = DescribeSharedWriters(file.worker.file, file.shared);
     most_runs = std::max(most_runs, file.runs.size());
     fewest_runs = std::min(fewest_runs, file.runs.size());
     result.runs.push_back({file.worker.file, std::move(file.runs)});
@@ -124,6 +143,11 @@ BuildResult AssembleTimeline(const LogSet& logs, std::vector<FileBuild> files) {
     result.warnings.push_back("job times go back in file order (the clock was set back: an NTP step?) in " +
                               std::to_string(clock_back_files) + (clock_back_files == 1 ? " file" : " files") + ", first " +
                               clock_back + "; times are drawn as logged, each job in its step");
+  if (shared_files > 0)
+    result.warnings.push_back(std::to_string(shared_files) + (shared_files == 1 ? " file was" : " files were") +
+                              " written by several processes at once (ranks given the same log path?), first " + shared +
+                              "; all their jobs are drawn, as one worker per file, and no run is split off there. Give "
+                              "each rank its own log");
   if (!logs.files.empty() && most_runs != fewest_runs)
     result.warnings.push_back("files hold different numbers of runs (" +
                               std::to_string(fewest_runs) + " to " + std::to_string(most_runs) +

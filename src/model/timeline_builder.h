@@ -44,6 +44,7 @@ struct FileBuild {
   // In a drawn run, the first job line whose clock was set back (RunRange), 0: none.
   std::uint64_t clock_back_line = 0;
   Nanos clock_back = 0;
+  SharedWriters shared;  // line != 0: several processes wrote this file at once
 };
 FileBuild BuildFile(const WorkerLogFile& file, WorkerLogScan& scan, const RunChoice& choice);
 
