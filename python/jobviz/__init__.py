@@ -12,6 +12,9 @@ log in the framework's own format, and `jobviz` (the command) draws them::
                     run_forward(mb)          # enqueue the stage's work on `stream`
     prof.close()
 
+``python -m jobviz ARGS`` (and the ``jobviz`` command a wheel installs) runs
+the jobviz CLI that came with this package.
+
 `stream` is anything with a ``cuda_stream`` handle (``torch.cuda.Stream``,
 CuPy streams) or a :class:`CpuStream`. Clock sync over any process group:
 ``prof.attach_clock_sync(jobviz.BarrierCommunicator(torch.distributed.barrier, rank, world))``.
@@ -34,6 +37,7 @@ import warnings
 from typing import Any, Callable, Iterator, List, NamedTuple, Optional, Tuple
 
 from ._library import BARRIER_FN, JobInfo, Stats, load_library
+from ._location import VERSION as __version__  # the jobviz CLI's and libjobviz's version
 
 __all__ = [
     "JobvizError", "JobvizWarning", "ProfilerStats", "NeverEndedJob", "Profiler", "CpuStream", "Communicator", "BarrierCommunicator", "NcclCommunicator",

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """The `jobviz` Python package: its surface, its errors, and lines that the
-jobviz command reads back.   usage: test_package.py JOBVIZ_EXE BUILD_ROOT"""
+jobviz command reads back.
+usage: test_package.py JOBVIZ_EXE BUILD_ROOT PYTHON_INSTALL_DIR CONFIGURED_PYTHON
+(the last two: where meson installs the package, for which interpreter)"""
 import os
 import pydoc
 import subprocess
@@ -13,6 +15,8 @@ import jobviz
 
 JOBVIZ_EXE = None
 BUILD_ROOT = None
+PYTHON_INSTALL_DIR = None
+CONFIGURED_PYTHON = None
 
 
 class PackageTest(unittest.TestCase):
@@ -266,6 +270,18 @@ class PackageTest(unittest.TestCase):
                      "step(", "JobvizError"):
             self.assertIn(name, text)
 
+    def test_python_m_jobviz_runs_the_cli_of_the_same_version(self):
+        cli = subprocess.run([JOBVIZ_EXE, "--version"], capture_output=True, text=True)
+        run = subprocess.run([sys.executable, "-m", "jobviz", "--version"], capture_output=True, text=True)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(run.stdout, cli.stdout)
+        self.assertEqual(cli.stdout.split(), ["jobviz", jobviz.__version__])
+        self.assertEqual(jobviz.library_version(), jobviz.__version__)
+        env = dict(os.environ, JOBVIZ_CLI="/nonexistent/jobviz")
+        missing = subprocess.run([sys.executable, "-m", "jobviz"], capture_output=True, text=True, env=env)
+        self.assertEqual(missing.returncode, 2)
+        self.assertIn("/nonexistent/jobviz", missing.stderr)
+
     def test_a_missing_library_is_named_clearly(self):
         env = dict(os.environ, JOBVIZ_LIBRARY="/nonexistent/libjobviz.so")
         result = subprocess.run([sys.executable, "-c", "import jobviz"], capture_output=True, text=True, env=env)
@@ -280,6 +296,7 @@ class InstalledPackageTest(unittest.TestCase):
 
     def setUp(self):
         self.dest = tempfile.TemporaryDirectory(prefix="jobviz_install_")
+        self.install_dir = os.path.normpath(PYTHON_INSTALL_DIR)
         subprocess.run(["meson", "install", "-C", BUILD_ROOT, "--destdir", self.dest.name, "--no-rebuild",
                         "--quiet"], check=True, capture_output=True)
         found = [root for root, dirs, files in os.walk(self.dest.name) if root.endswith(os.sep + "jobviz")
@@ -297,6 +314,13 @@ class InstalledPackageTest(unittest.TestCase):
         return subprocess.run([sys.executable, "-c", "import jobviz; print(jobviz.library_version())"],
                               capture_output=True, text=True, env=env, cwd=self.dest.name)
 
+    def test_installed_where_the_configured_interpreter_reads(self):
+        # py.get_install_dir() under --destdir, and on that interpreter's own sys.path.
+        self.assertEqual(self.package, os.path.join(self.dest.name + self.install_dir, "jobviz"))
+        path = subprocess.run([CONFIGURED_PYTHON, "-c", "import sys; print('\\n'.join(sys.path))"],
+                              capture_output=True, text=True, check=True, env={"PATH": os.environ.get("PATH", "")})
+        self.assertIn(self.install_dir, [os.path.normpath(p) for p in path.stdout.splitlines() if p])
+
     def test_found_through_the_loader_path(self):
         result = self.import_jobviz(LD_LIBRARY_PATH=self.libs[0])
         self.assertEqual(result.returncode, 0, result.stderr)
@@ -311,4 +335,6 @@ class InstalledPackageTest(unittest.TestCase):
 if __name__ == "__main__":
     JOBVIZ_EXE = sys.argv.pop(1)
     BUILD_ROOT = sys.argv.pop(1)
+    PYTHON_INSTALL_DIR = sys.argv.pop(1)
+    CONFIGURED_PYTHON = sys.argv.pop(1)
     unittest.main(verbosity=2)
