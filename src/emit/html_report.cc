@@ -40,8 +40,7 @@ std::string Header(const FinishedRun& run, const std::vector<SummarySection>& se
                     " workers of " + std::to_string(run.timeline.machines.size()) + " machine" +
                     (run.timeline.machines.size() == 1 ? "" : "s") + " · " + std::to_string(run.read.files.size()) +
                     " files, " + std::to_string(run.read.lines) + " lines read, " +
-                    std::to_string(run.skipped.total()) + " skipped · times after " +
-                    FormatUtc(TraceOrigin(run.timeline)) + "</p>\n";
+                    std::to_string(run.skipped.total()) + " skipped · " + RunStartLine(run.timeline) + "</p>\n";
   // The verdict first: the gates a CI run passes or fails on, then the findings.
   if (!run.gates.empty()) {
     const bool failed = std::any_of(run.gates.begin(), run.gates.end(), [](const GateResult& g) { return !g.value || g.failed; });

@@ -163,7 +163,10 @@ std::string TimelineJson(const Timeline& timeline, const std::string& title, con
   const Nanos origin = TraceOrigin(timeline);
   std::string out = "{\"title\":";
   AppendScriptSafeString(out, title);
-  out += ",\"origin_utc\":\"" + FormatUtc(origin) + "\",\"trace_name\":\"jobviz.pftrace.gz\",\"machines\":[";
+  // Times are ns after origin (a whole second, small integers); `zero` is the
+  // run start, which the page counts every time it shows from.
+  out += ",\"origin_utc\":\"" + FormatUtc(origin) + "\",\"zero\":" + std::to_string(SaturatingSub(RunStart(timeline), origin)) +
+         ",\"trace_name\":\"jobviz.pftrace.gz\",\"machines\":[";
   // The row groups as the traces have them (machines, or stages under --rows stage).
   const std::vector<RowGroup> groups = LayOutRows(timeline, 1);
   for (size_t g = 0; g < groups.size(); ++g) {

@@ -8,7 +8,7 @@ std::string EmitSummaryMarkdown(const FinishedRun& run, const Sink& sink) {
   std::string out = "## jobviz: pipeline summary\n\n";
   out += std::to_string(run.jobs) + " jobs on " + std::to_string(run.analysis.workers.size()) + " workers, " +
          std::to_string(run.read.files.size()) + " files, " + std::to_string(run.skipped.total()) +
-         " lines skipped.\n\n";
+         " lines skipped; " + RunStartLine(run.timeline) + ".\n\n";
   // The verdict first: the gates a CI run passes or fails on.
   if (!run.gates.empty())
     out += "**" + GatesVerdict(run.gates) + "**\n\n" + MarkdownTable(GateRows(run.gates), {0}) + "\n";

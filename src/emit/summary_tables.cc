@@ -247,9 +247,11 @@ std::vector<SummarySection> SummarySections(const Analysis& a, const Timeline& t
   std::vector<SummarySection> sections;
   AddVerdict(a, &sections);
   if (!a.steps.empty() && a.steps.front().step != kNoStep) {
-    SummarySection steps{"Steps", "", {{"step", "duration", "start (us since epoch)"}}};
+    // Starts after the run start (RunStart), as the HTML ruler and tooltip count.
+    const Nanos zero = RunStart(timeline);
+    SummarySection steps{"Steps", "", {{"step", "duration", "start (after run start)"}}};
     for (const StepWindow& s : a.steps)
-      steps.rows.push_back({StepColumn(s.step), FormatDuration(s.duration()), FormatMicros(s.start)});
+      steps.rows.push_back({StepColumn(s.step), FormatDuration(s.duration()), FormatSinceStart(SaturatingSub(s.start, zero))});
     sections.push_back(std::move(steps));
   }
   SummarySection workers{"Workers", "", {{"worker", "busy", "idle", "bubble"}}};
@@ -294,11 +296,16 @@ std::vector<std::vector<std::string>> ShownRows(const std::vector<std::vector<st
   return {rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(kShownRows) + 1};
 }
 
-std::string SummaryTables(const Analysis& a) {
+std::string RunStartLine(const Timeline& timeline) {
+  return "times after the run start, " + FormatUtcNanos(RunStart(timeline)) + " (its first step or job)";
+}
+
+std::string SummaryTables(const Analysis& a, const Timeline& timeline) {
   std::string out;
-  for (const SummarySection& section : SummarySections(a, Timeline{})) {
+  for (const SummarySection& section : SummarySections(a, timeline)) {
     if (!section.text.empty()) out += section.text + "\n";
     if (section.rows.empty()) continue;
+    if (section.title == "Steps") out += RunStartLine(timeline) + "\n";  // the verdict stays first
     out += section.title + "\n" + TextTable(ShownRows(section.rows));
     if (section.rows.size() > kShownRows + 1)
       out += "   ... " + std::to_string(section.rows.size() - 1 - kShownRows) +
@@ -308,7 +315,7 @@ std::string SummaryTables(const Analysis& a) {
 }
 
 std::string EmitSummaryTables(const FinishedRun& run, const Sink& sink) {
-  sink(TerminalText(SummaryTables(run.analysis)));
+  sink(TerminalText(SummaryTables(run.analysis, run.timeline)));
   return "";
 }
 

@@ -45,7 +45,10 @@ std::string MarkdownCell(const std::string& text);
 // cell its pipes are escaped (GFM removes the backslash there).
 std::string MarkdownCode(const std::string& text, bool in_table);
 
-std::string SummaryTables(const Analysis& analysis);
+std::string SummaryTables(const Analysis& analysis, const Timeline& timeline);
+// "times after the run start, 2023-10-20T09:15:07.213760986Z (its first step
+// or job)": each report says once what its times count from.
+std::string RunStartLine(const Timeline& timeline);
 
 std::string EmitSummaryTables(const FinishedRun& run, const Sink& sink);
 

@@ -153,13 +153,18 @@ std::vector<int> AssignLanes(const std::vector<Job>& jobs, int* lane_count) {
   return lanes;
 }
 
-Nanos TraceOrigin(const Timeline& timeline) {
+Nanos RunStart(const Timeline& timeline) {
   Nanos earliest = std::numeric_limits<Nanos>::max();
   for (const StepSpan& step : timeline.steps) earliest = std::min(earliest, step.start);
   for (const Machine& machine : timeline.machines)
     for (const Worker& worker : machine.workers)
       if (!worker.jobs.empty()) earliest = std::min(earliest, worker.jobs.front().start);
-  if (earliest == std::numeric_limits<Nanos>::max()) return 0;
+  return earliest == std::numeric_limits<Nanos>::max() ? 0 : earliest;
+}
+
+Nanos TraceOrigin(const Timeline& timeline) {
+  const Nanos earliest = RunStart(timeline);
+  if (earliest == 0) return 0;
   constexpr Nanos kSecond = 1'000'000'000;
   const Nanos floor = earliest / kSecond * kSecond;  // rounds towards zero
   return floor > earliest ? floor - kSecond : floor;
@@ -274,6 +279,15 @@ std::string FormatUtc(Nanos time) {
   gmtime_r(&seconds, &utc);
   char text[64];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+std::string FormatUtcNanos(Nanos time) {
+  const Nanos nanos = (time % 1'000'000'000 + 1'000'000'000) % 1'000'000'000;
+  std::string text = FormatUtc(time);  // "...:07Z"
+  char fraction[16];
+  std::snprintf(fraction, sizeof fraction, ".%09lld", static_cast<long long>(nanos));
+  text.insert(text.size() - 1, fraction);
   return text;
 }
 

@@ -57,6 +57,15 @@ std::string FormatMicros(Nanos ns) {
   return s;
 }
 
+std::string FormatSinceStart(Nanos ns) {
+  char buf[48];
+  const bool negative = ns < 0;
+  const std::uint64_t magnitude = negative ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
+  std::snprintf(buf, sizeof buf, "%c%llu.%06llu ms", negative ? '-' : '+',
+                static_cast<unsigned long long>(magnitude / 1'000'000), static_cast<unsigned long long>(magnitude % 1'000'000));
+  return buf;
+}
+
 std::string FormatDuration(Nanos ns) {
   char buf[48];
   const char* sign = ns < 0 ? "-" : "";

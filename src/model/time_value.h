@@ -29,6 +29,10 @@ std::optional<ParsedMillis> ParseMillis(std::string_view text);
 void AppendMicros(std::string& out, Nanos ns);
 std::string FormatMicros(Nanos ns);
 
+// A time after the run start, exact to the nanosecond the logs give:
+// "+403.315018 ms" (what the reports and the HTML tooltip show).
+std::string FormatSinceStart(Nanos ns);
+
 // Sums of times that cannot wrap around: absurd inputs (jobs decades long)
 // saturate at the int64 limits instead of turning negative.
 inline Nanos SaturatingAdd(Nanos a, Nanos b) {

@@ -110,7 +110,7 @@ def longest_job_of_first_row(page):
         const mid = data.jobs.start[best] + data.jobs.dur[best] / 2;
         return {x: c.left + (mid - v.t0) * c.width / (v.t1 - v.t0), y: label.top + label.height / 2,
                 type: data.types[data.jobs.type[best]], id: String(data.jobs.id[best]), file: row.file,
-                line: data.jobs.line[best], origin: data.origin_utc}; })()""")
+                line: data.jobs.line[best], start: data.jobs.start[best]}; })()""")
 
 
 def facts(text):
@@ -131,12 +131,39 @@ def check_job_detail(page):
         line = log.read().split("\n")[job["line"] - 1]
     check(f"Job ({job['id']}), type = {job['type']}, micro_batch_id = {shown['micro-batch']}," in line,
           f"{job['file']}:{job['line']} is not the job shown: {line!r}")
-    # The first row is the reference machine's: its start is the log's, to the nanosecond.
+    # The first row is the reference machine's: its start is the log's, to
+    # the nanosecond, counted from the run start the header names once.
     start_ms = re.search(r"job_start_time = (\d+)\.(\d{6})", line)
-    origin = calendar.timegm(time.strptime(job["origin"], "%Y-%m-%dT%H:%M:%SZ")) * 10**9
+    header = page.evaluate("document.querySelector('header .facts').textContent")
+    stamp = re.search(r"times after the run start, (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.(\d{9})Z", header)
+    check(stamp is not None, f"the header names no run start: {header!r}")
+    run_start = calendar.timegm(time.strptime(stamp.group(1), "%Y-%m-%dT%H:%M:%S")) * 10**9 + int(stamp.group(2))
     ms, frac = re.fullmatch(r"\+(\d+)\.(\d{6}) ms", shown["start"]).groups()
-    check(origin + int(ms) * 10**6 + int(frac) == int(start_ms.group(1)) * 10**6 + int(start_ms.group(2)),
-          f"shown start {shown['start']} after {job['origin']} is not the log's {start_ms.group(0)}")
+    check(run_start + int(ms) * 10**6 + int(frac) == int(start_ms.group(1)) * 10**6 + int(start_ms.group(2)),
+          f"shown start {shown['start']} after {stamp.group(0)} is not the log's {start_ms.group(0)}")
+    # The ruler reads the same time where the job starts: its tick labels as
+    # drawn (fillText on the head canvas), mapped linearly to x.
+    ticks = page.evaluate("""(() => { const head = document.querySelector('canvas.head'), ctx = head.getContext('2d');
+        const drawn = [], fill = ctx.fillText;
+        ctx.fillText = function (text, x, y) { drawn.push([String(text), x]); return fill.call(this, text, x, y); };
+        window.dispatchEvent(new Event('resize'));  // redraws in the next animation frame
+        return new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => {
+          ctx.fillText = fill; done(drawn); }))); })()""")
+    units = {"s": 1e9, "ms": 1e6, "µs": 1e3, "ns": 1}
+    marks = [(float(m.group(1)) * units[m.group(2)], x - 3) for text, x in ticks  # labels sit 3 px right of their tick
+             for m in [re.fullmatch(r"(-?[\d.]+) (s|ms|µs|ns)", text)] if m]
+    check(len(marks) >= 2, f"fewer than two ruler labels: {ticks}")
+    if len(marks) >= 2:
+        (t0, x0), (t1, x1) = marks[0], marks[-1]
+        box = page.evaluate("(() => { const r = document.querySelector('canvas.body').getBoundingClientRect(); "
+                            "return [r.left, r.width]; })()")
+        v = view(page)
+        start_x = (job["start"] - v["t0"]) * box[1] / (v["t1"] - v["t0"])  # in canvas pixels, as the ticks
+        on_ruler = t0 + (start_x - x0) * (t1 - t0) / (x1 - x0)
+        shown_ns = int(ms) * 10**6 + int(frac)
+        ns_per_px = (v["t1"] - v["t0"]) / box[1]
+        check(abs(on_ruler - shown_ns) <= 2 * ns_per_px,
+              f"the ruler reads {on_ruler:.0f} ns where the job starts, its tooltip {shown_ns} ns")
     page.click(job["x"], job["y"])
     detail = page.evaluate("[...document.querySelectorAll('#detail td')].map(td => td.textContent)")
     check(f"{job['file']}:{job['line']}" in detail and job["id"] in detail, f"clicking the job shows {detail}")

@@ -44,7 +44,10 @@
   const end = new Float64Array(jobCount);
   for (let i = 0; i < jobCount; i++) end[i] = jobs.start[i] + jobs.dur[i];
 
-  // ---- time range and view (nanoseconds after data.origin_utc)
+  // ---- time range and view (nanoseconds after data.origin_utc). Every time
+  // the page shows (ruler, tooltip, details) counts from data.zero, the run
+  // start that the header and the Steps table count from too.
+  const zero = data.zero || 0;
   let minTime = Infinity, maxTime = -Infinity;
   for (let i = 0; i < jobCount; i++) {
     if (jobs.start[i] < minTime) minTime = jobs.start[i];
@@ -199,10 +202,10 @@
     const tick = niceStep(view.t1 - view.t0, width);
     ctx.fillStyle = '#5d6675';
     ctx.strokeStyle = '#c4c9d1';
-    for (let t = Math.ceil((view.t0 - minTime) / tick) * tick + minTime; t <= view.t1; t += tick) {
+    for (let t = Math.ceil((view.t0 - zero) / tick) * tick + zero; t <= view.t1; t += tick) {
       const x = xOf(t, width);
       ctx.beginPath(); ctx.moveTo(x + 0.5, rowHeight - 5); ctx.lineTo(x + 0.5, rowHeight); ctx.stroke();
-      ctx.fillText(formatTick(t - minTime, tick), x + 3, rowHeight / 2 - 1);
+      ctx.fillText(formatTick(t - zero, tick), x + 3, rowHeight / 2 - 1);
     }
     const steps = data.steps;
     for (let s = 0; s < steps.step.length; s++) {
@@ -390,7 +393,7 @@
     return [
       ['worker', row.label], ['type', data.types[jobs.type[i]]], ['job id', String(jobs.id[i])],
       ['micro-batch', String(jobs.mb[i])], ['step', stepOf(i)],
-      ['start', formatOffset(jobs.start[i])], ['duration', formatDuration(jobs.dur[i])],
+      ['start', formatOffset(jobs.start[i] - zero)], ['duration', formatDuration(jobs.dur[i])],
       ['source', row.file + ':' + jobs.line[i]],
     ];
   }
