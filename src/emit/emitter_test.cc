@@ -2,7 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "analyse/analysis.h"
 #include "analyse/summary.h"
+#include "emit/trace_events.h"
 
 using namespace jobviz;
 
@@ -70,4 +72,22 @@ TEST_CASE("A format that says it does not read the analysis writes the same byte
   FinishedRun unmarked = SampleRun();
   CHECK(Emit(OutputFormat::kPerfettoJson, unmarked) != Emit(OutputFormat::kPerfettoJson, bare));
   CHECK(ReadsAnalysis({{OutputFormat::kPerfettoJson, "t.json", false, "-o"}, {OutputFormat::kSummaryJson, "s.json", false, "--summary-json"}}) == true);
+}
+
+TEST_CASE("Every report a person reads counts its times from the run start, named once") {
+  FinishedRun run = SampleRun();
+  run.timeline.steps = {{0, 1'400'000'000'001'000'123, 1'400'000'000'009'000'000}};
+  for (Job& job : run.timeline.machines[0].workers[0].jobs) job.start += 1'400'000'000'000'000'000, job.end += 1'400'000'000'000'000'000;
+  for (Job& job : run.timeline.machines[0].workers[1].jobs) job.start += 1'400'000'000'000'000'000, job.end += 1'400'000'000'000'000'000;
+  CHECK(RunStart(run.timeline) == 1'400'000'000'001'000'000);  // worker 0's first job, before the step starts
+  run.analysis = Analyze(run.timeline);
+  const std::string named = "times after the run start, 2014-05-13T16:53:20.001000000Z";
+  for (OutputFormat format : {OutputFormat::kSummaryTables, OutputFormat::kSummaryMarkdown, OutputFormat::kHtml}) {
+    const std::string text = Emit(format, run);
+    CAPTURE(static_cast<int>(format));
+    CHECK(text.find(named) != std::string::npos);
+    CHECK(text.find(named, text.find(named) + 1) == std::string::npos);  // once
+    CHECK(text.find("+0.000123 ms") != std::string::npos);               // step 0 starts 123 ns after the run start
+    CHECK(text.find("1400000000001000.123") == std::string::npos);       // no epoch time
+  }
 }

@@ -61,3 +61,12 @@ TEST_CASE("Sums of times saturate instead of wrapping around") {
   CHECK(SaturatingSub(INT64_MAX, -2) == INT64_MAX);
   CHECK(SaturatingSub(10, 4) == 6);
 }
+
+TEST_CASE("Times after the run start keep every nanosecond") {
+  using jobviz::FormatSinceStart;
+  CHECK(FormatSinceStart(0) == "+0.000000 ms");
+  CHECK(FormatSinceStart(20'305'408) == "+20.305408 ms");
+  CHECK(FormatSinceStart(424'045'357'001) == "+424045.357001 ms");
+  CHECK(FormatSinceStart(-1'500) == "-0.001500 ms");
+  CHECK(FormatSinceStart(INT64_MIN) == "-9223372036854.775808 ms");
+}
