@@ -275,3 +275,36 @@ TEST_CASE("Elements named in brackets: workers by name, stages by number, in gat
   }
   CHECK(stage_rows);
 }
+
+TEST_CASE("The diff ranks changes by significance and says worse or better only where the direction is known") {
+  // The new run: steps 20% slower because machine0 worker 1 got slow; that
+  // worker idles less (its own bubble drops), the run's bubble rises.
+  const nlohmann::json base = {
+      {"bubble_ratio", 0.30}, {"steps", {{"duration_us", {{"p50", 1000.0}, {"p95", 1100.0}}}}},
+      {"slow_workers", nlohmann::json::array()}, {"counts", {{"jobs", 100}, {"skipped", 0}}},
+      {"workers", {{{"name", "logs worker 0"}, {"machine", 0}, {"worker", 0}, {"bubble_ratio", 0.30}},
+                   {{"name", "logs worker 1"}, {"machine", 0}, {"worker", 1}, {"bubble_ratio", 0.30}}}}};
+  nlohmann::json now = base;
+  now["bubble_ratio"] = 0.42;
+  now["steps"]["duration_us"] = {{"p50", 1200.0}, {"p95", 1105.0}};
+  now["workers"][1]["bubble_ratio"] = 0.05;
+  now["workers"][0]["name"] = "run2 worker 0";  // another directory: matched by index, named as the new run names it
+  const std::vector<MetricChange> rows = DiffSummaries(base, now);
+  std::map<std::string, const MetricChange*> by_name;
+  for (const MetricChange& row : rows) by_name[row.metric] = &row;
+  REQUIRE(by_name.count("workers[logs worker 1].bubble_ratio"));
+  REQUIRE(by_name.count("workers[run2 worker 0].bubble_ratio"));
+  CHECK(by_name["bubble_ratio"]->verdict() == Verdict::kWorse);
+  CHECK(by_name["bubble_ratio"]->unit == MetricUnit::kRatio);
+  CHECK(by_name["steps.duration_us.p50"]->verdict() == Verdict::kWorse);
+  CHECK(by_name["steps.duration_us.p50"]->unit == MetricUnit::kMicros);
+  CHECK(by_name["steps.duration_us.p95"]->verdict() == Verdict::kSame);  // +0.45%: under 1%
+  // A lower bubble on the slow worker is not an improvement: no verdict.
+  CHECK(by_name["workers[logs worker 1].bubble_ratio"]->verdict() == Verdict::kNone);
+  CHECK(by_name["counts.jobs"]->verdict() == Verdict::kNone);
+  // Ranked: the worker's -25 points, then the p50's +20% and the run's +12 points, ..., unchanged last.
+  CHECK(rows[0].metric == "workers[logs worker 1].bubble_ratio");
+  CHECK(rows[1].metric == "steps.duration_us.p50");
+  CHECK(rows[2].metric == "bubble_ratio");
+  for (size_t i = 1; i < rows.size(); ++i) CHECK(rows[i - 1].significance() >= rows[i].significance());
+}

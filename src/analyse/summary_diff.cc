@@ -1,7 +1,10 @@
 #include "analyse/summary_diff.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "analyse/fail_on.h"
 
@@ -85,6 +88,41 @@ std::optional<double> MetricChange::relative() const {
   return (*now - *base) / *base;
 }
 
+double MetricChange::significance() const {
+  const auto delta = change();
+  if (!delta || *delta == 0) return 0;
+  if (unit == MetricUnit::kRatio) return std::fabs(*delta);
+  const auto rel = relative();
+  return rel ? std::fabs(*rel) : 1;
+}
+
+Verdict MetricChange::verdict() const {
+  if (better == Better::kNeither || !change()) return Verdict::kNone;
+  const double threshold = unit == MetricUnit::kRatio ? 0.005 : 0.01;
+  if (significance() < threshold) return Verdict::kSame;
+  const bool rose = *change() > 0;
+  return rose == (better == Better::kHigher) ? Verdict::kBetter : Verdict::kWorse;
+}
+
+void ClassifyMetric(MetricChange& row) {
+  const std::string& m = row.metric;
+  const auto ends_with = [&](std::string_view tail) { return m.size() >= tail.size() && m.compare(m.size() - tail.size(), tail.size(), tail) == 0; };
+  const bool per_row = m.rfind("workers[", 0) == 0 || m.rfind("stage_table[", 0) == 0;
+  if (ends_with("bubble_ratio") || ends_with(".gain")) {
+    row.unit = MetricUnit::kRatio;
+    // The run's bubble and what a fix would still gain: lower is better. A
+    // worker's or stage's own bubble drops when it is the slow one.
+    row.better = per_row || m == "ideal_bubble_ratio" ? Better::kNeither : Better::kLower;
+  } else if (ends_with(".count") || m == "slow_workers" || m.rfind("counts.", 0) == 0) {
+    row.unit = MetricUnit::kCount;
+    const bool fewer_is_better = m == "slow_workers" || m == "counts.skipped" || m == "lagging_peers.behind_us.count";
+    row.better = fewer_is_better ? Better::kLower : Better::kNeither;
+  } else {  // the _us metrics: step, job, critical-path and lag times
+    row.unit = MetricUnit::kMicros;
+    row.better = Better::kLower;
+  }
+}
+
 std::vector<MetricChange> DiffSummaries(const nlohmann::json& base, const nlohmann::json& now) {
   std::vector<MetricChange> rows;
   auto add = [&](const std::string& path) {
@@ -112,6 +150,12 @@ std::vector<MetricChange> DiffSummaries(const nlohmann::json& base, const nlohma
     add(path);
   for (const auto& [key, worker] : MatchWorkers(base, now))
     rows.push_back({"workers[" + worker.name + "].bubble_ratio", worker.base, worker.now});
+  for (MetricChange& row : rows) ClassifyMetric(row);
+  std::stable_sort(rows.begin(), rows.end(), [](const MetricChange& a, const MetricChange& b) {
+    const bool a_both = a.base && a.now, b_both = b.base && b.now;
+    if (a_both != b_both) return a_both;
+    return a.significance() > b.significance();
+  });
   return rows;
 }
 

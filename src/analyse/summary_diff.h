@@ -10,17 +10,39 @@
 
 namespace jobviz {
 
+// What a metric's number is: a fraction (bubbles, what-if gains), a time in
+// microseconds (the `_us` metrics), or a count.
+enum class MetricUnit { kRatio, kMicros, kCount };
+// Which way is an improvement. kNeither where the number alone cannot say:
+// a worker's or stage's lower bubble may be a slower GPU that idles less,
+// the ideal bubble and the job and step counts follow the configuration.
+enum class Better { kLower, kHigher, kNeither };
+enum class Verdict { kWorse, kBetter, kSame, kNone };  // kNone: no direction, or a side missing
+
 struct MetricChange {
   std::string metric;                // a --fail-on path, e.g. steps.duration_us.p95
   std::optional<double> base, now;   // nullopt: not in that summary
+  MetricUnit unit = MetricUnit::kCount;
+  Better better = Better::kNeither;
   std::optional<double> change() const { return base && now ? std::optional<double>(*now - *base) : std::nullopt; }
   // The change relative to the base; nullopt when either is missing or the base is 0.
   std::optional<double> relative() const;
+  // How much the change matters, comparable across metrics: a ratio's change
+  // in fractions (0.05 = 5 points), any other change relative to its base
+  // (1 when the base is 0); 0 when a side is missing or nothing changed.
+  double significance() const;
+  // Worse or better by `better`; the same under half a point (ratios) or 1% (others).
+  Verdict verdict() const;
 };
+
+// The unit and the better direction of a metric, from its --fail-on path.
+void ClassifyMetric(MetricChange& row);
 
 // Overall and per-worker bubble, step time p50/p95, job-type means,
 // the critical path by cause, what-if gains, slow workers, counts: every metric either summary has, in a fixed order.
 // Workers are matched by (machine index, worker index), not by name.
+// Ranked: the most significant change first (ties keep that order), then
+// the metrics only one summary has.
 std::vector<MetricChange> DiffSummaries(const nlohmann::json& base, const nlohmann::json& now);
 
 // What makes two runs different experiments rather than a regression: their

@@ -1,32 +1,73 @@
 #include "emit/diff_report.h"
 
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "emit/summary_tables.h"
+#include "model/time_value.h"
 
 namespace jobviz {
 
 namespace {
 
-std::string Number(const std::optional<double>& value) {
+// A value in its unit: "29.5%", "31.09 ms", "272".
+std::string Value(const MetricChange& row, const std::optional<double>& value) {
   if (!value) return "-";
-  char text[32];
+  char text[48];
+  switch (row.unit) {
+    case MetricUnit::kRatio:
+      std::snprintf(text, sizeof text, "%.1f%%", *value * 100);
+      return text;
+    case MetricUnit::kMicros:
+      return FormatDuration(static_cast<Nanos>(std::llround(*value * 1000)));
+    case MetricUnit::kCount:
+      break;
+  }
   std::snprintf(text, sizeof text, "%.6g", *value);
   return text;
 }
 
+// "+14.5 pp" for ratios (percentage points), "-10.94 ms (-35.2%)", "+1 (+25.0%)".
 std::string Change(const MetricChange& row) {
   const auto change = row.change();
   if (!change) return "-";
   char text[64];
-  std::snprintf(text, sizeof text, "%+.6g", *change);
-  std::string out = text;
+  if (row.unit == MetricUnit::kRatio) {
+    std::snprintf(text, sizeof text, "%+.1f pp", *change * 100);
+    return text;
+  }
+  std::string out;
+  if (row.unit == MetricUnit::kMicros) {
+    out = (*change > 0 ? "+" : "") + FormatDuration(static_cast<Nanos>(std::llround(*change * 1000)));
+  } else {
+    std::snprintf(text, sizeof text, "%+.6g", *change);
+    out = text;
+  }
   if (const auto relative = row.relative()) {
     std::snprintf(text, sizeof text, " (%+.1f%%)", *relative * 100);
     out += text;
   }
   return out;
+}
+
+const char* VerdictText(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kWorse: return "worse";
+    case Verdict::kBetter: return "better";
+    case Verdict::kSame: return "same";
+    case Verdict::kNone: break;
+  }
+  return "";
+}
+
+const char* UnitName(MetricUnit unit) {
+  switch (unit) {
+    case MetricUnit::kRatio: return "ratio";
+    case MetricUnit::kMicros: return "us";
+    case MetricUnit::kCount: break;
+  }
+  return "count";
 }
 
 nlohmann::json JsonValue(const std::optional<double>& value) { return value ? nlohmann::json(*value) : nlohmann::json(); }
@@ -40,18 +81,36 @@ std::string DiffReport(const std::vector<MetricChange>& rows, const std::string&
   if (format == DiffFormat::kJson) {
     nlohmann::json doc = {{"base", base_name}, {"new", new_name}, {"configuration_changes", configuration_changes},
                           {"metrics", nlohmann::json::array()}};
-    for (const MetricChange& row : rows)
+    for (const MetricChange& row : rows) {
+      const Verdict verdict = row.verdict();
       doc["metrics"].push_back({{"metric", row.metric}, {"base", JsonValue(row.base)}, {"new", JsonValue(row.now)},
-                                {"change", JsonValue(row.change())}, {"relative", JsonValue(row.relative())}});
+                                {"change", JsonValue(row.change())}, {"relative", JsonValue(row.relative())},
+                                {"unit", UnitName(row.unit)},
+                                {"better", row.better == Better::kNeither ? nlohmann::json() : nlohmann::json(row.better == Better::kLower ? "lower" : "higher")},
+                                {"verdict", verdict == Verdict::kNone ? nlohmann::json() : nlohmann::json(VerdictText(verdict))},
+                                {"significance", row.significance()}});
+    }
     return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
-  std::vector<std::vector<std::string>> table = {{"metric", "base", "new", "change"}};
-  for (const MetricChange& row : rows) table.push_back({row.metric, Number(row.base), Number(row.now), Change(row)});
+  // Most significant first (DiffSummaries ranks them); "worse"/"better" by the
+  // metric's direction, blank where the number alone cannot say.
+  std::vector<std::vector<std::string>> table = {{"metric", "base", "new", "change", "verdict"}};
+  size_t worse = 0, better = 0;
+  for (const MetricChange& row : rows) {
+    const Verdict verdict = row.verdict();
+    worse += verdict == Verdict::kWorse;
+    better += verdict == Verdict::kBetter;
+    table.push_back({row.metric, Value(row, row.base), Value(row, row.now), Change(row), VerdictText(verdict)});
+  }
+  const std::string tally = std::to_string(worse) + " worse, " + std::to_string(better) +
+                            " better (most significant change first; pp: percentage points)";
   const std::string warning = "configuration changed: " + changed + " (the runs differ by design, not only by speed)";
   if (format == DiffFormat::kMarkdown)
     return "## jobviz diff\n\n" + (changed.empty() ? "" : "**" + MarkdownCell(warning) + "**\n\n") + "base: " +
-           MarkdownCode(base_name, false) + ", new: " + MarkdownCode(new_name, false) + "\n\n" + MarkdownTable(table, {0});
-  return (changed.empty() ? "" : warning + "\n") + "base: " + base_name + "\nnew:  " + new_name + "\n" + TextTable(table);
+           MarkdownCode(base_name, false) + ", new: " + MarkdownCode(new_name, false) + "\n\n" + tally + "\n\n" +
+           MarkdownTable(table, {0});
+  return (changed.empty() ? "" : warning + "\n") + "base: " + base_name + "\nnew:  " + new_name + "\n" + tally + "\n" +
+         TextTable(table);
 }
 
 }  // namespace jobviz
