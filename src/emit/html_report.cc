@@ -60,6 +60,7 @@ constexpr const char* kTimeline = R"(<section>
 <span class="hint">Ctrl/⌘+wheel, or wheel after a click into the timeline: zoom · shift+wheel, drag, A/D, ←/→: pan · W/S, +/−: zoom · 0: everything · click: details</span></div>
 <div class="legend" id="legend"></div>
 <div class="timeline" id="timeline" style="--row: 18px; --label-width: 230px">
+<div class="head overview-row"><div class="labels"><div title="busy share of each machine's rows over the whole run; the box is what the rows below show; click or drag to go there">overview</div></div><div class="canvas-cell"><canvas class="overview"></canvas></div></div>
 <div class="head"><div class="labels"><div>time</div><div>steps</div></div><div class="canvas-cell"><canvas class="head"></canvas></div></div>
 <div class="scroller"><div class="inner"><div class="rows"></div><div class="canvas-cell"><canvas class="body"></canvas></div></div></div>
 </div>

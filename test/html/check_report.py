@@ -10,6 +10,11 @@ the page from file:// and this checks what it rendered.
   are the log line's own (file:line, type, id, start to the nanosecond);
 - Ctrl+wheel (or the wheel after a click into the timeline), keys and drag
   zoom and pan; a plain wheel before that leaves the timeline as it is;
+- a machine's header collapses and expands its rows, as do "collapse all"
+  and "expand all"; the jump box brings a worker's row into sight;
+- the overview is painted and a click in it centres the view there;
+- back-to-back jobs of one type keep a gap pixel between them; job labels
+  lead with the type's initials and the micro-batch ("B3") or read in full;
 - "Open in Perfetto" speaks Perfetto's postMessage protocol to a stand-in
   for ui.perfetto.dev (served by the DevTools Fetch domain: no network) and
   hands it the same packets `jobviz -o run.pftrace.gz` writes;
@@ -198,6 +203,132 @@ def check_zoom_and_pan(page):
     page.key("0", "Digit0")
 
 
+def next_frames(page):
+    page.evaluate("new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => done(0))))")
+
+
+def center_of(page, selector):
+    return page.evaluate(f"""(() => {{ const r = document.querySelector({json.dumps(selector)}).getBoundingClientRect();
+        return [r.left + r.width / 2, r.top + r.height / 2]; }})()""")
+
+
+def check_collapse_and_jump(page):
+    """A click on a machine's header hides its rows and says how many; a
+    second click brings them back; 'collapse all'/'expand all'; the jump box
+    scrolls a worker's row into sight (expanding its machine)."""
+    rows = page.evaluate("jobvizReport.layoutRows()")
+    hidden = page.evaluate("document.querySelectorAll('#timeline .rows div[data-machine=\"1\"]').length")
+    page.click(*center_of(page, '#timeline .rows div.machine[data-group="1"]'))
+    next_frames(page)
+    header = page.evaluate("document.querySelector('#timeline .rows div.machine[data-group=\"1\"]').textContent")
+    check(page.evaluate("jobvizReport.layoutRows()") == rows - hidden and header.startswith("▸ ")
+          and f"({hidden} rows)" in header, f"collapsing machine1 left {page.evaluate('jobvizReport.layoutRows()')} "
+          f"of {rows} rows, header {header!r}")
+    page.click(*center_of(page, '#timeline .rows div.machine[data-group="1"]'))
+    next_frames(page)
+    check(page.evaluate("jobvizReport.layoutRows()") == rows, "expanding machine1 did not bring its rows back")
+    page.click(*center_of(page, "#collapse-all"))
+    check(page.evaluate("jobvizReport.layoutRows()") == page.evaluate("JSON.parse(document.getElementById("
+                                                                      "'jobviz-data').textContent).machines.length"),
+          "collapse all left worker rows")
+    # Jump to the last worker: its machine opens, its row comes into sight.
+    label = page.evaluate("[...document.querySelectorAll('#jump-list option')].pop().value")
+    page.evaluate(f"""(() => {{ const j = document.getElementById('jump'); j.value = {json.dumps(label)};
+        j.dispatchEvent(new Event('change')); }})()""")
+    next_frames(page)
+    seen = page.evaluate(f"""(() => {{ const s = document.querySelector('#timeline .scroller').getBoundingClientRect();
+        const row = [...document.querySelectorAll('#timeline .rows div[data-worker]')].find(d => d.textContent === {json.dumps(label)});
+        if (!row) return false; const r = row.getBoundingClientRect();
+        return r.top >= s.top && r.bottom <= s.bottom; }})()""")
+    check(seen, f"jumping to {label!r} did not bring its row into sight")
+    page.click(*center_of(page, "#expand-all"))
+    check(page.evaluate("jobvizReport.layoutRows()") == rows, "expand all did not bring every row back")
+
+
+def check_overview(page):
+    """The overview is painted, and a click in it moves the view there."""
+    painted = page.evaluate("""(() => { const c = document.querySelector('canvas.overview');
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; let n = 0;
+        for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 40 && d[i + 2] > d[i]) n++; return n; })()""")
+    check(painted > 50, f"the overview is nearly empty ({painted} blue pixels)")
+    page.key("0", "Digit0")
+    next_frames(page)
+    full = view(page)
+    rect = page.evaluate("(() => { const r = document.querySelector('canvas.overview').getBoundingClientRect(); "
+                         "return [r.left, r.top, r.width, r.height]; })()")
+    page.key("w", "KeyW")
+    page.key("w", "KeyW")  # zoom in, then go to the last tenth of the run
+    page.click(rect[0] + rect[2] * 0.9, rect[1] + rect[3] / 2)
+    next_frames(page)
+    v = view(page)
+    middle = (v["t0"] + v["t1"]) / 2
+    expected = full["t0"] + 0.9 * (full["t1"] - full["t0"])
+    check(abs(middle - expected) < 0.02 * (full["t1"] - full["t0"]) and v["t1"] - v["t0"] < full["t1"] - full["t0"],
+          f"a click at 90% of the overview centred the view at {middle}, not {expected}")
+    page.key("0", "Digit0")
+
+
+def check_job_boundaries_and_labels(page):
+    """Two back-to-back jobs of one type stay apart (a gap pixel between them,
+    not the jobs' colour); job labels lead with type initials and the
+    micro-batch ("F3") or read in full ("forward 3")."""
+    pair = page.evaluate("""(() => {
+        const data = JSON.parse(document.getElementById('jobviz-data').textContent), j = data.jobs;
+        for (const row of data.rows)
+          for (let i = row.first; i + 1 < row.first + row.count; i++)
+            if (j.type[i] === j.type[i + 1] && j.start[i + 1] - (j.start[i] + j.dur[i]) < 0.02 * j.dur[i])
+              return [i, i + 1, j.start[i], j.start[i] + j.dur[i], j.start[i + 1] + j.dur[i + 1]];
+        return null; })()""")
+    check(pair is not None, "the sample has no back-to-back jobs of one type to look at")
+    if pair is None:
+        return
+    i, k, start, boundary, stop = pair
+    span = stop - start
+    # Nothing drawn over the jobs: no critical-path outline, no selection.
+    page.evaluate("(() => { const box = document.getElementById('critical-path'); "
+                  "if (box && box.checked) box.click(); })()")
+    page.key("Escape", "Escape")
+    page.evaluate(f"(() => {{ const v = jobvizReport.view; v.t0 = {start - span * 0.25}; v.t1 = {stop + span * 0.25}; "
+                  "window.dispatchEvent(new Event('resize')); })()")
+    jump = page.evaluate(f"""(() => {{ const data = JSON.parse(document.getElementById('jobviz-data').textContent);
+        const row = data.rows.findIndex(r => r.first <= {i} && {i} < r.first + r.count);
+        return data.rows[row].label; }})()""")
+    page.evaluate(f"""(() => {{ const j = document.getElementById('jump'); j.value = {json.dumps(jump)};
+        j.dispatchEvent(new Event('change')); }})()""")
+    next_frames(page)
+    pixels = page.evaluate(f"""(() => {{
+        const c = document.querySelector('canvas.body'), v = jobvizReport.view;
+        const dpr = c.width / c.clientWidth, row = [...document.querySelectorAll('#timeline .rows div[data-worker]')]
+          .find(d => d.textContent === {json.dumps(jump)}).getBoundingClientRect();
+        const y = Math.round((row.top + row.height / 2 - c.getBoundingClientRect().top) * dpr);
+        const at = (t) => Math.floor((t - v.t0) * c.clientWidth / (v.t1 - v.t0) * dpr);
+        // Read from a copy: Chromium logs a second readback of one canvas.
+        const copy = document.createElement('canvas'); copy.width = c.width; copy.height = 1;
+        const copyCtx = copy.getContext('2d', {{willReadFrequently: true}});
+        copyCtx.drawImage(c, 0, y, c.width, 1, 0, 0, c.width, 1);
+        const line = copyCtx.getImageData(0, 0, c.width, 1).data;
+        const px = (x) => Array.from(line.slice(4 * x, 4 * x + 4));
+        return {{inside: px(Math.floor((at({start}) + at({boundary})) / 2)), edge: px(at({boundary}) - 1)}}; }})()""")
+    inside, edge = pixels["inside"], pixels["edge"]
+    check(inside[:3] != edge[:3], f"no gap between back-to-back jobs {i} and {k}: {inside} at the job, {edge} at its end")
+    # Labels as drawn on the body canvas.
+    drawn = page.evaluate("""(() => { const ctx = document.querySelector('canvas.body').getContext('2d');
+        const texts = [], fill = ctx.fillText;
+        ctx.fillText = function (text, x, y) { texts.push(String(text)); return fill.call(this, text, x, y); };
+        window.dispatchEvent(new Event('resize'));
+        return new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => {
+          ctx.fillText = fill; done(texts); }))); })()""")
+    types = page.evaluate("JSON.parse(document.getElementById('jobviz-data').textContent).types")
+    initials = {"".join(w if w.isdigit() else w[0].upper() for w in t.split("_")): t for t in types}
+    good = [t for t in drawn if re.fullmatch(r"([A-Z0-9]+?)(\d+)", t) and re.fullmatch(r"([A-Z0-9]+?)(\d+)", t).group(1) in initials
+            or re.fullmatch(r"(\w+) (\d+)", t) and t.split(" ")[0] in types]
+    check(drawn and len(good) == len(drawn), f"job labels that do not lead with the job's type and micro-batch: "
+          f"{[t for t in drawn if t not in good][:5]} (of {len(drawn)})")
+    page.evaluate("(() => { const box = document.getElementById('critical-path'); "
+                  "if (box && !box.checked) box.click(); })()")
+    page.key("0", "Digit0")
+
+
 def check_open_in_perfetto(browser, page, pftrace):
     button = page.evaluate("(() => { const r = document.getElementById('open-perfetto').getBoundingClientRect(); "
                            "return [r.left + r.width / 2, r.top + r.height / 2]; })()")
@@ -258,6 +389,9 @@ def main():
                 f.write(base64.b64decode(page.call("Page.captureScreenshot", format="png")["data"]))
             print("screenshot:", shot)
             check_zoom_and_pan(page)
+            check_collapse_and_jump(page)
+            check_overview(page)
+            check_job_boundaries_and_labels(page)
             check_open_in_perfetto(browser, page, pftrace)
             check(page.problems() == [], f"console: {page.problems()}")
             requests = [u for u in page.requested_urls() if not u.startswith(("file://", "data:"))]

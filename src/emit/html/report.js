@@ -12,12 +12,21 @@
   const root = document.getElementById('timeline');
   const rowHeight = parseInt(getComputedStyle(root).getPropertyValue('--row'), 10) || 18;
 
-  // ---- layout: a machine header row, then its workers' rows (one per lane)
-  const layout = [];  // {machine} or {row}
-  data.rows.forEach((row, index) => {
-    if (layout.length === 0 || data.rows[index - 1].machine !== row.machine) layout.push({machine: row.machine});
-    layout.push({row: index});
-  });
+  // ---- layout: a machine header row, then its workers' rows (one per lane),
+  // unless the machine is collapsed (a click on its header). Rebuilt by
+  // buildLayout() on each collapse or expand.
+  let layout = [];  // {machine} or {row}
+  const collapsed = new Set();  // machine indices
+  const workersOf = new Map();  // machine -> its rows' count (lanes included)
+  data.rows.forEach((row) => workersOf.set(row.machine, (workersOf.get(row.machine) || 0) + 1));
+  function layOut() {
+    layout = [];
+    data.rows.forEach((row, index) => {
+      if (layout.length === 0 || data.rows[index - 1].machine !== row.machine) layout.push({machine: row.machine});
+      if (!collapsed.has(row.machine)) layout.push({row: index});
+    });
+  }
+  layOut();
 
   // ---- colours: one hue per family of job type, chunks and lanes by lightness
   const families = [
@@ -63,10 +72,14 @@
   // its jobs outlined, joined in time order; a toolbar switch shows or hides it.
   const critical = data.critical || [];
   const paths = data.path || [];
-  const layoutRowOfJob = new Int32Array(jobCount);  // the layout row (headers included) a job is drawn in
-  layout.forEach((entry, r) => {
-    if (entry.row !== undefined) layoutRowOfJob.fill(r, data.rows[entry.row].first, data.rows[entry.row].first + data.rows[entry.row].count);
-  });
+  const layoutRowOfJob = new Int32Array(jobCount);  // the layout row (headers included) a job is drawn in; -1: collapsed
+  function indexLayout() {
+    layoutRowOfJob.fill(-1);
+    layout.forEach((entry, r) => {
+      if (entry.row !== undefined) layoutRowOfJob.fill(r, data.rows[entry.row].first, data.rows[entry.row].first + data.rows[entry.row].count);
+    });
+  }
+  indexLayout();
   let showCritical = critical.length > 0;
   if (critical.length > 0) {
     const label = document.createElement('label');
@@ -85,7 +98,7 @@
     ctx.lineWidth = 1.5;
     for (const i of critical) {
       const r = layoutRowOfJob[i];
-      if (r < firstRow || r > lastRow) continue;
+      if (r < 0 || r < firstRow || r > lastRow) continue;
       const x0 = (jobs.start[i] - view.t0) * scale, x1 = (end[i] - view.t0) * scale;
       if (x1 < 0 || x0 > width) continue;
       ctx.strokeRect(x0, r * rowHeight - top + 1.5, Math.max(x1 - x0, 2), rowHeight - 3);
@@ -94,6 +107,7 @@
     for (const chain of paths)
       for (let k = 1; k < chain.length; k++) {
         const a = chain[k - 1], b = chain[k];
+        if (layoutRowOfJob[a] < 0 || layoutRowOfJob[b] < 0) continue;
         const xa = (end[a] - view.t0) * scale, xb = (jobs.start[b] - view.t0) * scale;
         if ((xa < 0 && xb < 0) || (xa > width && xb > width)) continue;
         ctx.moveTo(xa, layoutRowOfJob[a] * rowHeight - top + rowHeight / 2);
@@ -111,25 +125,80 @@
   const headCanvas = root.querySelector('canvas.head');
   const tip = document.getElementById('tip');
   const detail = document.getElementById('detail');
-  for (const entry of layout) {
-    const div = document.createElement('div');
-    if (entry.machine !== undefined) {
-      const machine = data.machines[entry.machine];
-      div.className = 'machine';
-      div.textContent = machine.name + (data.machines.length > 1 && machine.clock ? ' · clock ' + machine.clock : '');
-      div.title = div.textContent;
-    } else {
-      const row = data.rows[entry.row];
-      div.className = row.lane ? 'lane' : 'worker';
-      div.textContent = row.label;
-      div.title = row.file;
-      div.dataset.machine = row.machine;
-      div.dataset.worker = row.worker;
+  // Row labels: DOM nodes, rebuilt with the layout. A machine's header sticks
+  // to the top while its rows scroll under it (CSS), and toggles them.
+  function buildLabels() {
+    const nodes = [];
+    for (const entry of layout) {
+      const div = document.createElement('div');
+      if (entry.machine !== undefined) {
+        const machine = data.machines[entry.machine];
+        const shut = collapsed.has(entry.machine);
+        div.className = 'machine' + (shut ? ' collapsed' : '');
+        div.textContent = (shut ? '▸ ' : '▾ ') + machine.name + (shut ? ' (' + workersOf.get(entry.machine) + ' rows)' : '') +
+                          (data.machines.length > 1 && machine.clock ? ' · clock ' + machine.clock : '');
+        div.title = div.textContent + ' — click to ' + (shut ? 'expand' : 'collapse');
+        div.dataset.group = entry.machine;
+      } else {
+        const row = data.rows[entry.row];
+        div.className = row.lane ? 'lane' : 'worker';
+        div.textContent = row.label;
+        div.title = row.file;
+        div.dataset.machine = row.machine;
+        div.dataset.worker = row.worker;
+      }
+      nodes.push(div);
     }
-    labels.appendChild(div);
+    labels.replaceChildren(...nodes);
+    inner.style.height = layout.length * rowHeight + 'px';
+    scroller.style.height = Math.min(layout.length * rowHeight, Math.max(240, window.innerHeight * 0.7)) + 'px';
   }
-  inner.style.height = layout.length * rowHeight + 'px';
-  scroller.style.height = Math.min(layout.length * rowHeight, Math.max(240, window.innerHeight * 0.7)) + 'px';
+  buildLabels();
+  function setCollapsed(machines, shut) {
+    for (const m of machines) if (shut) collapsed.add(m); else collapsed.delete(m);
+    layOut();
+    indexLayout();
+    buildLabels();
+    redraw();
+  }
+  labels.addEventListener('click', (event) => {
+    const header = event.target.closest('div.machine');
+    if (!header) return;
+    const m = Number(header.dataset.group);
+    setCollapsed([m], !collapsed.has(m));
+  });
+  // Collapse or expand every machine; jump to a worker by its label.
+  const toolbar = document.querySelector('.toolbar');
+  const allMachines = data.machines.map((_, m) => m);
+  if (data.machines.length > 1) {
+    for (const [text, shut] of [['collapse all', true], ['expand all', false]]) {
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.textContent = text;
+      button.id = shut ? 'collapse-all' : 'expand-all';
+      button.addEventListener('click', () => setCollapsed(allMachines, shut));
+      toolbar.append(button);
+    }
+  }
+  const jump = document.createElement('input');
+  jump.type = 'search';
+  jump.id = 'jump';
+  jump.placeholder = 'jump to worker…';
+  jump.setAttribute('list', 'jump-list');
+  const jumpList = document.createElement('datalist');
+  jumpList.id = 'jump-list';
+  for (const row of data.rows) if (!row.lane) jumpList.append(new Option(row.label));
+  toolbar.append(jump, jumpList);
+  function jumpTo(label) {
+    const index = data.rows.findIndex((row) => row.label === label);
+    if (index < 0) return false;
+    if (collapsed.has(data.rows[index].machine)) setCollapsed([data.rows[index].machine], false);
+    const r = layout.findIndex((entry) => entry.row === index);
+    scroller.scrollTop = Math.max(0, (r - 1) * rowHeight);  // under its machine's sticky header
+    redraw();
+    return true;
+  }
+  jump.addEventListener('change', () => { if (jumpTo(jump.value)) jump.blur(); });
 
   const legend = document.getElementById('legend');
   data.types.forEach((type, index) => {
@@ -220,6 +289,63 @@
     }
   }
 
+  // A job's label leads with what identifies it: the full "forward 3" where
+  // it fits, else "F3" (initials of the type's words, then the micro-batch).
+  const IDLE = 'rgba(214, 51, 108, 0.10)';
+  const idleSpan = data.steps.step.length ? [Math.min(...data.steps.start), Math.max(...data.steps.end)] : null;
+  const shortNames = data.types.map((type) => type.split('_').map((w) => (/^\d+$/.test(w) ? w : w[0].toUpperCase())).join(''));
+  const labelWidths = new Map();
+  function textWidth(ctx, text) {
+    let w = labelWidths.get(text);
+    if (w === undefined) { w = ctx.measureText(text).width; if (labelWidths.size < 5000) labelWidths.set(text, w); }
+    return w;
+  }
+  function labelFor(ctx, i, room) {
+    if (room < 10) return '';
+    const full = data.types[jobs.type[i]] + ' ' + jobs.mb[i];
+    if (textWidth(ctx, full) <= room) return full;
+    const short = shortNames[jobs.type[i]] + jobs.mb[i];
+    return textWidth(ctx, short) <= room + 4 ? short : '';
+  }
+
+  // The selected job's micro-batch through the pipeline: its other jobs of
+  // the same step and micro-batch and kind (forward or backward family),
+  // joined in time order: the hand-offs between stages.
+  let handOffs = [];
+  function findHandOffs(i) {
+    handOffs = [];
+    if (i < 0) return;
+    const family = (type) => data.types[type].replace(/\d+$/, '').replace(/_w$/, '');
+    const kind = family(jobs.type[i]);
+    for (let j = 0; j < jobCount; j++)
+      if (jobs.mb[j] === jobs.mb[i] && jobs.step[j] === jobs.step[i] && family(jobs.type[j]) === kind) handOffs.push(j);
+    handOffs.sort((a, b) => jobs.start[a] - jobs.start[b]);
+  }
+  function drawHandOffs(ctx, width, top, scale) {
+    ctx.save();
+    ctx.strokeStyle = '#1d2330';
+    ctx.lineWidth = 1.25;
+    ctx.setLineDash([4, 3]);
+    ctx.beginPath();
+    for (let k = 1; k < handOffs.length; k++) {
+      const a = handOffs[k - 1], b = handOffs[k];
+      if (layoutRowOfJob[a] < 0 || layoutRowOfJob[b] < 0 || layoutRowOfJob[a] === layoutRowOfJob[b]) continue;
+      const xa = (end[a] - view.t0) * scale, xb = (jobs.start[b] - view.t0) * scale;
+      if ((xa < 0 && xb < 0) || (xa > width && xb > width)) continue;
+      const ya = layoutRowOfJob[a] * rowHeight - top + rowHeight / 2, yb = layoutRowOfJob[b] * rowHeight - top + rowHeight / 2;
+      ctx.moveTo(xa, ya);
+      ctx.lineTo(xb, yb);
+      // an arrow head at the receiving job
+      const angle = Math.atan2(yb - ya, xb - xa);
+      ctx.moveTo(xb, yb);
+      ctx.lineTo(xb - 6 * Math.cos(angle - 0.4), yb - 6 * Math.sin(angle - 0.4));
+      ctx.moveTo(xb, yb);
+      ctx.lineTo(xb - 6 * Math.cos(angle + 0.4), yb - 6 * Math.sin(angle + 0.4));
+    }
+    ctx.stroke();
+    ctx.restore();
+  }
+
   function drawBody() {
     const height = parseFloat(scroller.style.height);
     const {ctx, width} = sizeCanvas(bodyCanvas, height);
@@ -246,8 +372,17 @@
       }
       const row = data.rows[entry.row];
       const last = row.first + row.count;
-      // Jobs narrower than a pixel merge with their neighbour of the same
-      // type; a gap of a pixel or more (a bubble) always shows.
+      // Idle time shaded from the first step's start to the last one's end,
+      // under the jobs: the bubble (and time between steps) shows as tinted
+      // gaps. Overlap lanes hold no idle time of their own. One rectangle a
+      // row, whatever the number of steps.
+      if (!row.lane && idleSpan) {
+        const x0 = Math.max(xOf(idleSpan[0], width), 0), x1 = Math.min(xOf(idleSpan[1], width), width);
+        if (x1 > x0) { ctx.fillStyle = IDLE; ctx.fillRect(x0, y + 2, x1 - x0, rowHeight - 4); }
+      }
+      // Jobs narrower than 3 px merge with their neighbour of the same type;
+      // wider ones keep a 1 px gap at their end, so back-to-back jobs stay
+      // apart at every zoom; a gap of a pixel or more (a bubble) always shows.
       let runType = -1, runX0 = 0, runX1 = -1;
       const flush = () => {
         if (runType < 0) return;
@@ -256,30 +391,111 @@
       };
       for (let i = firstEndingAfter(row, view.t0); i < last && jobs.start[i] < view.t1; i++) {
         const x0 = (jobs.start[i] - view.t0) * scale, x1 = (end[i] - view.t0) * scale;
-        if (jobs.type[i] === runType && x0 - runX1 < 1) { runX1 = Math.max(runX1, x1); continue; }
-        flush();
-        runType = jobs.type[i]; runX0 = x0; runX1 = x1;
-        if (x1 - x0 > 28) {
+        if (i === selected) selectedBox = [x0, y, x1 - x0];
+        if (x1 - x0 < 3) {
+          if (jobs.type[i] === runType && x0 - runX1 < 1) { runX1 = Math.max(runX1, x1); continue; }
           flush();
-          runType = -1;
+          runType = jobs.type[i]; runX0 = x0; runX1 = x1;
+          continue;
+        }
+        flush();
+        runType = -1;
+        ctx.fillStyle = colours[jobs.type[i]];
+        ctx.fillRect(x0, y + 2, x1 - x0 - 1, rowHeight - 4);
+        const text = labelFor(ctx, i, x1 - x0 - 5);
+        if (text) {
           ctx.fillStyle = '#fff';
-          const text = data.types[jobs.type[i]] + ' ' + jobs.mb[i];
           ctx.save();
-          ctx.beginPath(); ctx.rect(x0, y, x1 - x0, rowHeight); ctx.clip();
+          ctx.beginPath(); ctx.rect(x0, y, x1 - x0 - 1, rowHeight); ctx.clip();
           ctx.fillText(text, Math.max(x0, 0) + 3, y + rowHeight / 2);
           ctx.restore();
         }
-        if (i === selected) selectedBox = [x0, y, x1 - x0];
       }
       flush();
     }
     if (showCritical) drawCritical(ctx, width, top, firstRow, lastRow, scale);
+    if (selected >= 0) drawHandOffs(ctx, width, top, scale);
     if (selectedBox) {
       ctx.strokeStyle = '#111';
       ctx.lineWidth = 2;
       ctx.strokeRect(selectedBox[0], selectedBox[1] + 1, Math.max(selectedBox[2], 2), rowHeight - 2);
     }
   }
+
+  // ---- overview: every machine's busy share over the whole run, one strip
+  // per machine (machines share a strip beyond 96), a box around what the
+  // rows show; computed once into a bitmap, scaled on each draw.
+  const overviewCanvas = root.querySelector('canvas.overview');
+  const strips = Math.min(data.machines.length, 96);
+  const stripOf = (m) => Math.floor(m * strips / data.machines.length);
+  const stripHeight = Math.max(2, Math.min(12, Math.floor(96 / strips)));
+  const bins = 600;
+  const overviewBitmap = document.createElement('canvas');
+  (function paintOverview() {
+    const busy = new Float64Array(strips * bins), rows = new Float64Array(strips);
+    for (const row of data.rows) if (!row.lane) rows[stripOf(row.machine)]++;
+    const span = full.t1 - full.t0, binSpan = span / bins;
+    for (let i = 0; i < jobCount; i++) {
+      const s = stripOf(data.rows[rowOfJob[i]].machine);
+      let t = jobs.start[i];
+      while (t < end[i]) {
+        const b = Math.min(bins - 1, Math.floor((t - full.t0) / binSpan));
+        const binEnd = full.t0 + (b + 1) * binSpan, upTo = Math.min(end[i], binEnd);
+        busy[s * bins + b] += upTo - t;
+        if (upTo <= t) break;  // (rounding at the last bin)
+        t = upTo;
+      }
+    }
+    overviewBitmap.width = bins;
+    overviewBitmap.height = strips;
+    const ctx = overviewBitmap.getContext('2d');
+    const image = ctx.createImageData(bins, strips);
+    for (let s = 0; s < strips; s++)
+      for (let b = 0; b < bins; b++) {
+        const share = rows[s] ? Math.min(1, busy[s * bins + b] / (binSpan * rows[s])) : 0;
+        const p = (s * bins + b) * 4;
+        image.data[p] = 36; image.data[p + 1] = 89; image.data[p + 2] = 196; image.data[p + 3] = Math.round(255 * share);
+      }
+    ctx.putImageData(image, 0, 0);
+  })();
+  function drawOverview() {
+    const height = strips * stripHeight;
+    const {ctx, width} = sizeCanvas(overviewCanvas, height);
+    ctx.clearRect(0, 0, width, height);
+    ctx.imageSmoothingEnabled = false;
+    ctx.drawImage(overviewBitmap, 0, 0, width, height);
+    // The box: the time the view shows, the machines of the rows in sight.
+    const span = full.t1 - full.t0;
+    const x0 = (view.t0 - full.t0) / span * width, x1 = (view.t1 - full.t0) / span * width;
+    const top = scroller.scrollTop, bottom = top + parseFloat(scroller.style.height);
+    let first = -1, last = -1;
+    for (let r = Math.floor(top / rowHeight); r < layout.length && r * rowHeight < bottom; r++) {
+      const m = layout[r].machine !== undefined ? layout[r].machine : data.rows[layout[r].row].machine;
+      if (first < 0) first = m;
+      last = m;
+    }
+    ctx.strokeStyle = '#d6336c';
+    ctx.lineWidth = 1.5;
+    if (first >= 0) ctx.strokeRect(Math.max(x0, 0.75), stripOf(first) * stripHeight + 0.75,
+                                   Math.min(x1, width - 0.75) - Math.max(x0, 0.75), (stripOf(last) - stripOf(first) + 1) * stripHeight - 1.5);
+  }
+  // Click or drag in the overview: the view centres on that time, the rows
+  // scroll to that machine.
+  let overviewDrag = false;
+  function goToOverview(event) {
+    const rect = overviewCanvas.getBoundingClientRect();
+    const fx = Math.min(Math.max((event.clientX - rect.left) / rect.width, 0), 1);
+    const t = full.t0 + fx * (full.t1 - full.t0), half = (view.t1 - view.t0) / 2;
+    view.t0 = t - half; view.t1 = t + half;
+    const strip = Math.min(strips - 1, Math.max(0, Math.floor((event.clientY - rect.top) / stripHeight)));
+    const m = data.machines.findIndex((_, k) => stripOf(k) === strip);
+    const r = layout.findIndex((entry) => entry.machine === m);
+    if (r >= 0) scroller.scrollTop = r * rowHeight;
+    redraw();
+  }
+  overviewCanvas.addEventListener('mousedown', (event) => { overviewDrag = true; goToOverview(event); event.preventDefault(); });
+  window.addEventListener('mousemove', (event) => { if (overviewDrag) goToOverview(event); });
+  window.addEventListener('mouseup', () => { overviewDrag = false; });
 
   let frame = 0;
   const stats = {loadMs: 0, draws: 0, lastDrawMs: 0, maxDrawMs: 0};
@@ -288,6 +504,7 @@
     frame = requestAnimationFrame(() => {
       frame = 0;
       const t = performance.now();
+      drawOverview();
       drawHead();
       drawBody();
       stats.lastDrawMs = performance.now() - t;
@@ -408,6 +625,7 @@
   bodyCanvas.addEventListener('mouseleave', () => { tip.style.display = 'none'; });
   function select(i) {
     selected = i;
+    findHandOffs(i);
     detail.replaceChildren();
     if (i >= 0) {
       const table = document.createElement('table');
@@ -456,9 +674,10 @@
   });
 
   select(-1);
+  drawOverview();
   drawHead();
   drawBody();
   stats.loadMs = performance.now();
-  window.jobvizReport = {view, stats, jobCount, rows: data.rows.length};
+  window.jobvizReport = {view, stats, jobCount, rows: data.rows.length, layoutRows: () => layout.length};
   document.body.dataset.ready = '1';
 })();
