@@ -20,8 +20,9 @@ std::vector<WorkerLogScan> ScanLogs(const LogSet& logs, int threads, const ScanP
       scans[i].read_error = error;
       return;
     }
+    thread_local ReadBuffer buffer;  // this thread's, for every file it scans
     scans[i] = ScanWorkerLog(path == "-" ? "<stdin>" : path, *source, parser, LineReader::kDefaultBlock,
-                             progress.bytes);
+                             progress.bytes, &buffer);
     if (scanned) scanned(i, scans[i]);
     if (progress.file_done) progress.file_done();
   });

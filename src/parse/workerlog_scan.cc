@@ -211,11 +211,11 @@ void Scanner::HandleRecord(std::string_view line, const ParsedLine& parsed, bool
 }  // namespace
 
 WorkerLogScan ScanWorkerLog(const std::string& file, ByteSource& source, const LineParser& parser,
-                            size_t block_size, std::atomic<std::uint64_t>* progress) {
+                            size_t block_size, std::atomic<std::uint64_t>* progress, ReadBuffer* buffer) {
   WorkerLogScan scan;
   scan.file = file;
   Scanner scanner(scan, parser);
-  LineReader reader(source, block_size);
+  LineReader reader(source, block_size, LineReader::kMaxLine, buffer);
   LineBlock block;
   bool ended_without_newline = false;
   while (reader.Next(&block)) {

@@ -26,9 +26,10 @@ struct WorkerLogScan {
 // `block_size` is the reader's block (tests make it tiny to cross block
 // boundaries often).
 // `progress`, when given, grows by the bytes of each block as it is read.
+// `buffer`, when given, is read into (one per thread, reused across files).
 WorkerLogScan ScanWorkerLog(const std::string& file, ByteSource& source, const LineParser& parser,
                             size_t block_size = LineReader::kDefaultBlock,
-                            std::atomic<std::uint64_t>* progress = nullptr);
+                            std::atomic<std::uint64_t>* progress = nullptr, ReadBuffer* buffer = nullptr);
 
 // Same, for a log held in memory (tests).
 WorkerLogScan ScanWorkerLogText(const std::string& file, std::string contents,

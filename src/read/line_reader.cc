@@ -5,20 +5,32 @@
 
 namespace jobviz {
 
-LineReader::LineReader(ByteSource& source, size_t block_size, size_t max_line)
-    : source_(source), buffer_(block_size), max_line_(std::max(max_line, block_size)) {}
+void ReadBuffer::Grow(size_t at_least, size_t keep) {
+  if (size >= at_least) return;
+  std::unique_ptr<char[]> grown(new char[at_least]);  // not zeroed: every byte is read into before use
+  if (keep > 0) std::memcpy(grown.get(), bytes.get(), keep);
+  bytes = std::move(grown);
+  size = at_least;
+}
+
+LineReader::LineReader(ByteSource& source, size_t block_size, size_t max_line, ReadBuffer* shared)
+    : source_(source), buffer_(shared ? shared : &own_), capacity_(block_size), max_line_(std::max(max_line, block_size)) {
+  buffer_->Grow(capacity_, 0);
+}
 
 bool LineReader::Next(LineBlock* block) {
   if (failed_) return false;
   // Keep the unfinished line and top the buffer up behind it.
+  char* const data = buffer_->bytes.get();
   if (begin_ > 0) {
-    std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
+    std::memmove(data, data + begin_, end_ - begin_);
     end_ -= begin_;
     begin_ = 0;
   }
   for (;;) {
-    while (!eof_ && end_ < buffer_.size()) {
-      const long n = source_.Read(buffer_.data() + end_, buffer_.size() - end_);
+    char* const bytes = buffer_->bytes.get();  // (moves when a long line grows the buffer)
+    while (!eof_ && end_ < capacity_) {
+      const long n = source_.Read(bytes + end_, capacity_ - end_);
       if (n < 0) {
         failed_ = true;
         return false;
@@ -29,27 +41,28 @@ bool LineReader::Next(LineBlock* block) {
     }
     if (end_ == 0) return false;
 
-    const void* last_newline = memrchr(buffer_.data(), '\n', end_);
+    const void* last_newline = memrchr(bytes, '\n', end_);
     if (last_newline) {
-      const size_t split = static_cast<const char*>(last_newline) - buffer_.data() + 1;
+      const size_t split = static_cast<const char*>(last_newline) - bytes + 1;
       if (eof_ && split < end_) break;  // the tail is a final line without '\n'
-      *block = {std::string_view(buffer_.data(), split), false, false};
+      *block = {std::string_view(bytes, split), false, false};
       begin_ = split;
       if (begin_ == end_) begin_ = end_ = 0;
       return true;
     }
     if (eof_) break;
     // One line fills the whole buffer: grow up to the limit, then cut it.
-    if (buffer_.size() < max_line_) {
-      buffer_.resize(std::min(max_line_, buffer_.size() * 2));
+    if (capacity_ < max_line_) {
+      capacity_ = std::min(max_line_, capacity_ * 2);
+      buffer_->Grow(capacity_, end_);
       continue;
     }
-    *block = {std::string_view(buffer_.data(), end_), false, true};
+    *block = {std::string_view(bytes, end_), false, true};
     begin_ = end_ = 0;
     return true;
   }
   // End of input: hand out everything left, its last line unterminated.
-  *block = {std::string_view(buffer_.data(), end_), true, false};
+  *block = {std::string_view(buffer_->bytes.get(), end_), true, false};
   begin_ = end_ = 0;
   return true;
 }

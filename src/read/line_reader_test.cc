@@ -63,3 +63,24 @@ TEST_CASE("A line longer than the limit is handed over in pieces") {
 }
 
 TEST_CASE("Empty input has no blocks") { CHECK(ReadAll("", 16).blocks.empty()); }
+
+TEST_CASE("Readers that share one buffer, one after another, each read only their own input") {
+  ReadBuffer shared;
+  // The first grows the buffer for a long line; the next ones, shorter and
+  // with no line past the block, must see none of the bytes left behind.
+  const std::vector<std::string> inputs = {"a\n" + std::string(300, 'L') + "\nz\n", "one\ntwo\n", "x", "", "tail\nno newline"};
+  for (const std::string& input : inputs) {
+    auto source = StringByteSource(input);
+    LineReader reader(*source, 16, LineReader::kMaxLine, &shared);
+    std::string text;
+    LineBlock b;
+    bool last_without_newline = false;
+    while (reader.Next(&b)) {
+      text += b.text;
+      last_without_newline = b.ends_without_newline;
+    }
+    CHECK(text == input);
+    CHECK(last_without_newline == (!input.empty() && input.back() != '\n'));
+  }
+  CHECK(shared.size >= 301);  // grown once, kept
+}
