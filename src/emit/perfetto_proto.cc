@@ -225,7 +225,11 @@ void JobSlice(ProtoTrace& trace, std::uint64_t track, const Worker& worker, cons
     IntAnnotation(wire, kMicroBatch, job.micro_batch);
     IntAnnotation(wire, kStep, StepNumber(job.step));
     if (StepRun(job.step) > 0) IntAnnotation(wire, kRun, StepRun(job.step));
-    StringAnnotation(wire, kSource, JobSource(worker, job, source_root));
+    // Into this thread's scratch string, reused: no allocation a job.
+    thread_local std::string source;
+    source.clear();
+    AppendJobSource(source, worker, job, source_root);
+    StringAnnotation(wire, kSource, source);
     if (critical) IntAnnotation(wire, kCriticalPath, 1);
     // A flow starts or passes on at a job it leaves; it ends at one it only arrives at.
     if (flow.id != 0) wire.Fixed64(flow.out ? pb::kFlowIds : pb::kTerminatingFlowIds, flow.id);

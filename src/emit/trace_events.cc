@@ -327,8 +327,16 @@ std::string SourceRoot(const Timeline& timeline) {
   return slash == std::string::npos || common == 0 ? "" : first->substr(0, slash + 1);
 }
 
+void AppendJobSource(std::string& out, const Worker& worker, const Job& job, std::string_view root) {
+  out.append(std::string_view(worker.file).substr(root.size()));
+  out += ':';
+  AppendInt(out, static_cast<std::int64_t>(job.line));
+}
+
 std::string JobSource(const Worker& worker, const Job& job, std::string_view root) {
-  return worker.file.substr(root.size()) + ":" + std::to_string(job.line);
+  std::string source;
+  AppendJobSource(source, worker, job, root);
+  return source;
 }
 
 JobEventWriter::JobEventWriter(const Worker& worker, int pid, Nanos origin, std::string_view source_root,
