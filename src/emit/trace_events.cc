@@ -400,127 +400,123 @@ int CriticalPathTid(const std::vector<RowGroup>& groups) {
 
 namespace {
 
-// Writes an event's bytes through a pointer into a buffer known to be large
-// enough: one append per event instead of ~25 (each a capacity check and a
-// memmove call), the writer's largest cost on job-dense logs.
-struct RawWriter {
-  char* p;
-  void Put(std::string_view text) {
-    std::memcpy(p, text.data(), text.size());
-    p += text.size();
-  }
+// Gathers an event's pieces in a stack buffer and appends them to `out` in
+// one go (when it fills, and at the end): a job event is ~25 pieces, and a
+// string append each (a capacity check and a memmove call) was the JSON
+// writer's largest cost on job-dense logs.
+class EventBuffer {
+ public:
+  explicit EventBuffer(std::string& out) : out_(out) {}
+  ~EventBuffer() { Flush(); }
+  EventBuffer(const EventBuffer&) = delete;
+  EventBuffer& operator=(const EventBuffer&) = delete;
+
   template <size_t N>
   void Lit(const char (&text)[N]) {
-    std::memcpy(p, text, N - 1);
-    p += N - 1;
+    Room(N - 1);
+    std::memcpy(p_, text, N - 1);
+    p_ += N - 1;
   }
-  void Int(std::int64_t value) { p = std::to_chars(p, p + 24, value).ptr; }
-  void Micros(Nanos ns) {  // AppendMicros's bytes
-    if (ns < 0) {
-      *p++ = '-';
-      ns = -ns;
+  void Char(char c) {
+    Room(1);
+    *p_++ = c;
+  }
+  void Put(std::string_view text) {
+    if (text.size() > sizeof buffer_) {  // (a very long name or path: straight through)
+      Flush();
+      out_.append(text);
+      return;
     }
-    p = std::to_chars(p, p + 24, ns / 1000).ptr;
-    const int rest = static_cast<int>(ns % 1000);
-    p[0] = '.';
-    p[1] = static_cast<char>('0' + rest / 100);
-    p[2] = static_cast<char>('0' + rest / 10 % 10);
-    p[3] = static_cast<char>('0' + rest % 10);
-    p += 4;
+    Room(text.size());
+    std::memcpy(p_, text.data(), text.size());
+    p_ += text.size();
   }
+  void Int(std::int64_t value) {
+    Room(20);
+    p_ = std::to_chars(p_, p_ + 20, value).ptr;
+  }
+  void Micros(Nanos ns) {
+    Room(kMicrosChars);
+    p_ = WriteMicros(p_, ns);
+  }
+  // AppendJsonString's bytes.
+  void JsonString(std::string_view text) {
+    if (IsPlainJson(text)) {
+      Char('"');
+      Put(text);
+      Char('"');
+      return;
+    }
+    Flush();
+    AppendJsonString(out_, text);
+  }
+
+ private:
+  void Room(size_t bytes) {
+    if (static_cast<size_t>(buffer_ + sizeof buffer_ - p_) < bytes) Flush();
+  }
+  void Flush() {
+    out_.append(buffer_, static_cast<size_t>(p_ - buffer_));
+    p_ = buffer_;
+  }
+  std::string& out_;
+  char buffer_[512];
+  char* p_ = buffer_;
 };
 
 }  // namespace
 
 void JobEventWriter::Append(std::string& out, const Job& job, int tid, FlowMark flow, bool critical) const {
   const std::string& type = job.type.str();
-  const std::string& id = job.id.str();
-  // The common event (default args, names that need no escaping) in one go.
-  constexpr size_t kFixed = 256;  // the literals and up to 9 numbers of at most 21 characters
-  char buffer[1024];
-  if (!full_ && IsPlainJson(type) && IsPlainJson(id) &&
-      kFixed + 9 * 21 + type.size() + id.size() + pid_.size() + source_.size() <= sizeof buffer) {
-    RawWriter w{buffer};
-    w.Lit("{\"name\":\"");
-    w.Put(type);
-    *w.p++ = ' ';
-    w.Int(job.micro_batch);
-    *w.p++ = '"';
-    w.Put(pid_);
-    w.Int(tid);
-    w.Lit(",\"ts\":");
-    w.Micros(job.start - origin_);
-    w.Lit(",\"dur\":");
-    w.Micros(job.end - job.start);
-    if (flow.id != 0) {
-      w.Lit(",\"bind_id\":");
-      w.Int(static_cast<std::int64_t>(flow.id));
-      if (flow.in) w.Lit(",\"flow_in\":true");
-      if (flow.out) w.Lit(",\"flow_out\":true");
-    }
-    w.Lit(",\"args\":{\"job_id\":\"");
-    w.Put(id);
-    w.Lit("\",\"micro_batch\":");
-    w.Int(job.micro_batch);
-    if (critical) w.Lit(",\"critical_path\":1");
-    if (StepRun(job.step) > 0) {
-      w.Lit(",\"run\":");
-      w.Int(StepRun(job.step));
-    }
-    w.Put(source_);
-    w.Int(static_cast<std::int64_t>(job.line));
-    w.Lit("\"}}");
-    out.append(buffer, static_cast<size_t>(w.p - buffer));
-    return;
-  }
-  out += "{\"name\":";
+  EventBuffer w(out);
+  w.Lit("{\"name\":");
   if (IsPlainJson(type)) {
-    out += '"';
-    out += type;
-    out += ' ';
-    AppendInt(out, job.micro_batch);
-    out += '"';
+    w.Char('"');
+    w.Put(type);
+    w.Char(' ');
+    w.Int(job.micro_batch);
+    w.Char('"');
   } else {
-    AppendJsonString(out, SliceName(job));
+    w.JsonString(SliceName(job));
   }
   if (full_) {
-    out += ",\"cat\":";
-    AppendJsonString(out, type);
+    w.Lit(",\"cat\":");
+    w.JsonString(type);
   }
-  out += pid_;
-  AppendInt(out, tid);
-  out += ",\"ts\":";
-  AppendMicros(out, job.start - origin_);
-  out += ",\"dur\":";
-  AppendMicros(out, job.end - job.start);
+  w.Put(pid_);
+  w.Int(tid);
+  w.Lit(",\"ts\":");
+  w.Micros(job.start - origin_);
+  w.Lit(",\"dur\":");
+  w.Micros(job.end - job.start);
   if (flow.id != 0) {
-    out += ",\"bind_id\":";
-    AppendInt(out, flow.id);
-    if (flow.in) out += ",\"flow_in\":true";
-    if (flow.out) out += ",\"flow_out\":true";
+    w.Lit(",\"bind_id\":");
+    w.Int(flow.id);
+    if (flow.in) w.Lit(",\"flow_in\":true");
+    if (flow.out) w.Lit(",\"flow_out\":true");
   }
-  out += ",\"args\":{";
+  w.Lit(",\"args\":{");
   if (full_) {
-    out += worker_;
-    AppendJsonString(out, type);
-    out += ',';
+    w.Put(worker_);
+    w.JsonString(type);
+    w.Char(',');
   }
-  out += "\"job_id\":";  // the name is type and micro-batch; the log's Job (N) is here
-  AppendJsonString(out, id);
-  out += ",\"micro_batch\":";
-  AppendInt(out, job.micro_batch);
-  if (critical) out += ",\"critical_path\":1";
+  w.Lit("\"job_id\":");  // the name is type and micro-batch; the log's Job (N) is here
+  w.JsonString(job.id.str());
+  w.Lit(",\"micro_batch\":");
+  w.Int(job.micro_batch);
+  if (critical) w.Lit(",\"critical_path\":1");
   if (full_) {
-    out += ",\"step\":";
-    AppendInt(out, StepNumber(job.step));
+    w.Lit(",\"step\":");
+    w.Int(StepNumber(job.step));
   }
   if (StepRun(job.step) > 0) {
-    out += ",\"run\":";
-    AppendInt(out, StepRun(job.step));
+    w.Lit(",\"run\":");
+    w.Int(StepRun(job.step));
   }
-  out += source_;
-  AppendInt(out, static_cast<std::int64_t>(job.line));
-  out += "\"}}";
+  w.Put(source_);
+  w.Int(static_cast<std::int64_t>(job.line));
+  w.Lit("\"}}");
 }
 
 void AppendStepEvent(std::string& out, const StepSpan& step, std::string_view pid, std::string_view tid,

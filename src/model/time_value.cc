@@ -36,21 +36,24 @@ std::optional<ParsedMillis> ParseMillis(std::string_view text) {
   return ParsedMillis{millis * kNanosPerMilli + sub, digits};
 }
 
-void AppendMicros(std::string& out, Nanos ns) {
+char* WriteMicros(char* at, Nanos ns) {
   if (ns < 0) {
-    out.push_back('-');
+    *at++ = '-';
     // -(INT64_MIN) overflows; such a value cannot come from ParseMillis.
     ns = -ns;
   }
-  char buf[32];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, ns / 1000);
-  (void)ec;
-  out.append(buf, end);
+  at = std::to_chars(at, at + 20, ns / 1000).ptr;
   const int rest = static_cast<int>(ns % 1000);
-  out.push_back('.');
-  out.push_back(static_cast<char>('0' + rest / 100));
-  out.push_back(static_cast<char>('0' + rest / 10 % 10));
-  out.push_back(static_cast<char>('0' + rest % 10));
+  at[0] = '.';
+  at[1] = static_cast<char>('0' + rest / 100);
+  at[2] = static_cast<char>('0' + rest / 10 % 10);
+  at[3] = static_cast<char>('0' + rest % 10);
+  return at + 4;
+}
+
+void AppendMicros(std::string& out, Nanos ns) {
+  char buf[kMicrosChars];
+  out.append(buf, static_cast<size_t>(WriteMicros(buf, ns) - buf));
 }
 
 std::string FormatMicros(Nanos ns) {

@@ -27,6 +27,9 @@ std::optional<ParsedMillis> ParseMillis(std::string_view text);
 // Appends `ns` as microseconds with exactly three decimals
 // ("1697793307213760.986"), the unit of Chrome/Perfetto JSON traces.
 void AppendMicros(std::string& out, Nanos ns);
+// The same bytes at `at`, which has room for kMicrosChars; returns one past the last.
+inline constexpr size_t kMicrosChars = 25;  // '-', 17 digits, '.', 3 digits, with room to spare
+char* WriteMicros(char* at, Nanos ns);
 std::string FormatMicros(Nanos ns);
 
 // A time after the run start, exact to the nanosecond the logs give:
