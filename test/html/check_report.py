@@ -319,7 +319,7 @@ def check_job_boundaries_and_labels(page):
         return new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => {
           ctx.fillText = fill; done(texts); }))); })()""")
     types = page.evaluate("JSON.parse(document.getElementById('jobviz-data').textContent).types")
-    initials = {"".join(w if w.isdigit() else w[0].upper() for w in t.split("_")): t for t in types}
+    initials = {"".join(w if w.isdigit() else w[0].upper() for w in t.split("_") if w): t for t in types}
     good = [t for t in drawn if re.fullmatch(r"([A-Z0-9]+?)(\d+)", t) and re.fullmatch(r"([A-Z0-9]+?)(\d+)", t).group(1) in initials
             or re.fullmatch(r"(\w+) (\d+)", t) and t.split(" ")[0] in types]
     check(drawn and len(good) == len(drawn), f"job labels that do not lead with the job's type and micro-batch: "

@@ -13,12 +13,12 @@
   const rowHeight = parseInt(getComputedStyle(root).getPropertyValue('--row'), 10) || 18;
 
   // ---- layout: a machine header row, then its workers' rows (one per lane),
-  // unless the machine is collapsed (a click on its header). Rebuilt by
-  // buildLayout() on each collapse or expand.
+  // unless the machine is collapsed (a click on its header). Rebuilt, with
+  // what derives from it, by rebuildRows() on each collapse or expand.
   let layout = [];  // {machine} or {row}
   const collapsed = new Set();  // machine indices
-  const workersOf = new Map();  // machine -> its rows' count (lanes included)
-  data.rows.forEach((row) => workersOf.set(row.machine, (workersOf.get(row.machine) || 0) + 1));
+  const rowsOf = new Map();  // machine -> its rows' count (lanes included)
+  data.rows.forEach((row) => rowsOf.set(row.machine, (rowsOf.get(row.machine) || 0) + 1));
   function layOut() {
     layout = [];
     data.rows.forEach((row, index) => {
@@ -26,7 +26,6 @@
       if (!collapsed.has(row.machine)) layout.push({row: index});
     });
   }
-  layOut();
 
   // ---- colours: one hue per family of job type, chunks and lanes by lightness
   const families = [
@@ -79,7 +78,6 @@
       if (entry.row !== undefined) layoutRowOfJob.fill(r, data.rows[entry.row].first, data.rows[entry.row].first + data.rows[entry.row].count);
     });
   }
-  indexLayout();
   let showCritical = critical.length > 0;
   if (critical.length > 0) {
     const label = document.createElement('label');
@@ -104,17 +102,30 @@
       ctx.strokeRect(x0, r * rowHeight - top + 1.5, Math.max(x1 - x0, 2), rowHeight - 3);
     }
     ctx.beginPath();
-    for (const chain of paths)
-      for (let k = 1; k < chain.length; k++) {
-        const a = chain[k - 1], b = chain[k];
-        if (layoutRowOfJob[a] < 0 || layoutRowOfJob[b] < 0) continue;
-        const xa = (end[a] - view.t0) * scale, xb = (jobs.start[b] - view.t0) * scale;
-        if ((xa < 0 && xb < 0) || (xa > width && xb > width)) continue;
-        ctx.moveTo(xa, layoutRowOfJob[a] * rowHeight - top + rowHeight / 2);
-        ctx.lineTo(xb, layoutRowOfJob[b] * rowHeight - top + rowHeight / 2);
-      }
+    for (const chain of paths) linkJobs(ctx, chain, width, top, scale, false);
     ctx.stroke();
     ctx.restore();
+  }
+  // Lines from each job of `chain` (in time order) to the next: from its end
+  // to the next one's start, row middle to row middle; with `handOffs`, only
+  // between rows, with an arrow head at the receiver. Jobs of collapsed
+  // machines, and links wholly off screen, are left out.
+  function linkJobs(ctx, chain, width, top, scale, handOffs) {
+    for (let k = 1; k < chain.length; k++) {
+      const a = chain[k - 1], b = chain[k], ra = layoutRowOfJob[a], rb = layoutRowOfJob[b];
+      if (ra < 0 || rb < 0 || (handOffs && ra === rb)) continue;
+      const xa = (end[a] - view.t0) * scale, xb = (jobs.start[b] - view.t0) * scale;
+      if ((xa < 0 && xb < 0) || (xa > width && xb > width)) continue;
+      const ya = ra * rowHeight - top + rowHeight / 2, yb = rb * rowHeight - top + rowHeight / 2;
+      ctx.moveTo(xa, ya);
+      ctx.lineTo(xb, yb);
+      if (!handOffs) continue;
+      const angle = Math.atan2(yb - ya, xb - xa);
+      for (const side of [-0.4, 0.4]) {
+        ctx.moveTo(xb, yb);
+        ctx.lineTo(xb - 6 * Math.cos(angle + side), yb - 6 * Math.sin(angle + side));
+      }
+    }
   }
 
   // ---- DOM
@@ -135,7 +146,7 @@
         const machine = data.machines[entry.machine];
         const shut = collapsed.has(entry.machine);
         div.className = 'machine' + (shut ? ' collapsed' : '');
-        div.textContent = (shut ? '▸ ' : '▾ ') + machine.name + (shut ? ' (' + workersOf.get(entry.machine) + ' rows)' : '') +
+        div.textContent = (shut ? '▸ ' : '▾ ') + machine.name + (shut ? ' (' + rowsOf.get(entry.machine) + ' rows)' : '') +
                           (data.machines.length > 1 && machine.clock ? ' · clock ' + machine.clock : '');
         div.title = div.textContent + ' — click to ' + (shut ? 'expand' : 'collapse');
         div.dataset.group = entry.machine;
@@ -153,12 +164,15 @@
     inner.style.height = layout.length * rowHeight + 'px';
     scroller.style.height = Math.min(layout.length * rowHeight, Math.max(240, window.innerHeight * 0.7)) + 'px';
   }
-  buildLabels();
-  function setCollapsed(machines, shut) {
-    for (const m of machines) if (shut) collapsed.add(m); else collapsed.delete(m);
+  function rebuildRows() {
     layOut();
     indexLayout();
     buildLabels();
+  }
+  rebuildRows();
+  function setCollapsed(machines, shut) {
+    for (const m of machines) if (shut) collapsed.add(m); else collapsed.delete(m);
+    rebuildRows();
     redraw();
   }
   labels.addEventListener('click', (event) => {
@@ -293,7 +307,8 @@
   // it fits, else "F3" (initials of the type's words, then the micro-batch).
   const IDLE = 'rgba(214, 51, 108, 0.10)';
   const idleSpan = data.steps.step.length ? [Math.min(...data.steps.start), Math.max(...data.steps.end)] : null;
-  const shortNames = data.types.map((type) => type.split('_').map((w) => (/^\d+$/.test(w) ? w : w[0].toUpperCase())).join(''));
+  const shortNames = data.types.map((type) =>
+    type.split('_').filter((w) => w).map((w) => (/^\d+$/.test(w) ? w : w[0].toUpperCase())).join(''));
   const labelWidths = new Map();
   function textWidth(ctx, text) {
     let w = labelWidths.get(text);
@@ -312,13 +327,13 @@
   // the same step and micro-batch and kind (forward or backward family),
   // joined in time order: the hand-offs between stages.
   let handOffs = [];
+  const familyOf = data.types.map((type) => type.replace(/\d+$/, '').replace(/_w$/, ''));  // per type index
   function findHandOffs(i) {
     handOffs = [];
     if (i < 0) return;
-    const family = (type) => data.types[type].replace(/\d+$/, '').replace(/_w$/, '');
-    const kind = family(jobs.type[i]);
+    const kind = familyOf[jobs.type[i]];
     for (let j = 0; j < jobCount; j++)
-      if (jobs.mb[j] === jobs.mb[i] && jobs.step[j] === jobs.step[i] && family(jobs.type[j]) === kind) handOffs.push(j);
+      if (jobs.mb[j] === jobs.mb[i] && jobs.step[j] === jobs.step[i] && familyOf[jobs.type[j]] === kind) handOffs.push(j);
     handOffs.sort((a, b) => jobs.start[a] - jobs.start[b]);
   }
   function drawHandOffs(ctx, width, top, scale) {
@@ -327,21 +342,7 @@
     ctx.lineWidth = 1.25;
     ctx.setLineDash([4, 3]);
     ctx.beginPath();
-    for (let k = 1; k < handOffs.length; k++) {
-      const a = handOffs[k - 1], b = handOffs[k];
-      if (layoutRowOfJob[a] < 0 || layoutRowOfJob[b] < 0 || layoutRowOfJob[a] === layoutRowOfJob[b]) continue;
-      const xa = (end[a] - view.t0) * scale, xb = (jobs.start[b] - view.t0) * scale;
-      if ((xa < 0 && xb < 0) || (xa > width && xb > width)) continue;
-      const ya = layoutRowOfJob[a] * rowHeight - top + rowHeight / 2, yb = layoutRowOfJob[b] * rowHeight - top + rowHeight / 2;
-      ctx.moveTo(xa, ya);
-      ctx.lineTo(xb, yb);
-      // an arrow head at the receiving job
-      const angle = Math.atan2(yb - ya, xb - xa);
-      ctx.moveTo(xb, yb);
-      ctx.lineTo(xb - 6 * Math.cos(angle - 0.4), yb - 6 * Math.sin(angle - 0.4));
-      ctx.moveTo(xb, yb);
-      ctx.lineTo(xb - 6 * Math.cos(angle + 0.4), yb - 6 * Math.sin(angle + 0.4));
-    }
+    linkJobs(ctx, handOffs, width, top, scale, true);
     ctx.stroke();
     ctx.restore();
   }
