@@ -50,7 +50,7 @@ struct LogRecord {
   std::int64_t step = 0;             // pushed step number; profiler window start step
   std::int64_t window_end_step = -1; // profiler window end step, -1 when not printed
   std::int64_t rank = 0, round = 0;  // clock sync; rank also of topology lines
-  std::string job_id, type;          // jobs only
+  Name job_id, type;                 // jobs; type also the name of a pushed range
   ParallelPlace place;               // topology lines only
 };
 

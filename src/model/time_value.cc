@@ -7,7 +7,6 @@
 namespace jobviz {
 
 namespace {
-constexpr Nanos kNanosPerMilli = 1'000'000;
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 }  // namespace
 

@@ -13,6 +13,7 @@
 namespace jobviz {
 
 using Nanos = std::int64_t;
+inline constexpr Nanos kNanosPerMilli = 1'000'000;
 
 struct ParsedMillis {
   Nanos ns = 0;

@@ -109,8 +109,8 @@ LogRecord RecordFrom(const json& j) {
     r.start = TimeAt(j, "s", SkipReason::kMalformedJob);
     r.end = TimeAt(j, "e", SkipReason::kMalformedJob);
     r.micro_batch = StepAt(j, "mb", SkipReason::kMalformedJob);
-    r.type = j.at("t");
-    r.job_id = j.at("id");
+    r.type = j.at("t").get<std::string>();
+    r.job_id = j.at("id").get<std::string>();
     if (r.start == 0 || r.end == 0) throw BadRecord(SkipReason::kTimerNeverFired, "a job time is 0: its timer never fired");
     if (r.end < r.start) throw BadRecord(SkipReason::kEndBeforeStart, "the job ends before it starts");
     if (r.end - r.start > kLongestJob) throw BadRecord(SkipReason::kImplausibleDuration, "the job lasts longer than a day");
@@ -125,7 +125,7 @@ LogRecord RecordFrom(const json& j) {
   } else if (kind == "range") {
     r.kind = RecordKind::kRangePush;
     r.start = TimeAt(j, "s", SkipReason::kMalformedStepLine);
-    r.type = j.at("name");
+    r.type = j.at("name").get<std::string>();
   } else if (kind == "pop") {
     r.kind = RecordKind::kStepPop;
     r.start = TimeAt(j, "s", SkipReason::kMalformedStepLine);

@@ -1,6 +1,7 @@
 #include "parse/job_line_matcher.h"
 
 #include <cstring>
+#include <limits>
 
 namespace jobviz {
 
@@ -84,6 +85,68 @@ bool MatchJobLine(std::string_view text, size_t position, JobLineMatch* match) {
   if (!c.Key("job_start_time") || !c.Millis(&match->start)) return false;
   if (!c.Key("job_end_time") || !c.Millis(&match->end)) return false;
   match->whole = text.substr(position, c.at() - position);
+  return true;
+}
+
+namespace {
+
+bool IsCanonicalIdByte(char c) { return IsWord(c) || c == '-' || c == '.' || c == ':'; }
+
+// The text at *p is `literal` (its size a constant, so the compare inlines).
+template <size_t N>
+bool Take(const char*& p, const char* end, const char (&literal)[N]) {
+  constexpr size_t kLength = N - 1;
+  if (static_cast<size_t>(end - p) < kLength || std::memcmp(p, literal, kLength) != 0) return false;
+  p += kLength;
+  return true;
+}
+
+// At most `max_digits` decimal digits, at least one, as a number.
+bool TakeDigits(const char*& p, const char* end, int max_digits, std::int64_t* value) {
+  const char* const from = p;
+  std::int64_t v = 0;
+  while (p < end && IsDigit(*p)) v = v * 10 + (*p++ - '0');
+  *value = v;
+  return p > from && p - from <= max_digits;
+}
+
+// "<whole>[.<fraction>]" milliseconds, as ParseMillis reads them: whole
+// milliseconds that fit in Nanos, the first six decimals kept.
+bool TakeMillis(const char*& p, const char* end, ParsedMillis* millis) {
+  constexpr std::int64_t kMaxWholeMillis = std::numeric_limits<Nanos>::max() / kNanosPerMilli - 1;
+  static constexpr Nanos kFractionScale[6] = {100'000, 10'000, 1'000, 100, 10, 1};
+  std::int64_t whole = 0;
+  if (!TakeDigits(p, end, 13, &whole) || whole > kMaxWholeMillis) return false;
+  Nanos sub = 0;
+  int decimals = 0;
+  if (p < end && *p == '.') {
+    for (++p; p < end && IsDigit(*p); ++p, ++decimals)
+      if (decimals < 6) sub += (*p - '0') * kFractionScale[decimals];
+  }
+  *millis = {whole * kNanosPerMilli + sub, decimals};
+  return true;
+}
+
+}  // namespace
+
+bool ParseCanonicalJobLine(std::string_view text, size_t position, CanonicalJob* job) {
+  if (position > text.size()) return false;
+  const char* p = text.data() + position;
+  const char* const end = text.data() + text.size();
+  if (!Take(p, end, "Profiler Info: Job (")) return false;
+  const char* const id = p;
+  while (p < end && IsCanonicalIdByte(*p)) ++p;
+  if (p == id) return false;
+  job->id = std::string_view(id, static_cast<size_t>(p - id));
+  if (!Take(p, end, "), type = ")) return false;
+  const char* const type = p;
+  while (p < end && IsWord(*p)) ++p;
+  if (p == type) return false;
+  job->type = std::string_view(type, static_cast<size_t>(p - type));
+  if (!Take(p, end, ", micro_batch_id = ") || !TakeDigits(p, end, 18, &job->micro_batch)) return false;
+  if (!Take(p, end, ", job_start_time = ") || !TakeMillis(p, end, &job->start)) return false;
+  if (!Take(p, end, ", job_end_time = ") || !TakeMillis(p, end, &job->end)) return false;
+  job->record_end = static_cast<size_t>(p - text.data());
   return true;
 }
 

@@ -10,7 +10,10 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
+
+#include "model/time_value.h"
 
 namespace jobviz {
 
@@ -28,5 +31,25 @@ struct JobLineMatch {
 // in Latin-1 (\s: tab, newline, form feed, carriage return, space; \w:
 // ASCII letters, digits and '_'). False when it does not match.
 bool MatchJobLine(std::string_view text, size_t position, JobLineMatch* match);
+
+// A job line exactly as Paddle and libjobviz print it, numbers and all, in
+// one pass over its bytes: in job-dense logs the job lines are half of all
+// lines, and matching first, then reading each number's digits again, then
+// checking the whole line for colour escapes cost ~4x the bytes' one touch.
+struct CanonicalJob {
+  std::string_view id, type;
+  std::int64_t micro_batch = 0;
+  ParsedMillis start, end;
+  size_t record_end = 0;  // offset in the text just past the end time
+};
+
+// Parses, anchored at `position`,
+//   Profiler Info: Job (ID), type = WORD, micro_batch_id = N, job_start_time = MS, job_end_time = MS
+// with single spaces as printed, ID of ASCII letters, digits and "_-.:",
+// N of at most 18 digits and MS of at most 13 whole digits. Anything else
+// (other spacing, other bytes, longer numbers) returns false and is left to
+// MatchJobLine and RE2, which give the same fields for every line this
+// accepts (LineParser::JobMatcherAgrees checks both; so does the fuzz target).
+bool ParseCanonicalJobLine(std::string_view text, size_t position, CanonicalJob* job);
 
 }  // namespace jobviz

@@ -105,3 +105,54 @@ TEST_CASE("Job lines parse the same through the matcher as through the pattern")
   CHECK(p.start.ns == 1697793307213760986);
   CHECK(p.record_end == line.size());
 }
+
+TEST_CASE("The one-pass parser reads a job line as printed, numbers and all") {
+  const std::string line = "I1020 09:15:07.265326 22317 standalone_executor.cc:217] " + std::string(kJob) + "\n";
+  CanonicalJob job;
+  REQUIRE(ParseCanonicalJobLine(line, line.find("Profiler"), &job));
+  CHECK(job.id == "3");
+  CHECK(job.type == "forward");
+  CHECK(job.micro_batch == 2);
+  CHECK(job.start.ns == 1697793307213760986);
+  CHECK(job.start.decimals == 6);
+  CHECK(job.end.ns == 1697793307254006104);
+  CHECK(job.record_end == line.size() - 1);
+  CHECK(Parser().JobMatcherAgrees(line, line.find("Profiler")));
+}
+
+TEST_CASE("The one-pass parser leaves every other spelling to the general path") {
+  struct Case {
+    std::string line;
+    bool taken;
+  };
+  const std::string tail = ", type = x, micro_batch_id = 0, job_start_time = 1.5, job_end_time = 2";
+  const std::vector<Case> cases = {
+      {"Profiler Info: Job (fwd-3.a:b)" + tail, true},
+      {"Profiler Info: Job (7), type = x, micro_batch_id = 0, job_start_time = 1., job_end_time = 2.1234567", true},
+      {"Profiler Info: Job(3)" + tail, false},                   // other spacing
+      {"Profiler Info: Job ( 3 )" + tail, false},
+      {"Profiler Info: Job (a\xe9)" + tail, false},              // an id byte outside ASCII
+      {"Profiler Info: Job (\x1b[1m3)" + tail, false},           // a colour escape in the id
+      {"Profiler Info: Job (3),type = x, micro_batch_id = 0, job_start_time = 1, job_end_time = 2", false},
+      {"Profiler Info: Job (3), type = x, micro_batch_id = 1234567890123456789, job_start_time = 1, job_end_time = 2",
+       false},                                                   // 19 digits: left to from_chars
+      {"Profiler Info: Job (3), type = x, micro_batch_id = 0, job_start_time = 12345678901234, job_end_time = 2",
+       false},                                                   // 14 whole digits of milliseconds
+      {"Profiler Info: Job (3), type = x, micro_batch_id = 0, job_start_time = 9300000000000, job_end_time = 2",
+       false},                                                   // too many milliseconds for Nanos
+      {"Profiler Info: Job (3), type = x, micro_batch_id = 0, job_start_time = 1, job_end_time = ", false},
+      {"Profiler Info: Job (3), type = x, micro_batch_id = 0, job_start_time = 1", false},
+  };
+  for (const Case& c : cases) {
+    INFO(c.line);
+    CanonicalJob job;
+    CHECK(ParseCanonicalJobLine(c.line, 0, &job) == c.taken);
+    CHECK(Parser().JobMatcherAgrees(c.line, 0));
+  }
+  CanonicalJob job;
+  REQUIRE(ParseCanonicalJobLine(cases[1].line, 0, &job));
+  CHECK(job.end.ns == 2'123'456);  // decimals past the sixth dropped, as ParseMillis does
+  CHECK(job.end.decimals == 7);
+  CHECK(job.start.decimals == 0);
+  CHECK_FALSE(ParseCanonicalJobLine(kJob, kJob.size() + 1, &job));
+}

@@ -163,11 +163,30 @@ bool LineParser::JobMatcherAgrees(std::string_view text, size_t position) const 
                                         position, groups);
   JobLineMatch job;
   const bool matcher_matches = MatchJobLine(text, position, &job);
-  if (!re2_matches || !matcher_matches) return re2_matches == matcher_matches;
-  const auto found = job.groups();
-  for (size_t i = 0; i < found.size(); ++i)
-    if (found[i].data() != groups[i].data() || found[i].size() != groups[i].size()) return false;
-  return true;
+  if (re2_matches != matcher_matches) return false;
+  if (matcher_matches) {
+    const auto found = job.groups();
+    for (size_t i = 0; i < found.size(); ++i)
+      if (found[i].data() != groups[i].data() || found[i].size() != groups[i].size()) return false;
+  }
+  return CanonicalAgrees(text, position);
+}
+
+bool LineParser::CanonicalAgrees(std::string_view text, size_t position) const {
+  CanonicalJob canonical;
+  if (!ParseCanonicalJobLine(text, position, &canonical)) return true;  // the general path decides alone
+  // The scanner takes the one-pass result only for a line that ends with
+  // the record and holds no colour escape: what Parse then sees.
+  const std::string_view line = text.substr(0, canonical.record_end);
+  if (line.find('\x1b') != std::string_view::npos) return true;
+  std::string scratch;
+  const ParsedLine parsed = Parse(line, position, static_cast<int>(LineKind::kJob), &scratch);
+  return parsed.kind == ParsedLine::Kind::kJob && parsed.job_id.data() == canonical.id.data() &&
+         parsed.job_id.size() == canonical.id.size() && parsed.type.data() == canonical.type.data() &&
+         parsed.type.size() == canonical.type.size() && parsed.micro_batch == canonical.micro_batch &&
+         parsed.start.ns == canonical.start.ns && parsed.start.decimals == canonical.start.decimals &&
+         parsed.end.ns == canonical.end.ns && parsed.end.decimals == canonical.end.decimals &&
+         parsed.record_end == canonical.record_end;
 }
 
 ParsedLine LineParser::ParseClean(std::string_view text, size_t keyword_pos, int keyword) const {

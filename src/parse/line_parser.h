@@ -69,9 +69,13 @@ class LineParser {
 
   // True when the hand-written job line matcher (job_line_matcher.h) and the
   // job pattern's RE2 agree on the text at `position`: both fail, or both
-  // match with the same groups. Checked on the samples at load and by the
-  // job_line fuzz target on any bytes.
+  // match with the same groups; and CanonicalAgrees. Checked on the samples
+  // at load and by the job_line fuzz target on any bytes.
   bool JobMatcherAgrees(std::string_view text, size_t position) const;
+  // True unless the one-pass canonical job line parser (job_line_matcher.h)
+  // accepts the record at `position` and Parse, given the line the scanner
+  // would give it, finds other fields or refuses it.
+  bool CanonicalAgrees(std::string_view text, size_t position) const;
 
  private:
   struct Compiled;

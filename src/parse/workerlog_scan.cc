@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "parse/job_line_matcher.h"
 #include "parse/keyword_scanner.h"
 #include "read/line_reader.h"
 
@@ -49,6 +50,8 @@ class Scanner {
   void Finish(bool ended_without_newline) { scan_.lines = lines_before_ + ended_without_newline; }
 
  private:
+  // A job line as printed, taken in one pass; false leaves it to the general way.
+  bool TakeCanonicalJob(std::string_view text, size_t keyword_pos, size_t* resume_at);
   void HandleRecord(std::string_view line, const ParsedLine& parsed, bool unterminated);
   // Skips (and reports) a job whose times cannot be drawn.
   bool JobTimesUsable(std::string_view line, const ParsedLine& parsed);
@@ -71,6 +74,7 @@ void Scanner::ScanBlock(const LineBlock& block) {
     const KeywordScanner::Hit hit = keywords.FindNextCountingLines(text, from, &lines_before_);
     if (hit.position == KeywordScanner::npos) break;
     current_line_ = lines_before_ + 1;
+    if (hit.keyword == static_cast<int>(LineKind::kJob) && TakeCanonicalJob(text, hit.position, &from)) continue;
 
     const void* previous_newline = memrchr(text.data(), '\n', hit.position);
     const size_t line_start =
@@ -99,6 +103,37 @@ void Scanner::ScanBlock(const LineBlock& block) {
     Skip(SkipReason::kOverlongLine, text.substr(text.size() - std::min<size_t>(text.size(), 80)), 0,
          "records split across the cut may be missed");
   }
+}
+
+// Taken only where the general way would give the same record: the line
+// ends with the record (no tail that could hold another, no last line cut
+// short), holds no colour escape before it, and the times are usable;
+// anything else, skipped lines included, goes the general way.
+bool Scanner::TakeCanonicalJob(std::string_view text, size_t keyword_pos, size_t* resume_at) {
+  CanonicalJob job;
+  if (!ParseCanonicalJobLine(text, keyword_pos, &job)) return false;
+  const size_t end = job.record_end;
+  const bool ends_line = end < text.size() && (text[end] == '\n' || (text[end] == '\r' && end + 1 < text.size() &&
+                                                                       text[end + 1] == '\n'));
+  if (!ends_line) return false;
+  if (job.start.ns == 0 || job.end.ns == 0 || job.end.ns < job.start.ns || job.end.ns - job.start.ns > kLongestJob)
+    return false;
+  const void* previous_newline = memrchr(text.data(), '\n', keyword_pos);
+  const size_t line_start = previous_newline ? static_cast<const char*>(previous_newline) - text.data() + 1 : 0;
+  if (std::memchr(text.data() + line_start, '\x1b', keyword_pos - line_start)) return false;
+
+  LogRecord record;
+  record.line = current_line_;
+  record.kind = RecordKind::kJob;
+  record.job_id = job.id;
+  record.type = job.type;
+  record.micro_batch = job.micro_batch;
+  record.start = job.start.ns;
+  record.end = job.end.ns;
+  record.thread = GlogThread(text.substr(line_start, end - line_start));
+  scan_.records.push_back(std::move(record));
+  *resume_at = end;
+  return true;
 }
 
 void Scanner::Skip(SkipReason reason, std::string_view line, size_t column, std::string detail) {

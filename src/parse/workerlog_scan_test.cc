@@ -179,3 +179,42 @@ TEST_CASE("Records carry the glog thread id of their line, 0 without a glog pref
   CHECK(scan.records[3].thread == 513);
   CHECK(scan.skipped.total() == 0);
 }
+
+// Job lines as printed take a one-pass path; each variation below goes the
+// general way instead. Either way a line gives the same record, thread and
+// line number, or the same skip.
+TEST_CASE("Job lines as printed and their variations give the same records") {
+  const std::string printed = JobLine(4, "forward", 1, "1697793307213.760986", "1697793307254.006104");
+  const std::string glog = "I1020 09:15:07.265326 22317 standalone_executor.cc:217] ";
+  const std::string spaced =
+      glog + "Profiler Info: Job ( 4 ), type =  forward, micro_batch_id = 1, "
+             "job_start_time = 1697793307213.760986, job_end_time = 1697793307254.006104";
+  const std::string coloured = "\x1b[32m" + printed + "\x1b[0m";
+  const std::string tail = printed + " (rank 3)";
+  for (const std::string& variant : {printed, spaced, coloured, tail}) {
+    INFO(variant);
+    const WorkerLogScan scan = ScanWorkerLogText("w.log", kNoise + "\n" + variant + "\n" + kNoise + "\n", Parser());
+    REQUIRE(scan.records.size() == 1);
+    const LogRecord& r = scan.records[0];
+    CHECK(r.kind == RecordKind::kJob);
+    CHECK(r.line == 2);
+    CHECK(r.thread == (variant == coloured ? 0u : 22317u));  // an escape hides the glog prefix
+    CHECK(r.job_id == "4");
+    CHECK(r.type == "forward");
+    CHECK(r.micro_batch == 1);
+    CHECK(r.start == 1697793307213760986);
+    CHECK(r.end == 1697793307254006104);
+    CHECK(scan.lines == 3);
+  }
+  // Unusable times are skipped with their reason, whichever path read them.
+  const std::string never = JobLine(5, "forward", 0, "0.000000", "1697793307254.006104");
+  const std::string backwards = JobLine(6, "forward", 0, "1697793307254.006104", "1697793307213.760986");
+  const WorkerLogScan scan = ScanWorkerLogText("w.log", never + "\n" + backwards + "\n", Parser());
+  CHECK(scan.records.empty());
+  CHECK(scan.skipped.total() == 2);
+  // A last line cut inside its end time is not a job.
+  const std::string cut = JobLine(7, "forward", 0, "1697793307213.760986", "1697793307254.00");
+  const WorkerLogScan cut_scan = ScanWorkerLogText("w.log", printed + "\n" + cut, Parser());
+  CHECK(cut_scan.records.size() == 1);
+  CHECK(cut_scan.skipped.total() == 1);
+}
