@@ -116,7 +116,7 @@ FileBuild BuildFile(const WorkerLogFile& file, WorkerLogScan& scan, const RunCho
     build.worker.run_starts.push_back(0);
     for (size_t r = 1; r < runs.size(); ++r) build.worker.run_starts.push_back(runs[r].first_line);
   }
-  std::vector<LogRecord>().swap(scan.records);  // taken: its jobs are the worker's now
+  scan.records.clear();  // taken: its jobs are the worker's now (the capacity goes back to the scan, scan_logs.cc)
   return build;
 }
 
@@ -160,7 +160,10 @@ BuildResult AssembleTimeline(const LogSet& logs, std::vector<FileBuild> files) {
 
 BuildResult BuildTimeline(const LogSet& logs, std::vector<WorkerLogScan>& scans, const RunChoice& choice) {
   std::vector<FileBuild> files;
-  for (size_t f = 0; f < logs.files.size(); ++f) files.push_back(BuildFile(logs.files[f], scans[f], choice));
+  for (size_t f = 0; f < logs.files.size(); ++f) {
+    files.push_back(BuildFile(logs.files[f], scans[f], choice));
+    std::vector<LogRecord>().swap(scans[f].records);  // no scan to hand the capacity to: free it
+  }
   return AssembleTimeline(logs, std::move(files));
 }
 

@@ -21,9 +21,14 @@ std::vector<WorkerLogScan> ScanLogs(const LogSet& logs, int threads, const ScanP
       return;
     }
     thread_local ReadBuffer buffer;  // this thread's, for every file it scans
+    thread_local std::vector<LogRecord> spare_records;
     scans[i] = ScanWorkerLog(path == "-" ? "<stdin>" : path, *source, parser, LineReader::kDefaultBlock,
-                             progress.bytes, &buffer);
-    if (scanned) scanned(i, scans[i]);
+                             progress.bytes, &buffer, &spare_records);
+    if (scanned) {
+      scanned(i, scans[i]);
+      // The hook took the records (BuildFile leaves the vector empty): keep its capacity for the next file.
+      if (scans[i].records.empty()) spare_records = std::move(scans[i].records);
+    }
     if (progress.file_done) progress.file_done();
   });
   return scans;

@@ -246,9 +246,14 @@ void Scanner::HandleRecord(std::string_view line, const ParsedLine& parsed, bool
 }  // namespace
 
 WorkerLogScan ScanWorkerLog(const std::string& file, ByteSource& source, const LineParser& parser,
-                            size_t block_size, std::atomic<std::uint64_t>* progress, ReadBuffer* buffer) {
+                            size_t block_size, std::atomic<std::uint64_t>* progress, ReadBuffer* buffer,
+                            std::vector<LogRecord>* spare_records) {
   WorkerLogScan scan;
   scan.file = file;
+  if (spare_records) {
+    scan.records = std::move(*spare_records);
+    scan.records.clear();
+  }
   Scanner scanner(scan, parser);
   LineReader reader(source, block_size, LineReader::kMaxLine, buffer);
   LineBlock block;

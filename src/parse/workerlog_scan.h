@@ -27,9 +27,13 @@ struct WorkerLogScan {
 // boundaries often).
 // `progress`, when given, grows by the bytes of each block as it is read.
 // `buffer`, when given, is read into (one per thread, reused across files).
+// `spare_records`, when given, lends its capacity to the records (one per
+// thread, handed back once a file's records are taken): a growing vector
+// copies each record twice over and faults in fresh pages.
 WorkerLogScan ScanWorkerLog(const std::string& file, ByteSource& source, const LineParser& parser,
                             size_t block_size = LineReader::kDefaultBlock,
-                            std::atomic<std::uint64_t>* progress = nullptr, ReadBuffer* buffer = nullptr);
+                            std::atomic<std::uint64_t>* progress = nullptr, ReadBuffer* buffer = nullptr,
+                            std::vector<LogRecord>* spare_records = nullptr);
 
 // Same, for a log held in memory (tests).
 WorkerLogScan ScanWorkerLogText(const std::string& file, std::string contents,
