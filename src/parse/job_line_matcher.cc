@@ -1,5 +1,6 @@
 #include "parse/job_line_matcher.h"
 
+#include <bit>
 #include <cstring>
 #include <limits>
 
@@ -101,27 +102,85 @@ bool Take(const char*& p, const char* end, const char (&literal)[N]) {
   return true;
 }
 
-// At most `max_digits` decimal digits, at least one, as a number.
+// Eight bytes at p, the first in the low byte.
+std::uint64_t Load8(const char* p) {
+  std::uint64_t chunk;
+  std::memcpy(&chunk, p, sizeof chunk);
+  return chunk;
+}
+
+// How many of the eight bytes lead with ASCII digits. A byte is a digit when
+// its high nibble is 3 and adding 6 keeps it so; a carry out of a byte >=
+// 0xfa only spoils bytes after the first non-digit, which do not count.
+int LeadingDigits(std::uint64_t chunk) {
+  constexpr std::uint64_t kHigh = 0xf0f0f0f0f0f0f0f0, kThrees = 0x3030303030303030, kSixes = 0x0606060606060606;
+  const std::uint64_t not_digit = ((chunk & kHigh) ^ kThrees) | (((chunk + kSixes) & kHigh) ^ kThrees);
+  return not_digit == 0 ? 8 : std::countr_zero(not_digit) / 8;
+}
+
+// The value of the first `count` (1-8) digits of the chunk: moved to its top
+// bytes behind '0's, then added up in pairs, fours and eights (three multiplies).
+std::uint64_t DigitsValue(std::uint64_t chunk, int count) {
+  constexpr std::uint64_t kThrees = 0x3030303030303030;
+  if (count < 8) chunk = (chunk << (8 * (8 - count))) | (kThrees >> (8 * count));
+  chunk -= kThrees;
+  chunk = (chunk * 10 + (chunk >> 8)) & 0x00ff00ff00ff00ff;
+  chunk = (chunk * 100 + (chunk >> 16)) & 0x0000ffff0000ffff;
+  return (chunk * 10000 + (chunk >> 32)) & 0xffffffff;
+}
+
+constexpr std::int64_t kPowersOf10[] = {1, 10, 100, 1'000, 10'000, 100'000, 1'000'000, 10'000'000, 100'000'000};
+
+// At most `max_digits` (<= 18) decimal digits, at least one, as a number;
+// eight at a time where the text has room to load them.
 bool TakeDigits(const char*& p, const char* end, int max_digits, std::int64_t* value) {
-  const char* const from = p;
   std::int64_t v = 0;
-  while (p < end && IsDigit(*p)) v = v * 10 + (*p++ - '0');
+  int digits = 0;
+  while (end - p >= 8) {
+    const std::uint64_t chunk = Load8(p);
+    const int count = LeadingDigits(chunk);
+    p += count;
+    digits += count;
+    if (digits > max_digits) return false;  // before the value could overflow
+    if (count > 0) v = v * kPowersOf10[count] + static_cast<std::int64_t>(DigitsValue(chunk, count));
+    if (count < 8) {
+      *value = v;
+      return digits > 0;
+    }
+  }
+  for (; p < end && IsDigit(*p); ++p) {
+    if (++digits > max_digits) return false;
+    v = v * 10 + (*p - '0');
+  }
   *value = v;
-  return p > from && p - from <= max_digits;
+  return digits > 0;
 }
 
 // "<whole>[.<fraction>]" milliseconds, as ParseMillis reads them: whole
 // milliseconds that fit in Nanos, the first six decimals kept.
 bool TakeMillis(const char*& p, const char* end, ParsedMillis* millis) {
   constexpr std::int64_t kMaxWholeMillis = std::numeric_limits<Nanos>::max() / kNanosPerMilli - 1;
-  static constexpr Nanos kFractionScale[6] = {100'000, 10'000, 1'000, 100, 10, 1};
   std::int64_t whole = 0;
   if (!TakeDigits(p, end, 13, &whole) || whole > kMaxWholeMillis) return false;
   Nanos sub = 0;
   int decimals = 0;
   if (p < end && *p == '.') {
-    for (++p; p < end && IsDigit(*p); ++p, ++decimals)
-      if (decimals < 6) sub += (*p - '0') * kFractionScale[decimals];
+    ++p;
+    if (end - p >= 8) {
+      // The first up to eight decimals at once; of those, the first six count.
+      const std::uint64_t chunk = Load8(p);
+      decimals = LeadingDigits(chunk);
+      if (decimals > 0) {
+        const auto value = static_cast<Nanos>(DigitsValue(chunk, decimals));
+        sub = decimals <= 6 ? value * kPowersOf10[6 - decimals] : value / kPowersOf10[decimals - 6];
+      }
+      p += decimals;
+      if (decimals == 8)
+        for (; p < end && IsDigit(*p); ++p) ++decimals;
+    } else {
+      for (; p < end && IsDigit(*p); ++p, ++decimals)
+        if (decimals < 6) sub += (*p - '0') * kPowersOf10[5 - decimals];
+    }
   }
   *millis = {whole * kNanosPerMilli + sub, decimals};
   return true;

@@ -156,3 +156,30 @@ TEST_CASE("The one-pass parser leaves every other spelling to the general path")
   CHECK(job.start.decimals == 0);
   CHECK_FALSE(ParseCanonicalJobLine(kJob, kJob.size() + 1, &job));
 }
+
+// The numbers are read eight digits at a time where the text has room, one
+// at a time near its end: every length, with the text ending at several
+// distances behind the number, reads as the general path reads it.
+TEST_CASE("The one-pass parser reads numbers of every length as ParseMillis does") {
+  const std::string digits = "1234567890123456789012";
+  size_t taken = 0;
+  for (size_t whole = 1; whole <= 15; ++whole)
+    for (int fraction = -1; fraction <= 10; ++fraction)  // -1: no '.'
+      for (const std::string after : {"", "\n", ", rank 0 of 8 in all", "x"}) {
+        std::string number = digits.substr(0, whole);
+        if (fraction >= 0) number += "." + digits.substr(3, static_cast<size_t>(fraction));
+        const std::string line = "Profiler Info: Job (1), type = x, micro_batch_id = " + digits.substr(0, whole) +
+                                 ", job_start_time = " + number + ", job_end_time = " + number + after;
+        INFO(line);
+        CHECK(Parser().JobMatcherAgrees(line, 0));
+        CanonicalJob job;
+        if (!ParseCanonicalJobLine(line, 0, &job)) continue;
+        ++taken;
+        const auto expected = ParseMillis(number);
+        REQUIRE(expected.has_value());
+        CHECK(job.start.ns == expected->ns);
+        CHECK(job.end.decimals == expected->decimals);
+        CHECK(std::to_string(job.micro_batch) == digits.substr(0, whole));
+      }
+  CHECK(taken == 13 * 12 * 4);  // whole milliseconds up to 13 digits
+}
