@@ -1,6 +1,7 @@
 #include "emit/perfetto_proto.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <iterator>
 #include <new>
@@ -55,7 +56,7 @@ static_assert(std::size(kAnnotationNames) == kCriticalPath, "one name per Annota
 class ProtoTrace {
  public:
   ProtoTrace(std::uint32_t sequence, size_t flush_bytes, const Sink& sink, bool critical_path)
-      : sequence_(sequence), flush_bytes_(flush_bytes), sink_(sink), wire_(out_),
+      : sequence_(sequence), flush_bytes_(flush_bytes), sink_(sink),
         annotations_(critical_path ? kCriticalPath : kRun) {}
 
   // A TracePacket around what `fill` writes into it.
@@ -65,12 +66,12 @@ class ProtoTrace {
     wire_.Varint(pb::kSequenceId, sequence_);
     fill();
     wire_.EndMessage(at);
-    if (out_.size() >= flush_bytes_) Flush();
+    if (wire_.size() >= flush_bytes_) Flush();
   }
   void Flush() {
-    if (out_.empty()) return;
-    sink_(out_);
-    out_.clear();
+    if (wire_.empty()) return;
+    sink_(wire_.view());
+    wire_.clear();
   }
   ProtoWire& wire() { return wire_; }
 
@@ -78,6 +79,20 @@ class ProtoTrace {
   // event packet's interned data.
   std::uint64_t Name(const std::string& name) { return Intern(names_, new_names_, name); }
   std::uint64_t Category(const std::string& name) { return Intern(categories_, new_categories_, name); }
+  // The same for a job's slice name and category, looked up by the type's
+  // Name and the micro-batch: no string made or hashed a job.
+  std::uint64_t JobName(const Job& job) {
+    if (job.micro_batch < 0 || job.micro_batch > UINT32_MAX) return Name(SliceName(job));
+    const std::uint64_t key = std::uint64_t{job.type.index()} << 32 | static_cast<std::uint64_t>(job.micro_batch);
+    const auto [it, inserted] = job_names_.try_emplace(key, 0);
+    if (inserted) it->second = Name(SliceName(job));
+    return it->second;
+  }
+  std::uint64_t JobCategory(const Job& job) {
+    const auto [it, inserted] = job_categories_.try_emplace(job.type.index(), 0);
+    if (inserted) it->second = Category(job.type);
+    return it->second;
+  }
 
   // An event packet: its interned data first, then the TrackEvent.
   template <typename Fill>
@@ -126,9 +141,10 @@ class ProtoTrace {
   std::uint32_t sequence_;
   size_t flush_bytes_;
   const Sink& sink_;
-  std::string out_;
   ProtoWire wire_;
   Table names_, categories_;
+  std::unordered_map<std::uint64_t, std::uint64_t> job_names_;      // (type, micro-batch) -> name iid
+  std::unordered_map<std::uint32_t, std::uint64_t> job_categories_;  // type -> category iid
   Queue new_names_, new_categories_;
   bool annotations_written_ = false;
   std::uint64_t annotations_;  // how many of kAnnotationNames this trace uses
@@ -214,7 +230,7 @@ void SliceEnd(ProtoTrace& trace, Nanos time, std::uint64_t track) {
 
 void JobSlice(ProtoTrace& trace, std::uint64_t track, const Worker& worker, const Job& job, FlowMark flow,
               std::string_view source_root, bool critical) {
-  const std::uint64_t name = trace.Name(SliceName(job)), category = trace.Category(job.type);
+  const std::uint64_t name = trace.JobName(job), category = trace.JobCategory(job);
   trace.Event(job.start, [&] {
     ProtoWire& wire = trace.wire();
     SliceBeginFields(wire, track, name, category);
@@ -361,16 +377,18 @@ class PacketCompressor {
     const size_t size =
         libdeflate_zlib_compress(compressor_, packets.data(), packets.size(), deflated_.data(), deflated_.size());
     if (size == 0) throw std::bad_alloc();  // cannot happen: the output was sized by the bound
-    ProtoWire wire(out_);
-    const size_t at = wire.BeginMessage(pb::kTracePacket);
-    wire.Bytes(pb::kCompressedPackets, std::string_view(deflated_.data(), size));
-    wire.EndMessage(at);
+    const size_t at = wire_.BeginMessage(pb::kTracePacket);
+    wire_.Bytes(pb::kCompressedPackets, std::string_view(deflated_.data(), size));
+    wire_.EndMessage(at);
+    out_.append(wire_.view());
+    wire_.clear();
   }
 
  private:
   std::string& out_;
   libdeflate_compressor* compressor_;
   std::string deflated_;
+  ProtoWire wire_;
 };
 
 }  // namespace

@@ -4,8 +4,10 @@
 // length turns out to need more.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -30,51 +32,67 @@ inline char* WriteVarint(char* at, std::uint64_t value) {
   return at;
 }
 
+// Appends into a buffer of its own that grows ahead of the writes: each
+// field reserves room for its largest encoding with one compare, then is
+// written through a pointer (a std::string's push_back per byte, with its
+// checks and terminator, took as long as the packet compression).
 class ProtoWire {
  public:
-  explicit ProtoWire(std::string& out) : out_(out) {}
+  // The bytes written since the last clear().
+  std::string_view view() const { return {buffer_.data(), used_}; }
+  size_t size() const { return used_; }
+  bool empty() const { return used_ == 0; }
+  void clear() { used_ = 0; }
 
   // uint32/64, int32/64 (two's complement), bool, enum
   void Varint(std::uint32_t field, std::uint64_t value) {
-    Tag(field, 0);
-    RawVarint(value);
+    char* at = Room(kMaxVarint * 2);
+    at = WriteVarint(at, Tag(field, 0));
+    Commit(WriteVarint(at, value));
   }
   void Fixed64(std::uint32_t field, std::uint64_t value) {
-    Tag(field, 1);
-    char bytes[8];
-    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((value >> (8 * i)) & 0xff);
-    out_.append(bytes, sizeof bytes);
+    char* at = WriteVarint(Room(kMaxVarint + 8), Tag(field, 1));
+    for (int i = 0; i < 8; ++i) *at++ = static_cast<char>((value >> (8 * i)) & 0xff);
+    Commit(at);
   }
   void Bytes(std::uint32_t field, std::string_view bytes) {  // string, bytes
-    Tag(field, 2);
-    RawVarint(bytes.size());
-    out_.append(bytes);
+    char* at = Room(kMaxVarint * 2 + bytes.size());
+    at = WriteVarint(WriteVarint(at, Tag(field, 2)), bytes.size());
+    if (!bytes.empty()) std::memcpy(at, bytes.data(), bytes.size());
+    Commit(at + bytes.size());
   }
 
   // Begin returns where the message's length goes; End writes it.
   size_t BeginMessage(std::uint32_t field) {
-    Tag(field, 2);
-    out_.push_back('\0');  // most messages are short: one length byte
-    return out_.size() - 1;
+    char* at = WriteVarint(Room(kMaxVarint + 1), Tag(field, 2));
+    *at++ = '\0';  // most messages are short: one length byte
+    Commit(at);
+    return used_ - 1;
   }
   void EndMessage(size_t length_at) {
-    const size_t length = out_.size() - length_at - 1;
+    const size_t length = used_ - length_at - 1;
     const size_t extra = VarintSize(length) - 1;
-    if (extra > 0) out_.insert(length_at + 1, extra, '\0');
-    WriteVarint(&out_[length_at], length);
+    if (extra > 0) {  // the body moves up behind a longer length
+      Room(extra);
+      std::memmove(buffer_.data() + length_at + 1 + extra, buffer_.data() + length_at + 1, length);
+      used_ += extra;
+    }
+    WriteVarint(buffer_.data() + length_at, length);
   }
 
  private:
-  void Tag(std::uint32_t field, std::uint32_t wire_type) { RawVarint((field << 3) | wire_type); }
-  void RawVarint(std::uint64_t value) {
-    if (value < 0x80) {  // tags, small ids and lengths: most varints are one byte
-      out_.push_back(static_cast<char>(value));
-      return;
-    }
-    char bytes[10];
-    out_.append(bytes, static_cast<size_t>(WriteVarint(bytes, value) - bytes));
+  static constexpr size_t kMaxVarint = 10;
+  static std::uint64_t Tag(std::uint32_t field, std::uint32_t wire_type) { return (field << 3) | wire_type; }
+  // Where `bytes` more can be written.
+  char* Room(size_t bytes) {
+    if (buffer_.size() - used_ < bytes) Grow(bytes);
+    return buffer_.data() + used_;
   }
-  std::string& out_;
+  void Commit(char* end) { used_ = static_cast<size_t>(end - buffer_.data()); }
+  void Grow(size_t bytes) { buffer_.resize(std::max(buffer_.size() * 2, used_ + bytes + 4096)); }
+
+  std::string buffer_;  // its size is the room; used_ of it are written
+  size_t used_ = 0;
 };
 
 }  // namespace jobviz
