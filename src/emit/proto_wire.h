@@ -45,17 +45,17 @@ class ProtoWire {
   void clear() { used_ = 0; }
 
   // uint32/64, int32/64 (two's complement), bool, enum
-  void Varint(std::uint32_t field, std::uint64_t value) {
+  [[gnu::always_inline]] void Varint(std::uint32_t field, std::uint64_t value) {
     char* at = Room(kMaxVarint * 2);
     at = WriteVarint(at, Tag(field, 0));
     Commit(WriteVarint(at, value));
   }
-  void Fixed64(std::uint32_t field, std::uint64_t value) {
+  [[gnu::always_inline]] void Fixed64(std::uint32_t field, std::uint64_t value) {
     char* at = WriteVarint(Room(kMaxVarint + 8), Tag(field, 1));
     for (int i = 0; i < 8; ++i) *at++ = static_cast<char>((value >> (8 * i)) & 0xff);
     Commit(at);
   }
-  void Bytes(std::uint32_t field, std::string_view bytes) {  // string, bytes
+  [[gnu::always_inline]] void Bytes(std::uint32_t field, std::string_view bytes) {  // string, bytes
     char* at = Room(kMaxVarint * 2 + bytes.size());
     at = WriteVarint(WriteVarint(at, Tag(field, 2)), bytes.size());
     if (!bytes.empty()) std::memcpy(at, bytes.data(), bytes.size());
@@ -63,13 +63,13 @@ class ProtoWire {
   }
 
   // Begin returns where the message's length goes; End writes it.
-  size_t BeginMessage(std::uint32_t field) {
+  [[gnu::always_inline]] size_t BeginMessage(std::uint32_t field) {
     char* at = WriteVarint(Room(kMaxVarint + 1), Tag(field, 2));
     *at++ = '\0';  // most messages are short: one length byte
     Commit(at);
     return used_ - 1;
   }
-  void EndMessage(size_t length_at) {
+  [[gnu::always_inline]] void EndMessage(size_t length_at) {
     const size_t length = used_ - length_at - 1;
     const size_t extra = VarintSize(length) - 1;
     if (extra > 0) {  // the body moves up behind a longer length
@@ -84,12 +84,12 @@ class ProtoWire {
   static constexpr size_t kMaxVarint = 10;
   static std::uint64_t Tag(std::uint32_t field, std::uint32_t wire_type) { return (field << 3) | wire_type; }
   // Where `bytes` more can be written.
-  char* Room(size_t bytes) {
+  [[gnu::always_inline]] char* Room(size_t bytes) {
     if (buffer_.size() - used_ < bytes) Grow(bytes);
     return buffer_.data() + used_;
   }
   void Commit(char* end) { used_ = static_cast<size_t>(end - buffer_.data()); }
-  void Grow(size_t bytes) { buffer_.resize(std::max(buffer_.size() * 2, used_ + bytes + 4096)); }
+  [[gnu::noinline]] void Grow(size_t bytes) { buffer_.resize(std::max(buffer_.size() * 2, used_ + bytes + 4096)); }
 
   std::string buffer_;  // its size is the room; used_ of it are written
   size_t used_ = 0;
