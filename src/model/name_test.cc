@@ -50,3 +50,25 @@ TEST_CASE("Names made on several threads at once agree") {
       CHECK(made[t][i] == Name(text));
     }
 }
+
+// Short texts are found in the thread's cache by their bytes alone: texts
+// of every length that differ in any one byte must stay apart, and each
+// must come back as the same Name.
+TEST_CASE("Texts that differ in one byte are different names, at every length") {
+  for (size_t length = 1; length <= 24; ++length) {
+    const std::string base(length, 'a');
+    std::vector<std::pair<std::string, Name>> named;
+    named.emplace_back(base, Name(base));
+    for (size_t i = 0; i < length; ++i) {
+      std::string other = base;
+      other[i] = 'b';
+      named.emplace_back(other, Name(other));
+    }
+    for (size_t a = 0; a < named.size(); ++a) {
+      INFO("length " << length << ", text " << named[a].first);
+      CHECK(named[a].second.str() == named[a].first);
+      CHECK(Name(named[a].first) == named[a].second);
+      for (size_t b = a + 1; b < named.size(); ++b) CHECK_FALSE(named[a].second == named[b].second);
+    }
+  }
+}
