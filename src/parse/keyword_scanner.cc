@@ -224,6 +224,42 @@ __attribute__((target("avx2,popcnt"))) size_t CountNewlinesAvx2(const char* data
   return count;
 }
 
+// Newlines in data[0, n) and where the last is (npos when none), 32 bytes
+// a step: the spans between two records are short (a few hundred bytes in
+// job-dense logs), so the last partial step is one overlapping load with the
+// bytes already counted masked off, not a byte loop.
+__attribute__((target("avx2"))) inline std::uint32_t NewlineMask32(const char* at) {
+  return static_cast<std::uint32_t>(_mm256_movemask_epi8(
+      _mm256_cmpeq_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(at)), _mm256_set1_epi8('\n'))));
+}
+
+__attribute__((target("avx2,popcnt"))) size_t CountNewlinesLastAvx2(const char* data, size_t n, size_t* last) {
+  size_t count = 0;
+  size_t found = KeywordScanner::npos;
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const std::uint32_t mask = NewlineMask32(data + i);
+    if (mask == 0) continue;
+    count += static_cast<size_t>(std::popcount(mask));
+    found = i + 31 - static_cast<size_t>(std::countl_zero(mask));
+  }
+  if (i < n && n >= 32) {
+    const std::uint32_t mask = NewlineMask32(data + n - 32) & (~std::uint32_t{0} << (i - (n - 32)));
+    if (mask != 0) {
+      count += static_cast<size_t>(std::popcount(mask));
+      found = n - 1 - static_cast<size_t>(std::countl_zero(mask));
+    }
+  } else {
+    for (; i < n; ++i)
+      if (data[i] == '\n') {
+        ++count;
+        found = i;
+      }
+  }
+  *last = found;
+  return count;
+}
+
 // 128 bytes an iteration in two independent compare-and-count chains.
 __attribute__((target("avx512f,avx512bw,popcnt"))) size_t CountNewlinesAvx512(const char* data, size_t n,
                                                                               size_t* stopped) {
@@ -310,11 +346,19 @@ KeywordScanner::Hit KeywordScanner::FindNext(std::string_view text, size_t from)
 }
 
 KeywordScanner::Hit KeywordScanner::FindNextCountingLines(std::string_view text, size_t from,
-                                                          std::uint64_t* newlines) const {
+                                                          std::uint64_t* newlines, size_t* last_newline) const {
   size_t counted_to = from;
   const Hit hit = Find(text, from, newlines, &counted_to);
   const size_t end = hit.position == npos ? text.size() : hit.position;
-  *newlines += CountNewlines(text.substr(counted_to, end - counted_to));  // what the scan did not count
+  // What the scan did not count.
+  const std::string_view rest = text.substr(counted_to, end - counted_to);
+  if (!last_newline) {
+    *newlines += CountNewlines(rest);
+    return hit;
+  }
+  size_t last = npos;
+  *newlines += CountNewlinesLast(rest, &last);
+  *last_newline = last == npos ? npos : counted_to + last;
   return hit;
 }
 
@@ -360,6 +404,15 @@ KeywordScanner::Hit KeywordScanner::Find(std::string_view text, size_t from, std
     if (k >= 0) return {i, k};
   }
   return {npos, -1};
+}
+
+size_t CountNewlinesLast(std::string_view text, size_t* last, KeywordScanner::Simd simd) {
+#ifdef JOBVIZ_HAVE_AVX2_PATH
+  if (simd != KeywordScanner::Simd::kPortable && CpuHasAvx2()) return CountNewlinesLastAvx2(text.data(), text.size(), last);
+#endif
+  const void* found = memrchr(text.data(), '\n', text.size());
+  *last = found ? static_cast<size_t>(static_cast<const char*>(found) - text.data()) : KeywordScanner::npos;
+  return CountNewlines(text, simd);
 }
 
 size_t CountNewlines(std::string_view text, KeywordScanner::Simd simd) {

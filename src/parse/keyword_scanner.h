@@ -40,7 +40,11 @@ class KeywordScanner {
   // The same, and adds to *newlines the number of '\n' from `from` to the
   // hit (to the end of `text` when there is none): line numbers without a
   // second pass over the text where the VBMI path counts as it scans.
-  Hit FindNextCountingLines(std::string_view text, size_t from, std::uint64_t* newlines) const;
+  // With `last_newline`, also where the last '\n' of those it counted
+  // itself lies (npos when none: the VBMI pass counts some as it scans, so
+  // look before the hit with memrchr then).
+  Hit FindNextCountingLines(std::string_view text, size_t from, std::uint64_t* newlines,
+                            size_t* last_newline = nullptr) const;
 
   // The two offsets of `keyword` whose bytes are rarest in log text.
   static std::array<size_t, 2> RarestPair(std::string_view keyword);
@@ -67,5 +71,7 @@ class KeywordScanner {
 // Number of '\n' bytes in `text`: with AVX-512 BW 128 bytes a step, else as
 // the scanner (`simd` as there: kAvx2 and kPortable for tests).
 size_t CountNewlines(std::string_view text, KeywordScanner::Simd simd = KeywordScanner::Simd::kBest);
+// The same, and where the last '\n' is (npos when none).
+size_t CountNewlinesLast(std::string_view text, size_t* last, KeywordScanner::Simd simd = KeywordScanner::Simd::kBest);
 
 }  // namespace jobviz

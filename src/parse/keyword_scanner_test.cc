@@ -146,3 +146,22 @@ TEST_CASE("CountNewlines counts every newline on every path, also past 255 block
     CHECK(CountNewlines(std::string(100000, static_cast<char>(0x8a)), simd) == 0);  // '\n' with the top bit set
   }
 }
+
+TEST_CASE("CountNewlinesLast counts and finds the last newline on every path, at every length and offset") {
+  std::string text;
+  std::uint32_t state = 7;
+  for (int i = 0; i < 300; ++i) {
+    state = state * 1103515245 + 12345;
+    text += (state >> 16) % 7 == 0 ? '\n' : static_cast<char>('a' + (state >> 16) % 26);
+  }
+  for (const auto simd : {KeywordScanner::Simd::kBest, KeywordScanner::Simd::kAvx2, KeywordScanner::Simd::kPortable})
+    for (size_t from = 0; from < 40; ++from)
+      for (size_t length = 0; from + length <= text.size(); ++length) {
+        const std::string_view part = std::string_view(text).substr(from, length);
+        size_t last = 0;
+        const size_t count = CountNewlinesLast(part, &last, simd);
+        INFO("from " << from << ", length " << length);
+        REQUIRE(count == static_cast<size_t>(std::count(part.begin(), part.end(), '\n')));
+        REQUIRE(last == part.rfind('\n'));
+      }
+}

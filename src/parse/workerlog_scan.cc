@@ -51,7 +51,7 @@ class Scanner {
 
  private:
   // A job line as printed, taken in one pass; false leaves it to the general way.
-  bool TakeCanonicalJob(std::string_view text, size_t keyword_pos, size_t* resume_at);
+  bool TakeCanonicalJob(std::string_view text, size_t line_start, size_t keyword_pos, size_t* resume_at);
   void HandleRecord(std::string_view line, const ParsedLine& parsed, bool unterminated);
   // Skips (and reports) a job whose times cannot be drawn.
   bool JobTimesUsable(std::string_view line, const ParsedLine& parsed);
@@ -71,14 +71,18 @@ void Scanner::ScanBlock(const LineBlock& block) {
   size_t from = 0;
   for (;;) {
     // lines_before_ counts the newlines up to `from`; the scan adds those up to the hit.
-    const KeywordScanner::Hit hit = keywords.FindNextCountingLines(text, from, &lines_before_);
+    size_t last_newline = KeywordScanner::npos;  // before the hit, when the scan saw it
+    const KeywordScanner::Hit hit = keywords.FindNextCountingLines(text, from, &lines_before_, &last_newline);
     if (hit.position == KeywordScanner::npos) break;
     current_line_ = lines_before_ + 1;
-    if (hit.keyword == static_cast<int>(LineKind::kJob) && TakeCanonicalJob(text, hit.position, &from)) continue;
+    if (last_newline == KeywordScanner::npos) {
+      const void* previous_newline = memrchr(text.data(), '\n', hit.position);
+      if (previous_newline) last_newline = static_cast<size_t>(static_cast<const char*>(previous_newline) - text.data());
+    }
+    const size_t line_start = last_newline == KeywordScanner::npos ? 0 : last_newline + 1;
+    if (hit.keyword == static_cast<int>(LineKind::kJob) && TakeCanonicalJob(text, line_start, hit.position, &from))
+      continue;
 
-    const void* previous_newline = memrchr(text.data(), '\n', hit.position);
-    const size_t line_start =
-        previous_newline ? static_cast<const char*>(previous_newline) - text.data() + 1 : 0;
     const void* next_newline =
         std::memchr(text.data() + hit.position, '\n', text.size() - hit.position);
     const size_t line_end =
@@ -109,7 +113,7 @@ void Scanner::ScanBlock(const LineBlock& block) {
 // ends with the record (no tail that could hold another, no last line cut
 // short), holds no colour escape before it, and the times are usable;
 // anything else, skipped lines included, goes the general way.
-bool Scanner::TakeCanonicalJob(std::string_view text, size_t keyword_pos, size_t* resume_at) {
+bool Scanner::TakeCanonicalJob(std::string_view text, size_t line_start, size_t keyword_pos, size_t* resume_at) {
   CanonicalJob job;
   if (!ParseCanonicalJobLine(text, keyword_pos, &job)) return false;
   const size_t end = job.record_end;
@@ -118,8 +122,6 @@ bool Scanner::TakeCanonicalJob(std::string_view text, size_t keyword_pos, size_t
   if (!ends_line) return false;
   if (job.start.ns == 0 || job.end.ns == 0 || job.end.ns < job.start.ns || job.end.ns - job.start.ns > kLongestJob)
     return false;
-  const void* previous_newline = memrchr(text.data(), '\n', keyword_pos);
-  const size_t line_start = previous_newline ? static_cast<const char*>(previous_newline) - text.data() + 1 : 0;
   if (std::memchr(text.data() + line_start, '\x1b', keyword_pos - line_start)) return false;
 
   LogRecord record;
