@@ -146,7 +146,6 @@ struct StepGraphRoom::Impl {
   std::vector<std::uint32_t> waiting, consumers_begin, consumers, fill;
   std::vector<std::int32_t> ready;  // jobs whose predecessors are all in the order
   std::vector<std::int32_t> latest;  // per job: the input that ended last, -1: none
-  std::vector<std::pair<std::uint32_t, Nanos>> samples;
   std::vector<std::uint32_t> link_begin;
   std::vector<Nanos> gaps, typical;
 
@@ -423,29 +422,39 @@ void ClassifyGaps(const GraphLanes& lanes, Room& room, StepGraph* g) {
     return static_cast<size_t>(lanes.stage_rank[to.lane]) * 4 + static_cast<size_t>(kind);
   };
   const size_t links = static_cast<size_t>(lanes.stage_count) * 4;
-  std::vector<std::pair<std::uint32_t, Nanos>>& samples = room.samples;
-  samples.clear();
+  // A sample: a job whose latest input ended when its lane was free already;
+  // counted per link in one pass, its gap put in its link's bucket in a
+  // second (no list of samples: 16 bytes a job of the step, per thread).
+  const auto sampled = [&](size_t n) {
+    const std::int32_t latest = room.latest[n];
+    return latest >= 0 && g->jobs[latest].end >= (g->jobs[n].first_in_lane ? g->start : g->jobs[n - 1].end);
+  };
+  std::vector<std::uint32_t>& begin = room.link_begin;
+  begin.assign(links + 1, 0);
   room.latest.resize(g->jobs.size());
+  size_t samples = 0;
   for (size_t n = 0; n < g->jobs.size(); ++n) {
     const StageJob& node = g->jobs[n];
-    const Nanos lane_free = node.first_in_lane ? g->start : g->jobs[n - 1].end;
     std::int32_t latest = -1;
     for (std::uint32_t k = 0; k < node.inputs; ++k) {
       const std::int32_t from = g->inputs[node.first_input + k].from;
       if (latest < 0 || g->jobs[from].end > g->jobs[latest].end) latest = from;
     }
     room.latest[n] = latest;
-    if (latest >= 0 && g->jobs[latest].end >= lane_free)
-      samples.emplace_back(static_cast<std::uint32_t>(link(g->jobs[latest], node)), node.start - g->jobs[latest].end);
+    if (sampled(n)) {
+      ++begin[link(g->jobs[latest], node) + 1];
+      ++samples;
+    }
   }
-  // Each link's median (nearest rank), with the samples bucketed by link in one pass.
-  std::vector<std::uint32_t>& begin = room.link_begin;
-  begin.assign(links + 1, 0);
-  for (const auto& [slot, gap] : samples) ++begin[slot + 1];
+  // Each link's median (nearest rank).
   for (size_t k = 0; k < links; ++k) begin[k + 1] += begin[k];
-  room.gaps.resize(samples.size());
+  room.gaps.resize(samples);
   room.fill.assign(begin.begin(), begin.end() - 1);
-  for (const auto& [slot, gap] : samples) room.gaps[room.fill[slot]++] = gap;
+  for (size_t n = 0; n < g->jobs.size(); ++n)
+    if (sampled(n)) {
+      const StageJob& from = g->jobs[room.latest[n]];
+      room.gaps[room.fill[link(from, g->jobs[n])]++] = g->jobs[n].start - from.end;
+    }
   room.typical.assign(links, 0);
   for (size_t k = 0; k < links; ++k)
     if (begin[k + 1] > begin[k]) {
