@@ -5,10 +5,12 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <numeric>
 #include <unordered_map>
 
 #include "analyse/analysis.h"
 #include "analyse/step_graph.h"
+#include "analyse/step_jobs.h"
 #include "read/parallel_for.h"
 
 namespace jobviz {
@@ -49,47 +51,6 @@ constexpr size_t kWhatIfs = static_cast<size_t>(WhatIfKind::kCount);
 
 // Each worker's jobs grouped by step window: (window, first, last) ranges
 // into `order`, which lists job indices by window, then start.
-struct StepJobs {
-  std::vector<std::uint32_t> order;
-  std::vector<std::tuple<size_t, size_t, size_t>> ranges;  // (window, begin, end) by window
-  std::span<const std::uint32_t> Of(size_t window) const {
-    const auto it = std::lower_bound(ranges.begin(), ranges.end(), std::make_tuple(window, size_t{0}, size_t{0}));
-    if (it == ranges.end() || std::get<0>(*it) != window) return {};
-    return {order.data() + std::get<1>(*it), std::get<2>(*it) - std::get<1>(*it)};
-  }
-};
-
-StepJobs GroupByWindow(const Worker& worker, const std::vector<StepWindow>& steps, bool by_step) {
-  StepJobs s;
-  std::vector<std::pair<size_t, std::uint32_t>> keyed;
-  size_t hint = 0;
-  for (std::uint32_t j = 0; j < worker.jobs.size(); ++j) {
-    const Job& job = worker.jobs[j];
-    if (!by_step) {
-      keyed.emplace_back(0, j);
-      continue;
-    }
-    if (job.step == kNoStep) continue;
-    if (hint >= steps.size() || steps[hint].step != job.step) {
-      const auto it = std::lower_bound(steps.begin(), steps.end(), job.step,
-                                       [](const StepWindow& w, std::int64_t step) { return w.step < step; });
-      if (it == steps.end() || it->step != job.step) continue;
-      hint = static_cast<size_t>(it - steps.begin());
-    }
-    keyed.emplace_back(hint, j);
-  }
-  const auto by_window = [](const auto& a, const auto& b) { return a.first < b.first; };
-  if (!std::is_sorted(keyed.begin(), keyed.end(), by_window))  // steps follow each other: usually sorted already
-    std::stable_sort(keyed.begin(), keyed.end(), by_window);
-  for (size_t i = 0; i < keyed.size();) {
-    size_t k = i;
-    while (k < keyed.size() && keyed[k].first == keyed[i].first) s.order.push_back(keyed[k++].second);
-    s.ranges.emplace_back(keyed[i].first, i, k);
-    i = k;
-  }
-  return s;
-}
-
 std::uint64_t StageType(int stage, std::uint32_t type) { return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(stage)) << 32) | type; }
 int StageOf(std::uint64_t key) { return static_cast<int>(static_cast<std::uint32_t>(key >> 32)); }
 std::uint32_t TypeOf(std::uint64_t key) { return static_cast<std::uint32_t>(key); }
@@ -341,12 +302,13 @@ struct StepWork {
   ReplayScratch scratch;
 };
 
-StepResult AnalyzeStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_window, size_t window,
-                       const Speeds* speeds_or_null, std::int64_t step, StepWork& work) {
+StepResult AnalyzeStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_window,
+                       std::span<const std::uint32_t> counting, size_t window, const Speeds* speeds_or_null,
+                       std::int64_t step, StepWork& work) {
   StepResult r;
   work.step_jobs.assign(lanes.workers.size(), {});
   for (size_t w = 0; w < lanes.workers.size(); ++w)
-    if (lanes.lane_of[w] >= 0) work.step_jobs[w] = by_window[w].Of(window);
+    if (lanes.lane_of[w] >= 0) work.step_jobs[w] = by_window[w].Of(window, counting);
   BuildStepGraph(lanes, work.step_jobs, speeds_or_null != nullptr, &work.graph, &work.room);
   const StepGraph& g = work.graph;
   if (g.jobs.empty()) return r;
@@ -466,6 +428,10 @@ Bottleneck Bottlenecks(const Timeline& timeline, const std::vector<StepWindow>& 
   ParallelFor(lanes.workers.size(), threads, [&](size_t w) {
     if (lanes.lane_of[w] >= 0) by_window[w] = GroupByWindow(*lanes.workers[w], steps, by_step);
   });
+  size_t most_jobs = 0;
+  for (const Worker* worker : lanes.workers) most_jobs = std::max(most_jobs, worker->jobs.size());
+  std::vector<std::uint32_t> counting(most_jobs);
+  std::iota(counting.begin(), counting.end(), 0u);
   bool peers_or_replicas = false;
   for (const StageLane& lane : lanes.lanes) peers_or_replicas |= lane.workers.size() > 1 || !lane.other_replicas.empty();
   b.per_worker_only = !peers_or_replicas;
@@ -481,7 +447,7 @@ Bottleneck Bottlenecks(const Timeline& timeline, const std::vector<StepWindow>& 
   ParallelFor(static_cast<size_t>(thread_count), thread_count, [&](size_t) {
     StepWork work;
     for (size_t k = next_step++; k < steps.size(); k = next_step++)
-      results[k] = AnalyzeStep(lanes, by_window, k, slow_workers ? &speeds : nullptr, steps[k].step, work);
+      results[k] = AnalyzeStep(lanes, by_window, counting, k, slow_workers ? &speeds : nullptr, steps[k].step, work);
   });
   // Sums over the steps; the gaps between consecutive steps with jobs.
   Nanos measured = 0, replayed = 0, gaps = 0, measured_busy = 0, windows = 0;
