@@ -1,5 +1,7 @@
 #include "emit/flow_chains.h"
 
+#include <stdexcept>
+
 #include "align/pipeline_order.h"
 
 namespace jobviz {
@@ -15,7 +17,11 @@ FlowChains::FlowChains(const Timeline& timeline) {
     const size_t sender_job = static_cast<size_t>(h.sender - h.sender_worker->jobs.data());
     const size_t receiver_job = static_cast<size_t>(h.receiver - h.receiver_worker->jobs.data());
     FlowMark& sender = marks_of(h.sender_worker)[sender_job];
-    if (sender.id == 0) sender.id = ++next_id;
+    if (sender.id == 0) {
+      // A chain has two jobs at least: a billion chains are 96 GB of jobs.
+      if (next_id == FlowMark::kMaxId) throw std::length_error("more than a billion hand-off chains");
+      sender.id = ++next_id;
+    }
     sender.out = true;
     FlowMark& receiver = marks_of(h.receiver_worker)[receiver_job];
     receiver.id = sender.id;

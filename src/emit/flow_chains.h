@@ -14,11 +14,14 @@
 
 namespace jobviz {
 
+// 4 bytes, one for each job of the run while the traces are written.
 struct FlowMark {
-  std::uint32_t id = 0;  // 0: the job is on no chain
-  bool in = false;       // a hand-off arrives at this job
-  bool out = false;      // one leaves it
+  static constexpr std::uint32_t kMaxId = (1u << 30) - 1;
+  std::uint32_t id : 30 = 0;  // 0: the job is on no chain
+  std::uint32_t in : 1 = 0;   // a hand-off arrives at this job
+  std::uint32_t out : 1 = 0;  // one leaves it
 };
+static_assert(sizeof(FlowMark) == 4);
 
 class FlowChains {
  public:
