@@ -49,8 +49,6 @@ namespace {
 
 constexpr size_t kWhatIfs = static_cast<size_t>(WhatIfKind::kCount);
 
-// Each worker's jobs grouped by step window: (window, first, last) ranges
-// into `order`, which lists job indices by window, then start.
 std::uint64_t StageType(int stage, std::uint32_t type) { return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(stage)) << 32) | type; }
 int StageOf(std::uint64_t key) { return static_cast<int>(static_cast<std::uint32_t>(key >> 32)); }
 std::uint32_t TypeOf(std::uint64_t key) { return static_cast<std::uint32_t>(key); }
