@@ -317,7 +317,12 @@ ClockAlignment AlignClocks(Timeline& timeline, const AlignOptions& options) {
     result.clocks[machine] = MachineClock{ClockMethod::kManual, offset, 0.0, 0};
   WarnAboutStrayWorkers(timeline, readings, &result.warnings);
 
-  result.violations_after = CountOrderViolations(timeline, result.clocks);
+  // Clocks left as they were (no sync lines, no offsets given: the usual
+  // single-machine or unsynchronised run) break order exactly as before;
+  // counting again would walk every hand-off a second time.
+  const bool unchanged = std::all_of(result.clocks.begin(), result.clocks.end(),
+                                     [](const MachineClock& c) { return c.offset == 0 && c.drift_ppm == 0; });
+  result.violations_after = unchanged ? result.violations_before : CountOrderViolations(timeline, result.clocks);
   if (options.mode == AlignMode::kAuto && mode == AlignMode::kNone && result.violations_after == 0)
     for (MachineClock& clock : result.clocks)
       if (clock.method == ClockMethod::kNone) clock.method = ClockMethod::kUnneeded;
