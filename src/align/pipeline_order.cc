@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <tuple>
 
@@ -38,14 +40,59 @@ bool Wanted(Direction direction, const HandOffWalk& walk) {
   return (direction == Direction::kForward && walk.forward) || (direction == Direction::kBackward && walk.backward);
 }
 
+// Sorts by (type, micro-batch), stably, as std::stable_sort would. Every
+// run has a handful of hand-off types and micro-batches 0..M, so a counting
+// sort does it in two passes (the merge sort was most of the hand-off
+// pairing, which runs for clock checks and for the traces' flow arrows);
+// keys spread wider than that take the merge sort.
+void SortByTypeAndMicroBatch(std::vector<StageJob>& jobs) {
+  constexpr size_t kMostTypes = 8;
+  std::array<std::uint32_t, kMostTypes> types{};
+  size_t type_count = 0;
+  std::int64_t low = std::numeric_limits<std::int64_t>::max(), high = std::numeric_limits<std::int64_t>::min();
+  bool countable = true;
+  for (const StageJob& job : jobs) {
+    if (std::find(types.begin(), types.begin() + type_count, job.type) == types.begin() + type_count) {
+      if (type_count == kMostTypes) {
+        countable = false;
+        break;
+      }
+      types[type_count++] = job.type;
+    }
+    low = std::min(low, job.micro_batch);
+    high = std::max(high, job.micro_batch);
+  }
+  const auto by_key = [](const StageJob& a, const StageJob& b) {
+    return std::tie(a.type, a.micro_batch) < std::tie(b.type, b.micro_batch);
+  };
+  // Micro-batches from 0 (or any low) over a span no wider than a few times the jobs.
+  countable = countable && jobs.size() > 1 && low >= 0 && high < (std::int64_t{1} << 31) &&
+              static_cast<size_t>(high - low) < 4 * jobs.size() + 64;
+  if (!countable) {
+    std::stable_sort(jobs.begin(), jobs.end(), by_key);
+    return;
+  }
+  for (size_t i = 1; i < type_count; ++i)  // a handful: insertion sort
+    for (size_t j = i; j > 0 && types[j - 1] > types[j]; --j) std::swap(types[j - 1], types[j]);
+  const size_t span = static_cast<size_t>(high - low) + 1;
+  const auto bucket = [&](const StageJob& job) {
+    const size_t rank = static_cast<size_t>(std::find(types.begin(), types.begin() + type_count, job.type) - types.begin());
+    return rank * span + static_cast<size_t>(job.micro_batch - low);
+  };
+  std::vector<std::uint32_t> starts(type_count * span + 1, 0);
+  for (const StageJob& job : jobs) ++starts[bucket(job) + 1];
+  for (size_t b = 1; b < starts.size(); ++b) starts[b] += starts[b - 1];
+  std::vector<StageJob> sorted(jobs.size());
+  for (const StageJob& job : jobs) sorted[starts[bucket(job)]++] = job;
+  jobs.swap(sorted);
+}
+
 Stage BuildStage(int machine, const Worker& worker, const HandOffWalk& walk) {
   Stage stage{machine, &worker, {}};
   DirectionsByType directions;
   for (const Job& job : worker.jobs)  // sorted by start: the occurrences come out in that order
     if (Wanted(directions.Of(job.type), walk)) stage.jobs.push_back({job.type.index(), job.micro_batch, 0, &job});
-  std::stable_sort(stage.jobs.begin(), stage.jobs.end(), [](const StageJob& a, const StageJob& b) {
-    return std::tie(a.type, a.micro_batch) < std::tie(b.type, b.micro_batch);
-  });
+  SortByTypeAndMicroBatch(stage.jobs);
   for (size_t i = 1; i < stage.jobs.size(); ++i) {
     const StageJob& before = stage.jobs[i - 1];
     StageJob& job = stage.jobs[i];

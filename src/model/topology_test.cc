@@ -315,3 +315,44 @@ TEST_CASE("Inference finds nothing in a plain pipeline: every worker stays its o
   CHECK(PipelineChains(t).size() == 1);
   CHECK(PipelineChains(t)[0].stages.size() == 2);
 }
+
+// A stage's hand-off jobs are sorted by (type, micro-batch) keeping start
+// order among equal keys: by counting where keys span little (the usual
+// run), by merge sort where they do not (more than 8 types, micro-batches
+// far apart). Either way the k-th job of a key on one stage pairs with the
+// k-th of that key on the next, whatever else the two did in between.
+TEST_CASE("Hand-offs pair the k-th job of each type and micro-batch, however the keys spread") {
+  const auto run = [](const std::vector<std::string>& types, const std::vector<std::int64_t>& micro_batches) {
+    // Each key twice on stage 0, three times on stage 1 (its last ones pair
+    // with nothing), in the reverse order of keys.
+    std::vector<std::pair<std::string, std::int64_t>> keys;
+    for (const std::string& type : types)
+      for (std::int64_t mb : micro_batches) keys.emplace_back(type, mb);
+    auto jobs_in = [&](bool reversed) {
+      std::vector<Job> jobs;
+      for (int occurrence = 0; occurrence < (reversed ? 3 : 2); ++occurrence)
+        for (size_t i = 0; i < keys.size(); ++i) {
+          const auto& [type, mb] = keys[reversed ? keys.size() - 1 - i : i];
+          const Nanos start = static_cast<Nanos>(jobs.size()) * kMs;
+          jobs.push_back({type + "/" + std::to_string(mb) + "/" + std::to_string(occurrence), type, mb, start,
+                          start + kMs / 2, jobs.size() + 1, 1});
+        }
+      return jobs;
+    };
+    Timeline t = Workers(2, 1);
+    t.machines[0].workers[0].jobs = jobs_in(false);
+    t.machines[1].workers[0].jobs = jobs_in(true);
+    size_t visits = 0;
+    ForEachHandOff(t, [&](const HandOff& h) {
+      CHECK(h.sender->id.str() == h.receiver->id.str());  // the same type, micro-batch and occurrence
+      ++visits;
+    });
+    return visits;
+  };
+  CHECK(run({"forward", "backward"}, {0, 1, 2, 3}) == 2 * 4 * 2);  // counted
+  std::vector<std::string> chunks;
+  for (int c = 0; c < 9; ++c) chunks.push_back("forward_c" + std::to_string(c));
+  CHECK(run(chunks, {0, 1}) == 9 * 2 * 2);                           // 9 types: merge sort
+  CHECK(run({"forward", "backward"}, {0, 1'000'000'000}) == 2 * 2 * 2);  // far apart: merge sort
+  CHECK(run({"forward"}, {5, -3, 7}) == 3 * 2);                      // a negative micro-batch: merge sort
+}
