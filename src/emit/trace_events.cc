@@ -111,12 +111,20 @@ void WriteInOrder(size_t count, int threads, const std::function<void(size_t, st
   // pieces waiting for a slow write do not pile up in memory. Items are
   // handed out in order, so the piece to write next is never the one waiting.
   const size_t ahead = 2 * static_cast<size_t>(ThreadCount(threads));
+  // Pieces written are kept for their room (a piece of a large trace is
+  // MBs, grown by doubling each time otherwise); no more are kept than
+  // can be in flight.
+  std::vector<std::string> spare;
   ParallelFor(count, threads, [&](size_t i) {
+    std::string piece;
     {
       std::unique_lock lock(order);
       written.wait(lock, [&] { return i < next_to_write + ahead; });
+      if (!spare.empty()) {
+        piece = std::move(spare.back());
+        spare.pop_back();
+      }
     }
-    std::string piece;
     make(i, piece);
     std::unique_lock lock(order);
     done[i] = std::move(piece);
@@ -124,10 +132,12 @@ void WriteInOrder(size_t count, int threads, const std::function<void(size_t, st
     if (writing) return;  // the writer looks again before it stops, and takes this one
     writing = true;
     while (next_to_write < count && finished[next_to_write]) {
-      const std::string ready = std::move(done[next_to_write++]);
+      std::string ready = std::move(done[next_to_write++]);
       lock.unlock();
       sink(ready);
+      ready.clear();
       lock.lock();
+      spare.push_back(std::move(ready));
       written.notify_all();
     }
     writing = false;
