@@ -422,16 +422,16 @@ class EventBuffer {
   EventBuffer& operator=(const EventBuffer&) = delete;
 
   template <size_t N>
-  void Lit(const char (&text)[N]) {
+  [[gnu::always_inline]] void Lit(const char (&text)[N]) {
     Room(N - 1);
     std::memcpy(p_, text, N - 1);
     p_ += N - 1;
   }
-  void Char(char c) {
+  [[gnu::always_inline]] void Char(char c) {
     Room(1);
     *p_++ = c;
   }
-  void Put(std::string_view text) {
+  [[gnu::always_inline]] void Put(std::string_view text) {
     if (text.size() > sizeof buffer_) {  // (a very long name or path: straight through)
       Flush();
       out_.append(text);
@@ -441,11 +441,11 @@ class EventBuffer {
     std::memcpy(p_, text.data(), text.size());
     p_ += text.size();
   }
-  void Int(std::int64_t value) {
+  [[gnu::always_inline]] void Int(std::int64_t value) {
     Room(20);
     p_ = std::to_chars(p_, p_ + 20, value).ptr;
   }
-  void Micros(Nanos ns) {
+  [[gnu::always_inline]] void Micros(Nanos ns) {
     Room(kMicrosChars);
     p_ = WriteMicros(p_, ns);
   }
@@ -462,10 +462,10 @@ class EventBuffer {
   }
 
  private:
-  void Room(size_t bytes) {
+  [[gnu::always_inline]] void Room(size_t bytes) {
     if (static_cast<size_t>(buffer_ + sizeof buffer_ - p_) < bytes) Flush();
   }
-  void Flush() {
+  [[gnu::noinline]] void Flush() {
     out_.append(buffer_, static_cast<size_t>(p_ - buffer_));
     p_ = buffer_;
   }
