@@ -395,10 +395,11 @@ CriticalPathView::CriticalPathView(const Timeline& timeline, const Bottleneck* b
   }
 }
 
-bool CriticalPathView::On(size_t machine, const Worker& worker, size_t job) const {
-  if (!bottleneck_) return false;
+std::span<const std::uint32_t> CriticalPathView::JobsOn(size_t machine, const Worker& worker) const {
+  if (!bottleneck_) return {};
   const size_t index = first_worker_[machine] + static_cast<size_t>(&worker - timeline_.machines[machine].workers.data());
-  return OnCriticalPath(*bottleneck_, index, static_cast<std::uint32_t>(job));
+  if (index >= bottleneck_->marks.size()) return {};
+  return bottleneck_->marks[index];
 }
 
 int CriticalPathTid(const std::vector<RowGroup>& groups) {
