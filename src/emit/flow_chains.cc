@@ -44,9 +44,10 @@ FlowChains::FlowChains(const Timeline& timeline) {
   ForEachHandOff(timeline, link, {.forward = false, .backward = true, .last_stage_first = true});
 }
 
-FlowMark FlowChains::Of(const Worker& worker, size_t job) const {
+std::span<const FlowMark> FlowChains::MarksOf(const Worker& worker) const {
   const auto it = marks_.find(&worker);
-  return it == marks_.end() ? FlowMark{} : it->second[job];
+  if (it == marks_.end()) return {};
+  return it->second;
 }
 
 }  // namespace jobviz

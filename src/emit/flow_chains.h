@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -26,8 +27,9 @@ static_assert(sizeof(FlowMark) == 4);
 class FlowChains {
  public:
   explicit FlowChains(const Timeline& timeline);
-  // The mark of `worker.jobs[job]`.
-  FlowMark Of(const Worker& worker, size_t job) const;
+  // The marks of all of `worker`'s jobs, by index; empty when none of its
+  // jobs is on a chain (writers look a worker up once, not once a job).
+  std::span<const FlowMark> MarksOf(const Worker& worker) const;
   size_t hand_offs() const { return hand_offs_; }
 
  private:
