@@ -42,6 +42,25 @@ std::uint32_t GlogThread(std::string_view line) {
   return digits > 0 && i < line.size() && line[i] == ' ' && thread <= UINT32_MAX ? static_cast<std::uint32_t>(thread) : 0;
 }
 
+// Whether a job's times can be drawn: both timers fired, it ends no
+// earlier than it starts, and lasts no longer than kLongestJob.
+bool TimesDrawable(Nanos start, Nanos end) {
+  return start != 0 && end != 0 && end >= start && end - start <= kLongestJob;
+}
+
+LogRecord JobRecord(std::uint64_t line, std::string_view id, std::string_view type, std::int64_t micro_batch,
+                    Nanos start, Nanos end) {
+  LogRecord record;
+  record.kind = RecordKind::kJob;
+  record.line = line;
+  record.job_id = id;
+  record.type = type;
+  record.micro_batch = micro_batch;
+  record.start = start;
+  record.end = end;
+  return record;
+}
+
 class Scanner {
  public:
   Scanner(WorkerLogScan& scan, const LineParser& parser) : scan_(scan), parser_(parser) {}
@@ -120,18 +139,10 @@ bool Scanner::TakeCanonicalJob(std::string_view text, size_t line_start, size_t 
   const bool ends_line = end < text.size() && (text[end] == '\n' || (text[end] == '\r' && end + 1 < text.size() &&
                                                                        text[end + 1] == '\n'));
   if (!ends_line) return false;
-  if (job.start.ns == 0 || job.end.ns == 0 || job.end.ns < job.start.ns || job.end.ns - job.start.ns > kLongestJob)
-    return false;
+  if (!TimesDrawable(job.start.ns, job.end.ns)) return false;
   if (std::memchr(text.data() + line_start, '\x1b', keyword_pos - line_start)) return false;
 
-  LogRecord record;
-  record.line = current_line_;
-  record.kind = RecordKind::kJob;
-  record.job_id = job.id;
-  record.type = job.type;
-  record.micro_batch = job.micro_batch;
-  record.start = job.start.ns;
-  record.end = job.end.ns;
+  LogRecord record = JobRecord(current_line_, job.id, job.type, job.micro_batch, job.start.ns, job.end.ns);
   record.thread = GlogThread(text.substr(line_start, end - line_start));
   scan_.records.push_back(std::move(record));
   *resume_at = end;
@@ -152,6 +163,7 @@ void Scanner::Skip(SkipReason reason, std::string_view line, size_t column, std:
 }
 
 bool Scanner::JobTimesUsable(std::string_view line, const ParsedLine& parsed) {
+  if (TimesDrawable(parsed.start.ns, parsed.end.ns)) return true;
   const size_t end_column = line.rfind("job_end_time");
   if (parsed.start.ns == 0 || parsed.end.ns == 0) {
     Skip(SkipReason::kTimerNeverFired, line, parsed.start.ns == 0 ? line.find("job_start_time") : end_column,
@@ -194,16 +206,10 @@ void Scanner::HandleRecord(std::string_view line, const ParsedLine& parsed, bool
   LogRecord record;
   record.line = current_line_;
   switch (parsed.kind) {
-    case ParsedLine::Kind::kJob: {
+    case ParsedLine::Kind::kJob:
       if (!JobTimesUsable(line, parsed)) return;
-      record.kind = RecordKind::kJob;
-      record.job_id = parsed.job_id;
-      record.type = parsed.type;
-      record.micro_batch = parsed.micro_batch;
-      record.start = parsed.start.ns;
-      record.end = parsed.end.ns;
+      record = JobRecord(current_line_, parsed.job_id, parsed.type, parsed.micro_batch, parsed.start.ns, parsed.end.ns);
       break;
-    }
     case ParsedLine::Kind::kProfilerWindow:
       record.kind = RecordKind::kProfilerWindow;
       record.step = parsed.start_step;
