@@ -209,30 +209,25 @@ constexpr auto kFindAvx2 = []<size_t... kMinus1>(std::index_sequence<kMinus1...>
   return std::array<FindFunction, sizeof...(kMinus1)>{&FindAvx2<kMinus1 + 1>...};
 }(std::make_index_sequence<KeywordScanner::kMaxKeywords>());
 
-__attribute__((target("avx2,popcnt"))) size_t CountNewlinesAvx2(const char* data, size_t n, size_t* stopped) {
-  const __m256i newline = _mm256_set1_epi8('\n');
-  size_t count = 0;
-  size_t i = 0;
-  for (; i + 64 <= n; i += 64) {
-    const auto lo = static_cast<std::uint32_t>(_mm256_movemask_epi8(
-        _mm256_cmpeq_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i)), newline)));
-    const auto hi = static_cast<std::uint32_t>(_mm256_movemask_epi8(
-        _mm256_cmpeq_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i + 32)), newline)));
-    count += static_cast<size_t>(std::popcount(lo) + std::popcount(hi));
-  }
-  *stopped = i;
-  return count;
-}
-
-// Newlines in data[0, n) and where the last is (npos when none), 32 bytes
-// a step: the spans between two records are short (a few hundred bytes in
-// job-dense logs), so the last partial step is one overlapping load with the
-// bytes already counted masked off, not a byte loop.
 __attribute__((target("avx2"))) inline std::uint32_t NewlineMask32(const char* at) {
   return static_cast<std::uint32_t>(_mm256_movemask_epi8(
       _mm256_cmpeq_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(at)), _mm256_set1_epi8('\n'))));
 }
 
+// Whole 64-byte steps; *stopped is where they end.
+__attribute__((target("avx2,popcnt"))) size_t CountNewlinesAvx2(const char* data, size_t n, size_t* stopped) {
+  size_t count = 0;
+  size_t i = 0;
+  for (; i + 64 <= n; i += 64)
+    count += static_cast<size_t>(std::popcount(NewlineMask32(data + i)) + std::popcount(NewlineMask32(data + i + 32)));
+  *stopped = i;
+  return count;
+}
+
+// Newlines in data[0, n) and where the last is (npos when none). The spans
+// between two records are short (a few hundred bytes in job-dense logs), so
+// what the 64-byte steps leave is one 32-byte step and one overlapping load
+// with the bytes already counted masked off, not a byte loop.
 __attribute__((target("avx2,popcnt"))) size_t CountNewlinesLastAvx2(const char* data, size_t n, size_t* last) {
   if (n < 32) {
     size_t count = 0;
@@ -247,11 +242,8 @@ __attribute__((target("avx2,popcnt"))) size_t CountNewlinesLastAvx2(const char* 
   // Counting alone, without a branch: in noisy logs a newline comes every
   // few steps, unpredictably, and tracking the last one in the loop cost
   // a mispredicted branch each time.
-  size_t count = 0;
   size_t i = 0;
-  for (; i + 64 <= n; i += 64)
-    count += static_cast<size_t>(std::popcount(NewlineMask32(data + i))) +
-             static_cast<size_t>(std::popcount(NewlineMask32(data + i + 32)));
+  size_t count = CountNewlinesAvx2(data, n, &i);
   if (i + 32 <= n) {
     count += static_cast<size_t>(std::popcount(NewlineMask32(data + i)));
     i += 32;
