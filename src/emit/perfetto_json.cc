@@ -148,15 +148,10 @@ void AppendPiece(std::string& out, const Timeline& timeline, const std::vector<R
     }
   const JobEventWriter events(worker, pid, format.origin, format.source_root, format.args);
   out.reserve(out.size() + (piece.last_job - piece.first_job) * 320);  // a job event is 150-300 bytes
-  const std::span<const FlowMark> flow_marks = flows.MarksOf(worker);
-  const std::span<const std::uint32_t> on_path = critical.JobsOn(piece.machine, worker);
-  auto next_on_path = std::lower_bound(on_path.begin(), on_path.end(), piece.first_job);
+  WorkerJobMarks marks(flows, critical, piece.machine, worker, piece.first_job);
   for (size_t j = piece.first_job; j < piece.last_job; ++j) {
-    const bool critical_job = next_on_path != on_path.end() && *next_on_path == j;
-    next_on_path += critical_job;
     out += ",\n";
-    events.Append(out, worker.jobs[j], rows.first_tid + rows.lanes[j], flow_marks.empty() ? FlowMark{} : flow_marks[j],
-                  critical_job);
+    events.Append(out, worker.jobs[j], rows.first_tid + rows.lanes[j], marks.Flow(j), marks.OnCriticalPath(j));
   }
 }
 

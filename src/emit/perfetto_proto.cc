@@ -327,14 +327,10 @@ void GroupProcess(ProtoTrace& trace, const Timeline& timeline, const FlowChains&
                   RowName(timeline.machines[m], *worker, lane, timeline.topology), RowRank(tid));
     }
     stats->overlap_lanes += static_cast<size_t>(r.lane_count - 1);
-    const std::span<const FlowMark> flow_marks = flows.MarksOf(*worker);
-    const std::span<const std::uint32_t> on_path = critical.JobsOn(m, *worker);  // ascending: a cursor
-    auto next_on_path = on_path.begin();
+    WorkerJobMarks marks(flows, critical, m, *worker);
     for (size_t j = 0; j < worker->jobs.size(); ++j) {
-      const bool critical_job = next_on_path != on_path.end() && *next_on_path == j;
-      next_on_path += critical_job;
-      JobSlice(trace, RowUuid(groups, r.first_tid + r.lanes[j]), *worker, worker->jobs[j],
-               flow_marks.empty() ? FlowMark{} : flow_marks[j], source_root, critical_job);
+      JobSlice(trace, RowUuid(groups, r.first_tid + r.lanes[j]), *worker, worker->jobs[j], marks.Flow(j), source_root,
+               marks.OnCriticalPath(j));
       ++stats->jobs;
     }
   }

@@ -3,6 +3,7 @@
 // step events and the row layout of overlapping jobs (the Perfetto traces).
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <span>
 #include <string>
@@ -120,6 +121,28 @@ class CriticalPathView {
   const Bottleneck* bottleneck_;
   std::vector<size_t> first_worker_;  // per machine: its first worker's index in machine-then-worker order
   std::vector<Slice> slices_;
+};
+// What the trace writers add to a worker's jobs, asked in job order from
+// `first_job` on: each job's flow mark and whether it is on a critical
+// path. The worker is looked up once, the path's jobs walked with a cursor.
+class WorkerJobMarks {
+ public:
+  WorkerJobMarks(const FlowChains& flows, const CriticalPathView& critical, size_t machine, const Worker& worker,
+                 size_t first_job = 0)
+      : flows_(flows.MarksOf(worker)), on_path_(critical.JobsOn(machine, worker)),
+        next_(std::lower_bound(on_path_.begin(), on_path_.end(), first_job)) {}
+  FlowMark Flow(size_t job) const { return flows_.empty() ? FlowMark{} : flows_[job]; }
+  // Jobs asked in ascending order.
+  bool OnCriticalPath(size_t job) {
+    const bool on = next_ != on_path_.end() && *next_ == job;
+    next_ += on;
+    return on;
+  }
+
+ private:
+  std::span<const FlowMark> flows_;
+  std::span<const std::uint32_t> on_path_;
+  std::span<const std::uint32_t>::iterator next_;
 };
 inline constexpr const char* kCriticalPathRow = "Critical path";
 // The row id (JSON tid) of the critical-path row: the one after every worker row.
