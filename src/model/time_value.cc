@@ -13,7 +13,6 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 // One pass over the bytes (was four: find, two digit checks, conversion),
 // the fraction scaled by a table: two calls per job line.
 std::optional<ParsedMillis> ParseMillis(std::string_view text) {
-  constexpr Nanos kMaxWholeMillis = std::numeric_limits<Nanos>::max() / kNanosPerMilli - 1;
   static constexpr Nanos kFractionScale[6] = {100'000, 10'000, 1'000, 100, 10, 1};  // ns per digit
   const char* p = text.data();
   const char* const end = p + text.size();

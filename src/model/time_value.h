@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -14,6 +15,8 @@ namespace jobviz {
 
 using Nanos = std::int64_t;
 inline constexpr Nanos kNanosPerMilli = 1'000'000;
+// The most whole milliseconds a time may have: their nanoseconds, plus a fraction, fit in Nanos.
+inline constexpr Nanos kMaxWholeMillis = std::numeric_limits<Nanos>::max() / kNanosPerMilli - 1;
 
 struct ParsedMillis {
   Nanos ns = 0;

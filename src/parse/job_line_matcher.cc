@@ -2,7 +2,6 @@
 
 #include <bit>
 #include <cstring>
-#include <limits>
 
 namespace jobviz {
 
@@ -159,7 +158,6 @@ bool TakeDigits(const char*& p, const char* end, int max_digits, std::int64_t* v
 // "<whole>[.<fraction>]" milliseconds, as ParseMillis reads them: whole
 // milliseconds that fit in Nanos, the first six decimals kept.
 bool TakeMillis(const char*& p, const char* end, ParsedMillis* millis) {
-  constexpr std::int64_t kMaxWholeMillis = std::numeric_limits<Nanos>::max() / kNanosPerMilli - 1;
   std::int64_t whole = 0;
   if (!TakeDigits(p, end, 13, &whole) || whole > kMaxWholeMillis) return false;
   Nanos sub = 0;
