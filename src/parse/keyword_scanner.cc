@@ -188,19 +188,93 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,popcnt"), noinline)) size_t N
   return i;
 }
 
-// The VBMI pass, adding the newlines before the hit (or before *stopped) to *newlines.
-KeywordScanner::Hit FindVbmi(const Probe* probes, size_t count, const std::uint8_t (*tables)[128], const char* data,
-                             size_t n, size_t i, size_t* stopped, std::uint64_t* newlines) {
+// A pass that counts newlines as it finds candidates (VBMI, AVX2 nibble
+// tables): adds the newlines before the hit (or before *stopped) to *newlines.
+template <typename NextCountingCandidates>
+KeywordScanner::Hit FindCounting(const Probe* probes, size_t count, const char* data, size_t n, size_t i,
+                                 size_t* stopped, std::uint64_t* newlines, const NextCountingCandidates& next) {
   std::uint64_t block_newlines = 0;  // of the round being verified
   return VerifyCandidates(
       probes, count, data, n, i, stopped,
-      [&](size_t from, std::uint64_t* candidates) {
-        return NextVbmiCandidates(tables, data, n, from, candidates, &block_newlines, newlines);
-      },
+      [&](size_t from, std::uint64_t* candidates) { return next(from, candidates, &block_newlines, newlines); },
       [&](int bytes) {
         const std::uint64_t before = bytes == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bytes) - 1;
         *newlines += static_cast<std::uint64_t>(std::popcount(block_newlines & before));
       });
+}
+
+KeywordScanner::Hit FindVbmi(const Probe* probes, size_t count, const std::uint8_t (*tables)[128], const char* data,
+                             size_t n, size_t i, size_t* stopped, std::uint64_t* newlines) {
+  return FindCounting(probes, count, data, n, i, stopped, newlines,
+                      [&](size_t from, std::uint64_t* candidates, std::uint64_t* block_newlines, std::uint64_t* lines) {
+                        return NextVbmiCandidates(tables, data, n, from, candidates, block_newlines, lines);
+                      });
+}
+
+__attribute__((target("avx2"))) inline __m256i NibbleTable(const std::uint8_t* table16) {
+  return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table16)));
+}
+
+// The keywords that have `bytes` (32 of them) at the tables' offset, a bit each.
+__attribute__((target("avx2"))) inline __m256i KeywordsWith(__m256i bytes, __m256i low, __m256i high) {
+  const __m256i nibble = _mm256_set1_epi8(0x0f);
+  const __m256i lo = _mm256_and_si256(bytes, nibble);
+  const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), nibble);
+  return _mm256_and_si256(_mm256_shuffle_epi8(low, lo), _mm256_shuffle_epi8(high, hi));
+}
+
+// Teddy with AVX2: each table byte says which keywords have, at offset j,
+// a byte with that low (or high) nibble; a byte's two lookups and'ed say
+// which keywords have exactly that byte there (one keyword a bit). Three
+// offsets, two vpshufb each, for all keywords at once per 32 starts, where
+// the pair compares cost two loads and compares per keyword; with the
+// registers that leaves, the newlines are counted in the same pass (the
+// pair loop ran out of registers for that). Returns like NextVbmiCandidates.
+__attribute__((target("avx2,popcnt"), noinline)) size_t NextTeddyCandidates(const KeywordScanner::NibbleTables& tables,
+                                                                            const char* data, size_t n, size_t i,
+                                                                            std::uint64_t* candidates,
+                                                                            std::uint64_t* block_newlines,
+                                                                            std::uint64_t* newlines) {
+  static_assert(KeywordScanner::kFingerprint == 3);
+  const __m256i low0 = NibbleTable(tables.low[0]), high0 = NibbleTable(tables.high[0]);
+  const __m256i low1 = NibbleTable(tables.low[1]), high1 = NibbleTable(tables.high[1]);
+  const __m256i low2 = NibbleTable(tables.low[2]), high2 = NibbleTable(tables.high[2]);
+  const __m256i newline = _mm256_set1_epi8('\n'), zero = _mm256_setzero_si256();
+  std::uint64_t lines = 0;
+  for (; i + 64 + KeywordScanner::kFingerprint - 1 <= n; i += 64) {
+    const char* p = data + i;
+    const __m256i first = Load32(p), second = Load32(p + 32);
+    // Starts with a keyword's three leading bytes, a bit each.
+    const __m256i at_first = _mm256_and_si256(
+        _mm256_and_si256(KeywordsWith(first, low0, high0), KeywordsWith(Load32(p + 1), low1, high1)),
+        KeywordsWith(Load32(p + 2), low2, high2));
+    const __m256i at_second = _mm256_and_si256(
+        _mm256_and_si256(KeywordsWith(second, low0, high0), KeywordsWith(Load32(p + 33), low1, high1)),
+        KeywordsWith(Load32(p + 34), low2, high2));
+    const std::uint64_t found =
+        ~(static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(at_first, zero))) |
+          std::uint64_t{static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(at_second, zero)))} << 32);
+    const std::uint64_t ends = static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(first, newline))) |
+                               std::uint64_t{static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(second, newline)))} << 32;
+    if (found != 0) {
+      *candidates = found;
+      *block_newlines = ends;
+      *newlines += lines;
+      return i;
+    }
+    lines += static_cast<std::uint64_t>(std::popcount(ends));
+  }
+  *candidates = 0;
+  *newlines += lines;
+  return i;
+}
+
+KeywordScanner::Hit FindTeddy(const Probe* probes, size_t count, const KeywordScanner::NibbleTables& tables,
+                              const char* data, size_t n, size_t i, size_t* stopped, std::uint64_t* newlines) {
+  return FindCounting(probes, count, data, n, i, stopped, newlines,
+                      [&](size_t from, std::uint64_t* candidates, std::uint64_t* block_newlines, std::uint64_t* lines) {
+                        return NextTeddyCandidates(tables, data, n, from, candidates, block_newlines, lines);
+                      });
 }
 
 // One instance per keyword count, indexed by count - 1.
@@ -325,12 +399,17 @@ KeywordScanner::KeywordScanner(std::initializer_list<std::string_view> keywords,
     return kw.size() >= kFingerprint &&
            std::all_of(kw.begin(), kw.begin() + kFingerprint, [](char c) { return static_cast<unsigned char>(c) < 128; });
   };
-  vbmi_ = simd == Simd::kBest && CpuHasAvx512Vbmi() &&
-          std::all_of(probes_.begin(), probes_.begin() + static_cast<long>(count_), fits_tables);
-  if (vbmi_)
-    for (size_t k = 0; k < count_; ++k)
-      for (size_t j = 0; j < kFingerprint; ++j)
-        tables_[j][static_cast<unsigned char>(probes_[k].keyword[j])] |= static_cast<std::uint8_t>(1u << k);
+  const bool all_fit = std::all_of(probes_.begin(), probes_.begin() + static_cast<long>(count_), fits_tables);
+  vbmi_ = simd == Simd::kBest && CpuHasAvx512Vbmi() && all_fit;
+  teddy_ = !vbmi_ && avx2_ && simd != Simd::kAvx2Pairs && all_fit;
+  for (size_t k = 0; k < count_ && (vbmi_ || teddy_); ++k)
+    for (size_t j = 0; j < kFingerprint; ++j) {
+      const auto byte = static_cast<unsigned char>(probes_[k].keyword[j]);
+      const auto bit = static_cast<std::uint8_t>(1u << k);
+      tables_[j][byte] |= bit;
+      nibbles_.low[j][byte & 0x0f] |= bit;
+      nibbles_.high[j][byte >> 4] |= bit;
+    }
 #else
   (void)simd;
 #endif
@@ -369,8 +448,9 @@ KeywordScanner::Hit KeywordScanner::Find(std::string_view text, size_t from, std
   const size_t n = text.size();
   size_t i = from;
 #ifdef JOBVIZ_HAVE_AVX2_PATH
-  if (vbmi_) {
-    const Hit hit = FindVbmi(probes_.data(), count_, tables_.data(), data, n, i, &i, newlines);
+  if (vbmi_ || teddy_) {
+    const Hit hit = vbmi_ ? FindVbmi(probes_.data(), count_, tables_.data(), data, n, i, &i, newlines)
+                          : FindTeddy(probes_.data(), count_, nibbles_, data, n, i, &i, newlines);
     *counted_to = hit.position != npos ? hit.position : i;
     if (hit.position != npos) return hit;
   }

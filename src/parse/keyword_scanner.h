@@ -5,9 +5,12 @@
 //   looked up in 128-entry tables of which keywords have that byte there
 //   (Teddy, as in ripgrep's aho-corasick); all keywords in three lookups,
 //   and the newlines counted in the same pass.
-// - AVX2: for each keyword, the two bytes least likely in log text (by a
-//   fixed frequency ranking, as ripgrep's memchr does) are compared at their
-//   offsets for 64 starts at a time.
+// - AVX2: the same lookups split into a byte's low and high nibble (two
+//   16-entry tables each, vpshufb), the newlines counted in the same pass;
+//   where a keyword does not fit the tables (shorter than kFingerprint, or
+//   not ASCII there), for each keyword the two bytes least likely in log
+//   text (by a fixed frequency ranking, as ripgrep's memchr does) compared
+//   at their offsets for 64 starts at a time.
 // - elsewhere the same 16 starts at a time with GCC/Clang vector extensions.
 // Only candidates are compared with the whole keywords.
 #pragma once
@@ -28,8 +31,10 @@ class KeywordScanner {
     int keyword;      // index into the keywords given to the constructor
   };
   static constexpr size_t npos = std::string_view::npos;
-  // kAvx2 and kPortable: tests of the paths a CPU without AVX-512 VBMI (or AVX2) takes.
-  enum class Simd { kBest, kAvx2, kPortable };
+  // kAvx2 and kPortable: tests of the paths a CPU without AVX-512 VBMI (or
+  // AVX2) takes; kAvx2Pairs: of the AVX2 path for keywords that do not fit
+  // the tables.
+  enum class Simd { kBest, kAvx2, kAvx2Pairs, kPortable };
 
   // Each keyword is at least 2 bytes long; at most kMaxKeywords of them.
   // The views must outlive the scanner.
@@ -53,6 +58,10 @@ class KeywordScanner {
     std::string_view keyword;
     std::uint32_t offset1, offset2;  // offset1 < offset2
   };
+  // A bit per keyword for each nibble value at each of the first kFingerprint offsets.
+  struct NibbleTables {
+    std::uint8_t low[kFingerprint][16]{}, high[kFingerprint][16]{};
+  };
 
  private:
   int MatchAt(std::string_view text, size_t position) const;
@@ -65,7 +74,9 @@ class KeywordScanner {
   size_t reach_ = 0;  // largest offset2: a candidate at i reads up to i + reach_
   bool avx2_ = false;
   bool vbmi_ = false;
+  bool teddy_ = false;  // AVX2 nibble tables
   std::array<std::uint8_t[128], kFingerprint> tables_{};  // byte -> keywords with it at offset j
+  NibbleTables nibbles_;
 };
 
 // Number of '\n' bytes in `text`: with AVX-512 BW 128 bytes a step, else as

@@ -24,7 +24,7 @@ KeywordScanner::Hit NaiveFind(std::string_view text, size_t from,
 }  // namespace
 
 TEST_CASE("Scanner finds each keyword at every offset and near the end") {
-  const auto simd = GENERATE(KeywordScanner::Simd::kBest, KeywordScanner::Simd::kAvx2, KeywordScanner::Simd::kPortable);
+  const auto simd = GENERATE(KeywordScanner::Simd::kBest, KeywordScanner::Simd::kAvx2, KeywordScanner::Simd::kAvx2Pairs, KeywordScanner::Simd::kPortable);
   const KeywordScanner scanner({"Profiler Info: Job", "NVTX range", "Clock Sync:"}, simd);
   const std::string keywords[] = {"Profiler Info: Job", "NVTX range", "Clock Sync:"};
   for (int k = 0; k < 3; ++k) {
@@ -39,7 +39,7 @@ TEST_CASE("Scanner finds each keyword at every offset and near the end") {
 }
 
 TEST_CASE("Scanner ignores near misses whose rare bytes match") {
-  const auto simd = GENERATE(KeywordScanner::Simd::kBest, KeywordScanner::Simd::kAvx2, KeywordScanner::Simd::kPortable);
+  const auto simd = GENERATE(KeywordScanner::Simd::kBest, KeywordScanner::Simd::kAvx2, KeywordScanner::Simd::kAvx2Pairs, KeywordScanner::Simd::kPortable);
   const KeywordScanner scanner({"Profiler Info: Job"}, simd);
   const auto [first, second] = KeywordScanner::RarestPair("Profiler Info: Job");
   std::string decoy(18, 'x');
@@ -62,7 +62,7 @@ TEST_CASE("The probe bytes are the keyword's rarest, at two different offsets") 
 }
 
 TEST_CASE("Scanner agrees with a naive search on random text") {
-  const auto simd = GENERATE(KeywordScanner::Simd::kBest, KeywordScanner::Simd::kAvx2, KeywordScanner::Simd::kPortable);
+  const auto simd = GENERATE(KeywordScanner::Simd::kBest, KeywordScanner::Simd::kAvx2, KeywordScanner::Simd::kAvx2Pairs, KeywordScanner::Simd::kPortable);
   const KeywordScanner scanner({"ab", "Clock Sync:", "NVTX range"}, simd);
   std::mt19937 rng(42);
   const std::string alphabet = "abNVTX rangeClock Sync:\n";
@@ -82,10 +82,11 @@ TEST_CASE("Scanner agrees with a naive search on random text") {
 }
 
 TEST_CASE("Scanner agrees with a naive search on random text with the log keywords and bytes >= 128") {
-  // Five keywords of 3+ ASCII bytes: the CPU's best path (the VBMI lookup
-  // tables where there is one) next to the others. Bytes >= 128 alias ASCII
-  // bytes in those tables and must still never match.
-  const auto simd = GENERATE(KeywordScanner::Simd::kBest, KeywordScanner::Simd::kAvx2, KeywordScanner::Simd::kPortable);
+  // Five keywords of 3+ ASCII bytes: the lookup-table paths (VBMI where
+  // the CPU has it, else AVX2 nibble tables) next to the others. Bytes >= 128
+  // alias ASCII bytes in the VBMI tables, and share a low nibble with ASCII
+  // bytes in the AVX2 ones, and must still never match.
+  const auto simd = GENERATE(KeywordScanner::Simd::kBest, KeywordScanner::Simd::kAvx2, KeywordScanner::Simd::kAvx2Pairs, KeywordScanner::Simd::kPortable);
   const std::initializer_list<std::string_view> keywords = {"Profiler Info: Job", "Schedule Profiler start",
                                                             "NVTX range", "Clock Sync:", "GPU Compute Capability"};
   const KeywordScanner scanner(keywords, simd);
@@ -129,7 +130,7 @@ TEST_CASE("Scanner rejects keywords it cannot handle") {
 
 TEST_CASE("CountNewlines counts every newline on every path, also past 255 blocks") {
   using Simd = KeywordScanner::Simd;
-  for (Simd simd : {Simd::kBest, Simd::kAvx2, Simd::kPortable}) {
+  for (Simd simd : {Simd::kBest, Simd::kAvx2, Simd::kAvx2Pairs, Simd::kPortable}) {
     std::mt19937 rng(7);
     for (size_t size : {0u, 1u, 15u, 16u, 17u, 63u, 64u, 127u, 128u, 129u, 255u * 16u, 255u * 16u + 1u, 10000u,
                         100000u}) {
@@ -154,7 +155,7 @@ TEST_CASE("CountNewlinesLast counts and finds the last newline on every path, at
     state = state * 1103515245 + 12345;
     text += (state >> 16) % 7 == 0 ? '\n' : static_cast<char>('a' + (state >> 16) % 26);
   }
-  for (const auto simd : {KeywordScanner::Simd::kBest, KeywordScanner::Simd::kAvx2, KeywordScanner::Simd::kPortable})
+  for (const auto simd : {KeywordScanner::Simd::kBest, KeywordScanner::Simd::kAvx2, KeywordScanner::Simd::kAvx2Pairs, KeywordScanner::Simd::kPortable})
     for (size_t from = 0; from < 40; ++from)
       for (size_t length = 0; from + length <= text.size(); ++length) {
         const std::string_view part = std::string_view(text).substr(from, length);
