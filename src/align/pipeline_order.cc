@@ -24,6 +24,7 @@ struct StageJob {
   std::uint32_t type;  // Name::index()
   std::int64_t micro_batch;
   std::uint32_t occurrence;
+  bool forward;  // else backward (the walk visits no other kind)
   const Job* job;
   auto Key() const { return std::tie(type, micro_batch, occurrence); }
 };
@@ -90,8 +91,11 @@ void SortByTypeAndMicroBatch(std::vector<StageJob>& jobs) {
 Stage BuildStage(int machine, const Worker& worker, const HandOffWalk& walk) {
   Stage stage{machine, &worker, {}};
   DirectionsByType directions;
-  for (const Job& job : worker.jobs)  // sorted by start: the occurrences come out in that order
-    if (Wanted(directions.Of(job.type), walk)) stage.jobs.push_back({job.type.index(), job.micro_batch, 0, &job});
+  for (const Job& job : worker.jobs) {  // sorted by start: the occurrences come out in that order
+    const Direction direction = directions.Of(job.type);
+    if (Wanted(direction, walk))
+      stage.jobs.push_back({job.type.index(), job.micro_batch, 0, direction == Direction::kForward, &job});
+  }
   SortByTypeAndMicroBatch(stage.jobs);
   for (size_t i = 1; i < stage.jobs.size(); ++i) {
     const StageJob& before = stage.jobs[i - 1];
@@ -107,7 +111,10 @@ Stage BuildStage(int machine, const Worker& worker, const HandOffWalk& walk) {
 // machine's times without reordering them), so no sort is needed.
 void VisitPairs(const Stage& here, const Stage& next, int s, const std::function<void(const HandOff&)>& visit) {
   const Job* const first = here.worker->jobs.data();
-  std::vector<const Job*> partner(here.worker->jobs.size(), nullptr);  // by index of here's job
+  // By index of here's job: its partner, and which way the hand-off goes
+  // (from the stage's job, not worked out again from the type's name).
+  std::vector<const Job*> partner(here.worker->jobs.size(), nullptr);
+  std::vector<bool> forward(here.worker->jobs.size());
   auto a = here.jobs.begin(), b = next.jobs.begin();
   while (a != here.jobs.end() && b != next.jobs.end()) {
     if (a->Key() < b->Key()) {
@@ -115,14 +122,16 @@ void VisitPairs(const Stage& here, const Stage& next, int s, const std::function
     } else if (b->Key() < a->Key()) {
       ++b;
     } else {
-      partner[static_cast<size_t>((a++)->job - first)] = (b++)->job;
+      const size_t i = static_cast<size_t>(a->job - first);
+      partner[i] = (b++)->job;
+      forward[i] = (a++)->forward;
     }
   }
   for (size_t i = 0; i < partner.size(); ++i) {
     const Job* const job = first + i;
     const Job* const other = partner[i];
     if (!other) continue;
-    if (DirectionOf(job->type) == Direction::kForward)
+    if (forward[i])
       visit({job, other, here.machine, next.machine, here.worker, next.worker, s});
     else
       visit({other, job, next.machine, here.machine, next.worker, here.worker, s});
