@@ -223,6 +223,21 @@ __attribute__((target("avx2"))) inline __m256i KeywordsWith(__m256i bytes, __m25
   return _mm256_and_si256(_mm256_shuffle_epi8(low, lo), _mm256_shuffle_epi8(high, hi));
 }
 
+// A bit per byte of 32: where the compare `equal` holds.
+__attribute__((target("avx2"))) inline std::uint32_t ByteBits(__m256i equal) {
+  return static_cast<std::uint32_t>(_mm256_movemask_epi8(equal));
+}
+
+// The 32 starts from `p` (whose first 32 bytes are `bytes`) that begin with
+// a keyword's three leading bytes, a bit each.
+__attribute__((target("avx2"))) inline std::uint32_t TeddyStarts(const char* p, __m256i bytes, const __m256i (&low)[3],
+                                                                 const __m256i (&high)[3]) {
+  const __m256i keywords = _mm256_and_si256(
+      _mm256_and_si256(KeywordsWith(bytes, low[0], high[0]), KeywordsWith(Load32(p + 1), low[1], high[1])),
+      KeywordsWith(Load32(p + 2), low[2], high[2]));
+  return ~ByteBits(_mm256_cmpeq_epi8(keywords, _mm256_setzero_si256()));
+}
+
 // Teddy with AVX2: each table byte says which keywords have, at offset j,
 // a byte with that low (or high) nibble; a byte's two lookups and'ed say
 // which keywords have exactly that byte there (one keyword a bit). Three
@@ -236,26 +251,20 @@ __attribute__((target("avx2,popcnt"), noinline)) size_t NextTeddyCandidates(cons
                                                                             std::uint64_t* block_newlines,
                                                                             std::uint64_t* newlines) {
   static_assert(KeywordScanner::kFingerprint == 3);
-  const __m256i low0 = NibbleTable(tables.low[0]), high0 = NibbleTable(tables.high[0]);
-  const __m256i low1 = NibbleTable(tables.low[1]), high1 = NibbleTable(tables.high[1]);
-  const __m256i low2 = NibbleTable(tables.low[2]), high2 = NibbleTable(tables.high[2]);
-  const __m256i newline = _mm256_set1_epi8('\n'), zero = _mm256_setzero_si256();
+  __m256i low[3], high[3];
+  for (size_t j = 0; j < 3; ++j) {
+    low[j] = NibbleTable(tables.low[j]);
+    high[j] = NibbleTable(tables.high[j]);
+  }
+  const __m256i newline = _mm256_set1_epi8('\n');
   std::uint64_t lines = 0;
   for (; i + 64 + KeywordScanner::kFingerprint - 1 <= n; i += 64) {
     const char* p = data + i;
     const __m256i first = Load32(p), second = Load32(p + 32);
-    // Starts with a keyword's three leading bytes, a bit each.
-    const __m256i at_first = _mm256_and_si256(
-        _mm256_and_si256(KeywordsWith(first, low0, high0), KeywordsWith(Load32(p + 1), low1, high1)),
-        KeywordsWith(Load32(p + 2), low2, high2));
-    const __m256i at_second = _mm256_and_si256(
-        _mm256_and_si256(KeywordsWith(second, low0, high0), KeywordsWith(Load32(p + 33), low1, high1)),
-        KeywordsWith(Load32(p + 34), low2, high2));
     const std::uint64_t found =
-        ~(static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(at_first, zero))) |
-          std::uint64_t{static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(at_second, zero)))} << 32);
-    const std::uint64_t ends = static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(first, newline))) |
-                               std::uint64_t{static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(second, newline)))} << 32;
+        TeddyStarts(p, first, low, high) | std::uint64_t{TeddyStarts(p + 32, second, low, high)} << 32;
+    const std::uint64_t ends =
+        ByteBits(_mm256_cmpeq_epi8(first, newline)) | std::uint64_t{ByteBits(_mm256_cmpeq_epi8(second, newline))} << 32;
     if (found != 0) {
       *candidates = found;
       *block_newlines = ends;
@@ -284,8 +293,7 @@ constexpr auto kFindAvx2 = []<size_t... kMinus1>(std::index_sequence<kMinus1...>
 }(std::make_index_sequence<KeywordScanner::kMaxKeywords>());
 
 __attribute__((target("avx2"))) inline std::uint32_t NewlineMask32(const char* at) {
-  return static_cast<std::uint32_t>(_mm256_movemask_epi8(
-      _mm256_cmpeq_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(at)), _mm256_set1_epi8('\n'))));
+  return ByteBits(_mm256_cmpeq_epi8(Load32(at), _mm256_set1_epi8('\n')));
 }
 
 // Whole 64-byte steps; *stopped is where they end.
