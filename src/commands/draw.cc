@@ -2,12 +2,14 @@
 // discover -> read+parse -> build timeline -> align clocks -> find steps ->
 // analyse -> emit (docs/architecture.md).
 #include <cstdio>
+#include <future>
 
 #include "cli/exit_status.h"
 #include "cli/report.h"
 #include "cli/run_report.h"
 #include "commands/commands.h"
 #include "commands/stages.h"
+#include "read/parallel_for.h"
 
 namespace jobviz {
 
@@ -19,6 +21,15 @@ int NoJobsError(const FinishedRun& run) {
              "jobviz draws lines like 'Profiler Info: Job (3), type = forward, micro_batch_id = 2, "
              "job_start_time = ..., job_end_time = ...' (docs/workerlog-format.md)");
   return kExitBadInput;
+}
+
+// Once the steps are found nothing reads a worker's markers again (step
+// ranges, profiler windows, clock syncs: 120 bytes each, ~8 MB for 2,048
+// workers with a few dozen each); their room goes to the analysis, the
+// run's peak of memory.
+void ReleaseMarkers(Timeline* timeline) {
+  for (Machine& machine : timeline->machines)
+    for (Worker& worker : machine.workers) std::vector<LogRecord>().swap(worker.markers);
 }
 
 }  // namespace
@@ -49,11 +60,19 @@ int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLo
 
   FindRunSteps(&run);
   if (plan.steps && !CutSteps(*plan.steps, &run, &status)) return status;
+  ReleaseMarkers(&run.timeline);
   stage_done("steps");
 
   PrintReport(RunReport(run, plan.verbosity));
   if (run.jobs == 0) return NoJobsError(run);
 
+  // The traces' hand-off arrows are paired on a thread of their own while the
+  // analysis runs: both only read the timeline, and the pairing walks the
+  // stages in one order (FlowChains), so it would otherwise run alone on
+  // one core while the trace is written.
+  std::future<FlowChains> flows;
+  if (DrawsFlows(plan.outputs) && ThreadCount(run.threads) > 1)
+    flows = std::async(std::launch::async, [&timeline = run.timeline] { return FlowChains(timeline); });
   if (!plan.gates.empty() || ReadsAnalysis(plan.outputs)) {  // a trace alone does not need it
     AnalyseRun(&run);
     run.gates = EvaluateGates(plan.gates, run.summary, plan.baseline ? &*plan.baseline : nullptr);
@@ -61,6 +80,7 @@ int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLo
     run.analysis.bottleneck = FindCriticalPaths(run.timeline, StepWindowsOf(run.timeline, run.threads), run.threads);
   }
   run.mark_critical_path = plan.critical_path;
+  if (flows.valid()) run.flows = flows.get();
   stage_done("analyse");
 
   if (!EmitAll(plan.outputs, run, plan.verbosity >= kNormal)) return kExitBadInput;

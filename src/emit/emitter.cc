@@ -23,9 +23,9 @@ constexpr const char* kTraceHint = "choose another path with -o/--output or --ch
 
 // The registry: one line per format.
 const EmitterInfo kEmitters[] = {
-    {OutputFormat::kPerfettoJson, "the trace", true, kTraceHint, EmitPerfettoJson, false, true},
-    {OutputFormat::kPerfettoProto, "the trace", true, kTraceHint, EmitPerfettoProto, false, true},
-    {OutputFormat::kPerfettoProtoPlain, "the trace", true, kTraceHint, EmitPerfettoProtoPlain, false, true},
+    {OutputFormat::kPerfettoJson, "the trace", true, kTraceHint, EmitPerfettoJson, false, true, true},
+    {OutputFormat::kPerfettoProto, "the trace", true, kTraceHint, EmitPerfettoProto, false, true, true},
+    {OutputFormat::kPerfettoProtoPlain, "the trace", true, kTraceHint, EmitPerfettoProtoPlain, false, true, true},
     {OutputFormat::kChromeJson, "the legacy Chrome trace", true, kTraceHint, EmitChromeJson},
     {OutputFormat::kSummaryTables, "the summary tables", false, "", EmitSummaryTables, true},
     {OutputFormat::kSummaryJson, "the summary", false, "", EmitSummaryJson, true},
@@ -62,6 +62,8 @@ bool ReadsAnalysis(const std::vector<OutputRequest>& outputs) { return AnyEmitte
 bool MarksCriticalPath(const std::vector<OutputRequest>& outputs) {
   return AnyEmitter(outputs, &EmitterInfo::marks_critical_path);
 }
+
+bool DrawsFlows(const std::vector<OutputRequest>& outputs) { return AnyEmitter(outputs, &EmitterInfo::draws_flows); }
 
 bool EmitAll(const std::vector<OutputRequest>& outputs, const FinishedRun& run, bool announce) {
   for (const OutputRequest& output : outputs) {

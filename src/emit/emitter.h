@@ -17,6 +17,7 @@
 #include "align/clock_align.h"
 #include "analyse/analysis.h"
 #include "analyse/fail_on.h"
+#include "emit/flow_chains.h"
 #include "emit/html_timeline.h"
 #include "model/model.h"
 #include "model/step_window.h"
@@ -50,6 +51,9 @@ struct FinishedRun {
   size_t html_max_jobs = kDefaultHtmlMaxJobs;  // --html-max-jobs
   JsonArgs json_args = JsonArgs::kCompact;     // --json-args
   bool mark_critical_path = false;  // the traces mark analysis.bottleneck's paths (not --no-critical-path)
+  // The traces' hand-off arrows, paired beside the analysis when a trace is
+  // written (DrawsFlows); without them each trace pairs its own.
+  std::optional<FlowChains> flows;
   int threads = 0;               // -j: for emitters that work in parallel; 0 = one per core
   // Seconds each stage after reading took ("build", "align", ...), for -v.
   std::vector<std::pair<const char*, double>> stage_seconds;
@@ -73,6 +77,7 @@ struct EmitterInfo {
   EmitFn emit;
   bool reads_analysis = false;  // FinishedRun::analysis and summary: the traces do not
   bool marks_critical_path = false;  // the traces: only analysis.bottleneck's paths (FindCriticalPaths)
+  bool draws_flows = false;  // the traces: FinishedRun::flows
 };
 
 const EmitterInfo& EmitterFor(OutputFormat format);
@@ -90,6 +95,8 @@ bool ReadsAnalysis(const std::vector<OutputRequest>& outputs);
 // Whether any of `outputs` marks the critical path (the Perfetto traces):
 // without the analysis, FindCriticalPaths makes what they need.
 bool MarksCriticalPath(const std::vector<OutputRequest>& outputs);
+// Whether any of `outputs` draws the hand-off arrows (FinishedRun::flows).
+bool DrawsFlows(const std::vector<OutputRequest>& outputs);
 
 // Writes each output in order, atomically, with "jobviz: wrote" lines on
 // stderr when `announce`. Stops at the first failure, printing why; returns

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <optional>
 #include <unordered_map>
 
 #include "align/pipeline_order.h"
@@ -201,11 +202,12 @@ std::string Trailer(const Timeline& timeline, const JobFormat& format) {
 }  // namespace
 
 TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int threads, JsonArgs args,
-                              const Bottleneck* bottleneck) {
+                              const Bottleneck* bottleneck, const FlowChains* paired) {
   TraceStats stats;
   EventStream events(sink, "{\"traceEvents\":[\n");
   const JobFormat format{TraceOrigin(timeline), SourceRoot(timeline), args};
-  const FlowChains flows(timeline);
+  std::optional<FlowChains> own;
+  const FlowChains& flows = paired ? *paired : own.emplace(timeline);
   const CriticalPathView critical(timeline, bottleneck);
   const std::vector<RowGroup> groups = LayOutRows(timeline, threads);
   AppendStepsProcess(events, timeline, format.origin, &stats);  // the first event: every piece after starts with ",\n"
@@ -223,7 +225,8 @@ TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int th
 
 std::string EmitPerfettoJson(const FinishedRun& run, const Sink& sink) {
   const TraceStats stats = WritePerfettoTrace(run.timeline, sink, run.threads, run.json_args,
-                                              run.mark_critical_path ? &run.analysis.bottleneck : nullptr);
+                                              run.mark_critical_path ? &run.analysis.bottleneck : nullptr,
+                                              run.flows ? &*run.flows : nullptr);
   if (stats.overlap_lanes == 0) return "";
   return " (" + std::to_string(stats.overlap_lanes) +
          (stats.overlap_lanes == 1 ? " extra row" : " extra rows") + " for overlapping jobs)";

@@ -12,8 +12,9 @@ namespace jobviz {
 // Formatted on up to `threads` threads (0: one per core), written in order;
 // each job with the args `args` says.
 // With `bottleneck` (an analysed run), the critical paths are marked (CriticalPathView).
+// `flows`: the timeline's hand-off chains when already paired, else paired here.
 TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int threads, JsonArgs args,
-                              const Bottleneck* bottleneck = nullptr);
+                              const Bottleneck* bottleneck = nullptr, const FlowChains* flows = nullptr);
 inline TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink) {
   return WritePerfettoTrace(timeline, sink, 0, JsonArgs::kCompact);
 }

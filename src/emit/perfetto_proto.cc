@@ -5,6 +5,7 @@
 #include <cstring>
 #include <iterator>
 #include <new>
+#include <optional>
 #include <unordered_map>
 
 #include "analyse/analysis.h"
@@ -383,7 +384,8 @@ class PacketCompressor {
 }  // namespace
 
 TraceStats WritePerfettoProto(const Timeline& timeline, const Sink& sink, const ProtoOptions& options) {
-  const FlowChains flows(timeline);
+  std::optional<FlowChains> own;
+  const FlowChains& flows = options.flows ? *options.flows : own.emplace(timeline);
   const std::vector<RowGroup> groups = LayOutRows(timeline, options.threads);
   const size_t sequences = 1 + groups.size();
   const std::string source_root = SourceRoot(timeline);
@@ -421,11 +423,17 @@ std::string ProtoNote(const TraceStats& stats, bool compressed) {
 }  // namespace
 
 std::string EmitPerfettoProto(const FinishedRun& run, const Sink& sink) {
-  return ProtoNote(WritePerfettoProto(run.timeline, sink, {.compress = true, .threads = run.threads, .bottleneck = run.mark_critical_path ? &run.analysis.bottleneck : nullptr}), true);
+  return ProtoNote(WritePerfettoProto(run.timeline, sink, {.compress = true,
+                                          .threads = run.threads,
+                                          .bottleneck = run.mark_critical_path ? &run.analysis.bottleneck : nullptr,
+                                          .flows = run.flows ? &*run.flows : nullptr}), true);
 }
 
 std::string EmitPerfettoProtoPlain(const FinishedRun& run, const Sink& sink) {
-  return ProtoNote(WritePerfettoProto(run.timeline, sink, {.compress = false, .threads = run.threads, .bottleneck = run.mark_critical_path ? &run.analysis.bottleneck : nullptr}), false);
+  return ProtoNote(WritePerfettoProto(run.timeline, sink, {.compress = false,
+                                          .threads = run.threads,
+                                          .bottleneck = run.mark_critical_path ? &run.analysis.bottleneck : nullptr,
+                                          .flows = run.flows ? &*run.flows : nullptr}), false);
 }
 
 bool IsProtobufTracePath(const std::string& path) {

@@ -30,6 +30,7 @@ struct ProtoOptions {
   bool compress = false;  // packets inside compressed_packets
   int threads = 0;        // 0: one per core
   const Bottleneck* bottleneck = nullptr;  // an analysed run: its critical paths are marked (CriticalPathView)
+  const FlowChains* flows = nullptr;        // the timeline's hand-off chains when already paired, else paired here
 };
 TraceStats WritePerfettoProto(const Timeline& timeline, const Sink& sink, const ProtoOptions& options = {});
 
