@@ -111,10 +111,9 @@ Stage BuildStage(int machine, const Worker& worker, const HandOffWalk& walk) {
 // machine's times without reordering them), so no sort is needed.
 void VisitPairs(const Stage& here, const Stage& next, int s, const std::function<void(const HandOff&)>& visit) {
   const Job* const first = here.worker->jobs.data();
-  // By index of here's job: its partner, and which way the hand-off goes
-  // (from the stage's job, not worked out again from the type's name).
-  std::vector<const Job*> partner(here.worker->jobs.size(), nullptr);
-  std::vector<bool> forward(here.worker->jobs.size());
+  // By index of here's job: its partner in `next`, of the same type, whose
+  // direction is the hand-off's (decided once in BuildStage).
+  std::vector<const StageJob*> partner(here.worker->jobs.size(), nullptr);
   auto a = here.jobs.begin(), b = next.jobs.begin();
   while (a != here.jobs.end() && b != next.jobs.end()) {
     if (a->Key() < b->Key()) {
@@ -122,19 +121,17 @@ void VisitPairs(const Stage& here, const Stage& next, int s, const std::function
     } else if (b->Key() < a->Key()) {
       ++b;
     } else {
-      const size_t i = static_cast<size_t>(a->job - first);
-      partner[i] = (b++)->job;
-      forward[i] = (a++)->forward;
+      partner[static_cast<size_t>((a++)->job - first)] = &*b++;
     }
   }
   for (size_t i = 0; i < partner.size(); ++i) {
     const Job* const job = first + i;
-    const Job* const other = partner[i];
+    const StageJob* const other = partner[i];
     if (!other) continue;
-    if (forward[i])
-      visit({job, other, here.machine, next.machine, here.worker, next.worker, s});
+    if (other->forward)
+      visit({job, other->job, here.machine, next.machine, here.worker, next.worker, s});
     else
-      visit({other, job, next.machine, here.machine, next.worker, here.worker, s});
+      visit({other->job, job, next.machine, here.machine, next.worker, here.worker, s});
   }
 }
 
