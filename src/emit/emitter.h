@@ -54,6 +54,10 @@ struct FinishedRun {
   // The traces' hand-off arrows, paired beside the analysis when a trace is
   // written (DrawsFlows); without them each trace pairs its own.
   std::optional<FlowChains> flows;
+  // What the traces take: the paths to mark (null: none), the chains
+  // already paired (null: the trace pairs its own).
+  const Bottleneck* marked_paths() const { return mark_critical_path ? &analysis.bottleneck : nullptr; }
+  const FlowChains* paired_flows() const { return flows ? &*flows : nullptr; }
   int threads = 0;               // -j: for emitters that work in parallel; 0 = one per core
   // Seconds each stage after reading took ("build", "align", ...), for -v.
   std::vector<std::pair<const char*, double>> stage_seconds;

@@ -225,8 +225,7 @@ TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int th
 
 std::string EmitPerfettoJson(const FinishedRun& run, const Sink& sink) {
   const TraceStats stats = WritePerfettoTrace(run.timeline, sink, run.threads, run.json_args,
-                                              run.mark_critical_path ? &run.analysis.bottleneck : nullptr,
-                                              run.flows ? &*run.flows : nullptr);
+                                              run.marked_paths(), run.paired_flows());
   if (stats.overlap_lanes == 0) return "";
   return " (" + std::to_string(stats.overlap_lanes) +
          (stats.overlap_lanes == 1 ? " extra row" : " extra rows") + " for overlapping jobs)";

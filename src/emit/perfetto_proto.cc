@@ -423,17 +423,11 @@ std::string ProtoNote(const TraceStats& stats, bool compressed) {
 }  // namespace
 
 std::string EmitPerfettoProto(const FinishedRun& run, const Sink& sink) {
-  return ProtoNote(WritePerfettoProto(run.timeline, sink, {.compress = true,
-                                          .threads = run.threads,
-                                          .bottleneck = run.mark_critical_path ? &run.analysis.bottleneck : nullptr,
-                                          .flows = run.flows ? &*run.flows : nullptr}), true);
+  return ProtoNote(WritePerfettoProto(run.timeline, sink, {.compress = true, .threads = run.threads, .bottleneck = run.marked_paths(), .flows = run.paired_flows()}), true);
 }
 
 std::string EmitPerfettoProtoPlain(const FinishedRun& run, const Sink& sink) {
-  return ProtoNote(WritePerfettoProto(run.timeline, sink, {.compress = false,
-                                          .threads = run.threads,
-                                          .bottleneck = run.mark_critical_path ? &run.analysis.bottleneck : nullptr,
-                                          .flows = run.flows ? &*run.flows : nullptr}), false);
+  return ProtoNote(WritePerfettoProto(run.timeline, sink, {.compress = false, .threads = run.threads, .bottleneck = run.marked_paths(), .flows = run.paired_flows()}), false);
 }
 
 bool IsProtobufTracePath(const std::string& path) {
