@@ -340,3 +340,37 @@ TEST_CASE("The critical-path row and the jobs marked on it import as computed, t
     CHECK(marked == expected);
   }
 }
+
+TEST_CASE("A critical-path row of more than one piece is written whole, in order, whatever the threads") {
+  // 64 stages, 8 micro-batches, 60 steps: 8,520 slices on the row, more
+  // than one piece of them (pieces are formatted on several threads).
+  const Timeline t = Pipeline(8, 8, 8, 60, 5);
+  const Bottleneck b = FindCriticalPaths(t, StepWindowsOf(t, 1), 2);
+  const CriticalPathView view(t, &b);
+  REQUIRE(view.slices().size() > 8192);
+  std::string text;
+  WritePerfettoTrace(t, [&](std::string_view piece) { text += piece; }, 2, JsonArgs::kCompact, &b);
+  std::string one_thread;
+  WritePerfettoTrace(t, [&](std::string_view piece) { one_thread += piece; }, 1, JsonArgs::kCompact, &b);
+  CHECK(text == one_thread);
+  // Each event is a line of its own: the row's slices, in the order the view has them.
+  const Nanos origin = TraceOrigin(t);
+  std::istringstream lines(text);
+  std::string line;
+  size_t n = 0, names = 0, mismatched = 0;
+  while (std::getline(lines, line)) {
+    if (line.find("\"name\":\"thread_name\"") != std::string::npos && line.find(kCriticalPathRow) != std::string::npos) ++names;
+    if (line.find("\"cat\":\"critical_path\"") == std::string::npos) continue;
+    if (line.back() == ',') line.pop_back();
+    const json event = json::parse(line);
+    if (n < view.slices().size()) {
+      const CriticalPathView::Slice& slice = view.slices()[n];
+      mismatched += event["name"] != slice.name || ToNanos(RawNumber(line, "ts"), false) != slice.start - origin ||
+                    ToNanos(RawNumber(line, "dur"), false) != slice.end - slice.start;
+    }
+    ++n;
+  }
+  CHECK(names == 1);
+  CHECK(n == view.slices().size());
+  CHECK(mismatched == 0);
+}

@@ -82,14 +82,30 @@ void AppendStepsProcess(EventStream& events, const Timeline& timeline, Nanos ori
   }
 }
 
-// The critical paths' row in the Steps process: each path job and the waits between.
-void AppendCriticalPath(EventStream& events, const CriticalPathView& critical, int tid, Nanos origin) {
-  AppendMetadata(events.Begin(), kStepsPid, tid, "thread_name", "name", JsonString(kCriticalPathRow));
-  events.End();
-  AppendMetadata(events.Begin(), kStepsPid, tid, "thread_sort_index", "sort_index", "2");  // after the Step row and the counter
-  events.End();
-  for (const CriticalPathView::Slice& slice : critical.slices()) {
-    JsonMembers event(events.Begin());
+// The critical paths' row in the Steps process: each path job and the waits
+// between, cut into pieces of kPathPieceSlices slices (the first also names
+// the row) that are formatted beside the jobs' pieces: tens of thousands of
+// slices on a large run, formatted before the jobs on one thread, kept the
+// other threads waiting.
+constexpr size_t kPathPieceSlices = 8192;
+
+size_t PathPieces(const CriticalPathView& critical) {
+  return critical.empty() ? 0 : (critical.slices().size() + kPathPieceSlices - 1) / kPathPieceSlices;
+}
+
+void AppendCriticalPathPiece(std::string& out, const CriticalPathView& critical, size_t piece, int tid, Nanos origin) {
+  if (piece == 0) {
+    out += ",\n";
+    AppendMetadata(out, kStepsPid, tid, "thread_name", "name", JsonString(kCriticalPathRow));
+    out += ",\n";
+    AppendMetadata(out, kStepsPid, tid, "thread_sort_index", "sort_index", "2");  // after the Step row and the counter
+  }
+  const std::vector<CriticalPathView::Slice>& slices = critical.slices();
+  const size_t first = piece * kPathPieceSlices, last = std::min(slices.size(), first + kPathPieceSlices);
+  for (size_t i = first; i < last; ++i) {
+    const CriticalPathView::Slice& slice = slices[i];
+    out += ",\n";
+    JsonMembers event(out);
     event.String("name", slice.name).Raw("cat", "\"critical_path\"").Raw("ph", "\"X\"");
     event.Int("pid", kStepsPid).Int("tid", tid).Micros("ts", slice.start - origin).Micros("dur", slice.end - slice.start);
     JsonMembers args(event.Object("args"));
@@ -97,7 +113,6 @@ void AppendCriticalPath(EventStream& events, const CriticalPathView& critical, i
     if (StepRun(slice.step) > 0) args.Int("run", StepRun(slice.step));
     args.Close();
     event.Close();
-    events.End();
   }
 }
 
@@ -211,11 +226,15 @@ TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int th
   const CriticalPathView critical(timeline, bottleneck);
   const std::vector<RowGroup> groups = LayOutRows(timeline, threads);
   AppendStepsProcess(events, timeline, format.origin, &stats);  // the first event: every piece after starts with ",\n"
-  if (!critical.empty()) AppendCriticalPath(events, critical, CriticalPathTid(groups), format.origin);
   events.Flush();
+  const size_t path_pieces = PathPieces(critical);
+  const int path_tid = CriticalPathTid(groups);
   const std::vector<Piece> pieces = PlanPieces(groups, &stats);
-  WriteInOrder(pieces.size(), threads, [&](size_t i, std::string& out) {
-    AppendPiece(out, timeline, groups, pieces[i], flows, format, critical);
+  WriteInOrder(path_pieces + pieces.size(), threads, [&](size_t i, std::string& out) {
+    if (i < path_pieces)
+      AppendCriticalPathPiece(out, critical, i, path_tid, format.origin);
+    else
+      AppendPiece(out, timeline, groups, pieces[i - path_pieces], flows, format, critical);
   }, sink);
   stats.flows = flows.hand_offs();
   AppendBusyCounter(sink, timeline, format.origin, threads);
