@@ -11,6 +11,7 @@
 #include "analyse/analysis.h"
 #include "emit/packet_deflate.h"
 #include "emit/proto_wire.h"
+#include "read/parallel_for.h"
 
 namespace jobviz {
 
@@ -45,6 +46,8 @@ constexpr size_t kFlushBytes = 1 << 20;
 // Packets per compressed_packets: big enough for deflate to find the
 // repeats, small enough to stay in the CPU's cache.
 constexpr size_t kPackedPieceBytes = 256 << 10;
+// Compressed sequences made, per thread, past the next one to write.
+constexpr size_t kSequencesAhead = 8;
 
 // The debug annotations of a job, by interned name id (1-based, in order).
 // critical_path is interned only by traces that mark a critical path, so
@@ -285,9 +288,8 @@ void StepsProcess(ProtoTrace& trace, const Timeline& timeline, std::string_view 
   }
 }
 
-void BusyCounter(ProtoTrace& trace, const Timeline& timeline) {
-  bool sampled = false;
-  for (const CounterPoint& point : BusyWorkers(timeline, &sampled))
+void BusyCounter(ProtoTrace& trace, const std::vector<CounterPoint>& points, bool sampled) {
+  for (const CounterPoint& point : points)
     trace.Event(point.at, [&] {
       trace.wire().Varint(pb::kType, pb::kCounterEvent);
       trace.wire().Varint(pb::kTrackUuid, kBusyUuid);
@@ -336,19 +338,29 @@ void GroupProcess(ProtoTrace& trace, const Timeline& timeline, const FlowChains&
   }
 }
 
+// What every sequence is written from, worked out once before any is.
+struct TraceParts {
+  const Timeline& timeline;
+  const FlowChains& flows;
+  const std::vector<RowGroup>& groups;
+  std::string_view source_root;
+  const CriticalPathView& critical;
+  const std::vector<CounterPoint>& busy;  // the busy-workers counter, added up on all threads beforehand
+  bool busy_sampled;
+};
+
 // The trace in independent packet sequences, so they can be written on
 // several threads: sequence 1 holds the Steps process and the counter, each
 // further one a machine (as each machine's own tracing would). Every
 // sequence clears its incremental state first and interns its own names.
 // The layout does not depend on the number of threads: the bytes do not either.
-void WriteSequence(ProtoTrace& trace, const Timeline& timeline, const FlowChains& flows,
-                   const std::vector<RowGroup>& groups, std::string_view source_root, size_t sequence,
-                   TraceStats* stats, const CriticalPathView& critical) {
+void WriteSequence(ProtoTrace& trace, const TraceParts& parts, size_t sequence, TraceStats* stats) {
   if (sequence == 0) {
-    StepsProcess(trace, timeline, source_root, stats, critical, CriticalPathTid(groups));
-    BusyCounter(trace, timeline);
+    StepsProcess(trace, parts.timeline, parts.source_root, stats, parts.critical, CriticalPathTid(parts.groups));
+    BusyCounter(trace, parts.busy, parts.busy_sampled);
   } else {
-    GroupProcess(trace, timeline, flows, groups, sequence - 1, source_root, stats, critical);
+    GroupProcess(trace, parts.timeline, parts.flows, parts.groups, sequence - 1, parts.source_root, stats,
+                 parts.critical);
   }
   trace.Flush();
 }
@@ -390,19 +402,27 @@ TraceStats WritePerfettoProto(const Timeline& timeline, const Sink& sink, const 
   const size_t sequences = 1 + groups.size();
   const std::string source_root = SourceRoot(timeline);
   const CriticalPathView critical(timeline, options.bottleneck);
+  bool sampled = false;
+  const std::vector<CounterPoint> busy = BusyWorkers(timeline, &sampled, options.threads);
+  const TraceParts parts{timeline, flows, groups, source_root, critical, busy, sampled};
   std::vector<TraceStats> stats(sequences);
   if (!options.compress) {  // straight to the sink, one sequence after the other
     for (size_t i = 0; i < sequences; ++i) {
       ProtoTrace trace(static_cast<std::uint32_t>(i + 1), kFlushBytes, sink, !critical.empty());
-      WriteSequence(trace, timeline, flows, groups, source_root, i, &stats[i], critical);
+      WriteSequence(trace, parts, i, &stats[i]);
     }
   } else {  // compressed in parallel, each written as soon as the ones before it are
+    // The first sequence (the critical paths' slices and the counter: tens
+    // of thousands of events on a large run) takes as long as a dozen
+    // machines' sequences, and a machine's compressed sequence is small (about
+    // 25 bytes a job): the other threads go on with the machines meanwhile.
+    const size_t ahead = kSequencesAhead * static_cast<size_t>(ThreadCount(options.threads));
     WriteInOrder(sequences, options.threads, [&](size_t i, std::string& out) {
       PacketCompressor compressor(out);
       const Sink compress = [&](std::string_view packets) { compressor.Compress(packets); };
       ProtoTrace trace(static_cast<std::uint32_t>(i + 1), kPackedPieceBytes, compress, !critical.empty());
-      WriteSequence(trace, timeline, flows, groups, source_root, i, &stats[i], critical);
-    }, sink);
+      WriteSequence(trace, parts, i, &stats[i]);
+    }, sink, ahead);
   }
   TraceStats total;
   for (const TraceStats& part : stats) AddStats(total, part);

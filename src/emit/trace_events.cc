@@ -100,7 +100,7 @@ void EventStream::Flush() {
 }
 
 void WriteInOrder(size_t count, int threads, const std::function<void(size_t, std::string&)>& make,
-                  const Sink& sink) {
+                  const Sink& sink, size_t ahead) {
   std::vector<std::string> done(count);
   std::vector<bool> finished(count);
   std::mutex order;
@@ -110,7 +110,7 @@ void WriteInOrder(size_t count, int threads, const std::function<void(size_t, st
   // At most this many pieces ahead of the one to write next are made, so
   // pieces waiting for a slow write do not pile up in memory. Items are
   // handed out in order, so the piece to write next is never the one waiting.
-  const size_t ahead = 2 * static_cast<size_t>(ThreadCount(threads));
+  if (ahead == 0) ahead = 2 * static_cast<size_t>(ThreadCount(threads));
   // Pieces written are kept for their room (a piece of a large trace is
   // MBs, grown by doubling each time otherwise); no more are kept than
   // can be in flight.

@@ -73,9 +73,12 @@ std::string TraceText(TraceWriter write, const Timeline& timeline);
 
 // Makes pieces [0, count) on up to `threads` threads (0: one per core) and
 // hands each to `sink` in order, as soon as those before it are written: the
-// pieces done but waiting are all the extra memory it takes.
+// pieces done but waiting are all the extra memory it takes. At most `ahead`
+// pieces past the next one to write are made (0: two per thread); a caller
+// whose first piece takes long and whose pieces are small lets the others
+// run further ahead.
 void WriteInOrder(size_t count, int threads, const std::function<void(size_t, std::string&)>& make,
-                  const Sink& sink);
+                  const Sink& sink, size_t ahead = 0);
 
 // Appends events separated by ",\n" and hands full pieces to the sink.
 class EventStream {
