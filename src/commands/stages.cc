@@ -139,7 +139,7 @@ bool ResolveNames(const DrawPlan& plan, Timeline* timeline, AlignOptions* align,
 }
 
 bool PlaceWorkers(const DrawPlan& plan, FinishedRun* run, int* status) {
-  TopologyOutcome outcome = ResolveTopology(plan.topology, &run->timeline);
+  TopologyOutcome outcome = ResolveTopology(plan.topology, &run->timeline, run->threads);
   if (!outcome.usage_error.empty()) {
     PrintError(outcome.usage_error, "the degrees must multiply to the number of worker logs read (docs/usage.md, --topology)");
     *status = kExitUsage;
@@ -162,7 +162,7 @@ bool CutSteps(const StepRange& range, FinishedRun* run, int* status) {
 }
 
 void FindRunSteps(FinishedRun* run) {
-  StepFinding steps = FindSteps(run->timeline);
+  StepFinding steps = FindSteps(run->timeline, run->threads);
   run->skipped.Merge(steps.skipped);
   run->warnings.insert(run->warnings.end(), steps.warnings.begin(), steps.warnings.end());
 }

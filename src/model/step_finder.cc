@@ -5,6 +5,8 @@
 #include <numeric>
 #include <optional>
 
+#include "read/parallel_for.h"
+
 namespace jobviz {
 
 namespace {
@@ -80,11 +82,12 @@ std::optional<std::int64_t> WindowFirstStep(const Worker& worker) {
 // for every worker (the launcher prints it in some files only). Files that
 // disagree are reported; the step most of them name wins (the lowest on a
 // tie); 0 without any window line.
-std::int64_t RunFirstStep(const Timeline& timeline, std::vector<std::string>* warnings) {
+std::int64_t RunFirstStep(const std::vector<Worker*>& workers, std::vector<std::string>* warnings, int threads) {
+  std::vector<std::optional<std::int64_t>> named(workers.size());
+  ParallelFor(workers.size(), threads, [&](size_t w) { named[w] = WindowFirstStep(*workers[w]); });
   std::map<std::int64_t, size_t> votes;
-  for (const Machine& machine : timeline.machines)
-    for (const Worker& worker : machine.workers)
-      if (const auto first = WindowFirstStep(worker)) ++votes[*first];
+  for (const std::optional<std::int64_t>& first : named)
+    if (first) ++votes[*first];
   if (votes.empty()) return 0;
   const auto winner = std::max_element(votes.begin(), votes.end(),
                                        [](const auto& a, const auto& b) { return a.second < b.second; });
@@ -158,33 +161,47 @@ bool HasNvtx(const Worker& worker) {
                      [](const LogRecord& r) { return r.kind == RecordKind::kStepPush; });
 }
 
-// Steps of a timeline that holds one run.
-StepFinding FindStepsOfOneRun(Timeline& timeline) {
+// What one worker's steps came from; found on any thread, reported in order.
+struct WorkerSteps {
+  bool nvtx = false;
+  std::string failure;  // of the job-order rule
+  SkipTally skipped;
+};
+
+// Steps of a timeline that holds one run. Each worker's steps depend on its
+// own lines only (and the run's first step): one worker per thread at a time.
+StepFinding FindStepsOfOneRun(Timeline& timeline, int threads) {
   StepFinding finding;
+  std::vector<Worker*> workers;
+  for (Machine& machine : timeline.machines)
+    for (Worker& worker : machine.workers) workers.push_back(&worker);
+  const std::int64_t first_step = RunFirstStep(workers, &finding.warnings, threads);
+  std::vector<WorkerSteps> found(workers.size());
+  ParallelFor(workers.size(), threads, [&](size_t w) {
+    Worker& worker = *workers[w];
+    found[w].nvtx = HasNvtx(worker);
+    if (found[w].nvtx)
+      StepsFromNvtx(worker, found[w].skipped);
+    else
+      found[w].failure = StepsFromJobOrder(worker, first_step);
+  });
   size_t nvtx_workers = 0, heuristic_workers = 0;
   std::map<std::string, std::vector<std::string>> failures;  // reason -> workers
-  const std::int64_t first_step = RunFirstStep(timeline, &finding.warnings);
-  for (Machine& machine : timeline.machines) {
-    for (Worker& worker : machine.workers) {
-      if (HasNvtx(worker)) {
-        StepsFromNvtx(worker, finding.skipped);
-        ++nvtx_workers;
-        continue;
-      }
-      const std::string failure = StepsFromJobOrder(worker, first_step);
-      if (failure.empty()) {
-        heuristic_workers += !worker.jobs.empty();
-      } else {
-        failures[failure].push_back(WorkerName(timeline, worker));
-      }
-    }
+  for (size_t w = 0; w < workers.size(); ++w) {
+    finding.skipped.Merge(found[w].skipped);
+    if (found[w].nvtx)
+      ++nvtx_workers;
+    else if (found[w].failure.empty())
+      heuristic_workers += !workers[w]->jobs.empty();
+    else
+      failures[found[w].failure].push_back(WorkerName(timeline, *workers[w]));
   }
-  for (const auto& [reason, workers] : failures) {
+  for (const auto& [reason, failed] : failures) {
     std::string names;
-    for (size_t i = 0; i < workers.size() && i < 4; ++i) names += (i ? ", " : "") + workers[i];
-    if (workers.size() > 4) names += ", ...";
-    finding.warnings.push_back("no steps for " + std::to_string(workers.size()) +
-                               (workers.size() == 1 ? " worker" : " workers") + " (" + names +
+    for (size_t i = 0; i < failed.size() && i < 4; ++i) names += (i ? ", " : "") + failed[i];
+    if (failed.size() > 4) names += ", ...";
+    finding.warnings.push_back("no steps for " + std::to_string(failed.size()) +
+                               (failed.size() == 1 ? " worker" : " workers") + " (" + names +
                                "): " + reason + "; jobs are drawn without steps");
   }
 
@@ -259,11 +276,11 @@ Timeline TakeRun(Timeline& timeline, size_t run) {
 
 // Several runs drawn (--run all): each run's steps are found on their own,
 // named from that run's window line, and keyed apart (StepKey).
-StepFinding FindSteps(Timeline& timeline) {
+StepFinding FindSteps(Timeline& timeline, int threads) {
   size_t runs = 1;
   for (const Machine& machine : timeline.machines)
     for (const Worker& worker : machine.workers) runs = std::max(runs, worker.run_starts.size());
-  if (runs == 1) return FindStepsOfOneRun(timeline);
+  if (runs == 1) return FindStepsOfOneRun(timeline, threads);
 
   StepFinding finding;
   std::vector<Timeline> parts;
@@ -272,7 +289,7 @@ StepFinding FindSteps(Timeline& timeline) {
     for (Worker& worker : machine.workers) worker.jobs.clear();  // all moved into the parts
   for (size_t r = 0; r < runs; ++r) {
     Timeline& part = parts[r];
-    StepFinding found = FindStepsOfOneRun(part);
+    StepFinding found = FindStepsOfOneRun(part, threads);
     finding.skipped.Merge(found.skipped);
     for (const std::string& warning : found.warnings) finding.warnings.push_back("run " + std::to_string(r + 1) + ": " + warning);
     const auto key = [r](std::int64_t step) { return step == kNoStep ? step : StepKey(static_cast<int>(r) + 1, step); };

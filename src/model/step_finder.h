@@ -13,6 +13,7 @@ struct StepFinding {
 };
 
 // Fills Job::step, Worker::steps, Timeline::steps and Timeline::step_source.
-StepFinding FindSteps(Timeline& timeline);
+// Workers are gone through on up to `threads` threads (0: one per core).
+StepFinding FindSteps(Timeline& timeline, int threads = 1);
 
 }  // namespace jobviz

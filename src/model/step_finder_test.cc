@@ -197,3 +197,59 @@ TEST_CASE("Step keys: the number alone for one run, run x stride + number for se
   CHECK(StepRun(7) == 0);
   CHECK(StepKey(1, 9) < StepKey(2, 0));
 }
+
+TEST_CASE("Workers are gone through on several threads with the same steps, warnings and skipped lines as on one") {
+  // 3 machines x 4 workers: NVTX workers with stray pops (skipped lines with
+  // examples), workers stepped by job order under disagreeing window lines
+  // (a warning), and workers the job-order rule refuses (a warning naming
+  // them; the counts of steps then differ, another).
+  const auto make = [] {
+    Timeline t;
+    for (int m = 0; m < 3; ++m) {
+      t.machines.emplace_back("machine" + std::to_string(m));
+      for (int k = 0; k < 4; ++k) {
+        const int n = m * 4 + k;
+        Worker w;
+        w.machine = m;
+        w.index = k;
+        w.file = "machine" + std::to_string(m) + "/workerlog." + std::to_string(k);
+        if (n % 3 == 0) {
+          w.markers = {Marker(RecordKind::kStepPop, 1, 0), Marker(RecordKind::kStepPush, 2, 100, 5),
+                       Marker(RecordKind::kStepPop, 3, 200 + n), Marker(RecordKind::kStepPush, 4, 300, 6),
+                       Marker(RecordKind::kStepPop, 5, 400)};
+          w.jobs = {MakeJob("forward", 0, 110, 120 + n, 10), MakeJob("forward", 0, 310, 320, 11)};
+        } else if (n % 3 == 1) {
+          w.markers = {Marker(RecordKind::kProfilerWindow, 1, 0, n % 2 ? 2 : 4)};
+          w.jobs = {MakeJob("forward", 0, 0, 10, 2), MakeJob("forward", 1, 10, 20 + n, 3),
+                    MakeJob("forward", 0, 100, 110, 4), MakeJob("forward", 1, 110, 120, 5)};
+        } else {
+          w.jobs = {MakeJob("default", 0, 0, 1, 1), MakeJob("default", 1, 1, 2, 2)};
+        }
+        t.machines[m].workers.push_back(std::move(w));
+      }
+    }
+    return t;
+  };
+  Timeline one = make(), many = make();
+  const StepFinding on_one = FindSteps(one, 1), on_many = FindSteps(many, 4);
+  CHECK(on_one.skipped.count(SkipReason::kUnmatchedStepPop) == 4);
+  REQUIRE(on_one.warnings.size() == 4);  // window lines disagree, 4 refused, step counts differ, 4 by job order
+  CHECK(on_many.warnings == on_one.warnings);
+  CHECK(on_many.skipped.total() == on_one.skipped.total());
+  REQUIRE(on_many.skipped.examples().size() == on_one.skipped.examples().size());
+  for (size_t i = 0; i < on_one.skipped.examples().size(); ++i)
+    CHECK(on_many.skipped.examples()[i].file == on_one.skipped.examples()[i].file);
+  REQUIRE(many.steps.size() == one.steps.size());
+  for (size_t i = 0; i < one.steps.size(); ++i) {
+    CHECK(many.steps[i].step == one.steps[i].step);
+    CHECK(many.steps[i].start == one.steps[i].start);
+    CHECK(many.steps[i].end == one.steps[i].end);
+  }
+  for (size_t m = 0; m < one.machines.size(); ++m)
+    for (size_t w = 0; w < one.machines[m].workers.size(); ++w) {
+      const Worker &a = one.machines[m].workers[w], &b = many.machines[m].workers[w];
+      REQUIRE(a.jobs.size() == b.jobs.size());
+      for (size_t j = 0; j < a.jobs.size(); ++j) CHECK(a.jobs[j].step == b.jobs[j].step);
+      CHECK(a.steps.size() == b.steps.size());
+    }
+}

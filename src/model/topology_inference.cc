@@ -5,6 +5,7 @@
 #include <map>
 
 #include "model/time_value.h"
+#include "read/parallel_for.h"
 
 namespace jobviz {
 
@@ -103,19 +104,24 @@ bool InLockstep(const Worker& a, const Worker& b) {
   return enough_close(tolerance_of(std::max(MedianDuration(a), MedianDuration(b))));
 }
 
-void InferTopology(Timeline* timeline) {
+void InferTopology(Timeline* timeline, int threads) {
   // Peer groups: runs of consecutive workers of one machine in lockstep with
-  // the run's first worker.
-  std::vector<std::vector<Worker*>> groups;
-  size_t workers = 0;
-  for (Machine& machine : timeline->machines)
-    for (size_t w = 0; w < machine.workers.size(); ++w, ++workers) {
-      Worker& worker = machine.workers[w];
-      if (w > 0 && !groups.empty() && groups.back().front()->machine == worker.machine &&
-          InLockstep(*groups.back().front(), worker))
+  // the run's first worker. Machines are independent: each on its own thread.
+  std::vector<std::vector<std::vector<Worker*>>> by_machine(timeline->machines.size());
+  ParallelFor(by_machine.size(), threads, [&](size_t m) {
+    std::vector<std::vector<Worker*>>& groups = by_machine[m];
+    for (Worker& worker : timeline->machines[m].workers)
+      if (!groups.empty() && InLockstep(*groups.back().front(), worker))
         groups.back().push_back(&worker);
       else
         groups.push_back({&worker});
+  });
+  std::vector<std::vector<Worker*>> groups;
+  size_t workers = 0;
+  for (auto& machine_groups : by_machine)
+    for (auto& group : machine_groups) {
+      workers += group.size();
+      groups.push_back(std::move(group));
     }
   if (workers < 2) return;
   const size_t peers = groups.front().size();
@@ -123,13 +129,16 @@ void InferTopology(Timeline* timeline) {
   if (!uniform) return;  // groups of mixed sizes: no consistent tensor-parallel degree
   // Stages: by warm-up count under 1F1B (p - s forwards before the first
   // backward on stage s); replicas are the stages that repeat.
+  std::vector<WarmUp> warm_ups(groups.size());
+  ParallelFor(groups.size(), threads, [&](size_t g) {
+    thread_local TypeFlagsCache types;  // (names mean the same to every thread and run)
+    warm_ups[g] = CountWarmUp(*groups[g].front(), types);
+  });
   std::vector<int> warm(groups.size());
   bool chunks = false;
-  TypeFlagsCache types;
   for (size_t g = 0; g < groups.size(); ++g) {
-    const WarmUp warm_up = CountWarmUp(*groups[g].front(), types);
-    warm[g] = warm_up.forwards;
-    chunks |= warm_up.chunked;
+    warm[g] = warm_ups[g].forwards;
+    chunks |= warm_ups[g].chunked;
   }
   const int p = *std::max_element(warm.begin(), warm.end());
   std::map<int, int> per_stage;

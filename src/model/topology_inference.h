@@ -18,7 +18,8 @@ namespace jobviz {
 
 // Fills Timeline::topology (source kInferred, with a detail saying what the
 // inference rests on) and the workers' roles, or leaves them as they are.
-void InferTopology(Timeline* timeline);
+// Machines are compared on up to `threads` threads (0: one per core).
+void InferTopology(Timeline* timeline, int threads = 1);
 
 // True when two workers' jobs run in lockstep (exposed for tests).
 bool InLockstep(const Worker& a, const Worker& b);

@@ -158,7 +158,7 @@ std::vector<std::int64_t> LauncherRanks(const Timeline& timeline) {
   return ranks;
 }
 
-TopologyOutcome ResolveTopology(const TopologyRequest& request, Timeline* timeline) {
+TopologyOutcome ResolveTopology(const TopologyRequest& request, Timeline* timeline, int threads) {
   TopologyOutcome outcome;
   Topology& topology = timeline->topology;
   topology = Topology{};
@@ -183,7 +183,7 @@ TopologyOutcome ResolveTopology(const TopologyRequest& request, Timeline* timeli
     return outcome;
   }
   if (RolesFromLines(workers, launcher_ranks, &topology, &outcome.warnings)) return outcome;
-  InferTopology(timeline);
+  InferTopology(timeline, threads);
   return outcome;
 }
 

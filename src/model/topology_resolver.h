@@ -29,7 +29,8 @@ struct TopologyOutcome {
 
 // Sets Timeline::topology and every Worker::role. With Timeline::stage_order
 // set (--stage_order), that order is one pipeline and nothing else is read.
-TopologyOutcome ResolveTopology(const TopologyRequest& request, Timeline* timeline);
+// Inference (when nothing says where workers sit) runs on up to `threads`.
+TopologyOutcome ResolveTopology(const TopologyRequest& request, Timeline* timeline, int threads = 1);
 
 // The global rank the launcher gives a worker: machine index x workers per
 // machine + worker index when every machine has workers 0..W-1; else the

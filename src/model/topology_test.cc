@@ -268,14 +268,17 @@ TEST_CASE("Lines: a rank other than the launcher's, missing lines and a degree p
   CHECK_FALSE(t.machines[1].workers[1].role.known());
 }
 
-TEST_CASE("Inference: tensor-parallel peers from lockstep, stages from the 1F1B warm-up, replicas repeat") {
-  // pp2 x mp2 x dp2 on one machine of 8, Paddle order: ranks 0-1 replica 0
-  // stage 0, 2-3 replica 0 stage 1, 4-5 replica 1 stage 0, 6-7 replica 1 stage 1.
-  Timeline t = Workers(1, 8);
-  for (int rank = 0; rank < 8; ++rank) {
+namespace {
+
+// pp2 x mp2 x dp2 on each machine of 8, Paddle order: ranks 0-1 replica 0
+// stage 0, 2-3 replica 0 stage 1, 4-5 replica 1 stage 0, 6-7 replica 1 stage 1
+// (on a second machine, replicas 2 and 3).
+Timeline Pp2Mp2Dp2(int machines) {
+  Timeline t = Workers(machines, 8);
+  for (int rank = 0; rank < 8 * machines; ++rank) {
     const int replica = rank / 4, stage = rank / 2 % 2, peer = rank % 2;
     const Nanos base = replica * 300 * kUs + peer * 2 * kUs;  // replicas drift, peers do not
-    std::vector<Job>& jobs = t.machines[0].workers[rank].jobs;
+    std::vector<Job>& jobs = t.machines[static_cast<size_t>(rank / 8)].workers[static_cast<size_t>(rank % 8)].jobs;
     // 1F1B with 4 micro-batches: stage 0 runs 2 forwards before its first backward, stage 1 one.
     const std::vector<std::pair<const char*, int>> order =
         stage == 0 ? std::vector<std::pair<const char*, int>>{{"forward", 0}, {"forward", 1}, {"backward", 0}, {"forward", 2},
@@ -290,6 +293,13 @@ TEST_CASE("Inference: tensor-parallel peers from lockstep, stages from the 1F1B 
       ++line;
     }
   }
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("Inference: tensor-parallel peers from lockstep, stages from the 1F1B warm-up, replicas repeat") {
+  Timeline t = Pp2Mp2Dp2(1);
   CHECK(InLockstep(t.machines[0].workers[0], t.machines[0].workers[1]));
   CHECK_FALSE(InLockstep(t.machines[0].workers[0], t.machines[0].workers[4]));  // a replica, 300 us apart
   CHECK_FALSE(InLockstep(t.machines[0].workers[1], t.machines[0].workers[2]));  // another stage
@@ -303,6 +313,23 @@ TEST_CASE("Inference: tensor-parallel peers from lockstep, stages from the 1F1B 
     CHECK(role.peer == rank % 2);
     CHECK(role.replica == rank / 4);
   }
+}
+
+TEST_CASE("Inference on several threads (machines compared each on its own) finds what one thread finds") {
+  Timeline one = Pp2Mp2Dp2(3), many = Pp2Mp2Dp2(3);
+  ResolveTopology({}, &one, 1);
+  ResolveTopology({}, &many, 4);
+  REQUIRE(one.topology.source == TopologySource::kInferred);
+  CHECK(one.topology.degrees == Degrees(6, 2, 1, 1, 2));
+  CHECK(many.topology.source == one.topology.source);
+  CHECK(many.topology.degrees == one.topology.degrees);
+  CHECK(many.topology.detail == one.topology.detail);
+  for (size_t m = 0; m < 3; ++m)
+    for (size_t w = 0; w < 8; ++w) {
+      const WorkerRole &a = one.machines[m].workers[w].role, &b = many.machines[m].workers[w].role;
+      CHECK(std::tie(a.stage, a.peer, a.replica) == std::tie(b.stage, b.peer, b.replica));
+      CHECK(a.replica == static_cast<int>(m) * 2 + static_cast<int>(w) / 4);
+    }
 }
 
 TEST_CASE("Inference finds nothing in a plain pipeline: every worker stays its own stage") {
