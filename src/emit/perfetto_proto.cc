@@ -1,6 +1,7 @@
 #include "emit/perfetto_proto.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <iterator>
@@ -97,6 +98,33 @@ class ProtoTrace {
     return it->second;
   }
 
+  // A slice's end, the commonest packet (one a job): with nothing new to
+  // intern it is written whole into a small buffer, its lengths known
+  // beforehand, in the bytes Event() would write.
+  void SliceEnd(Nanos time, std::uint64_t track) {
+    if (!NothingToIntern()) {
+      Event(time, [&] {
+        wire_.Varint(pb::kType, pb::kSliceEnd);
+        wire_.Varint(pb::kTrackUuid, track);
+      });
+      return;
+    }
+    const auto ts = static_cast<std::uint64_t>(time);
+    const size_t event = 2 + 1 + VarintSize(track);  // type, track uuid
+    const size_t packet = 1 + VarintSize(sequence_) + 1 + VarintSize(ts) + 2 + 1 + VarintSize(event) + event;
+    char bytes[2 * 10 + 64];
+    char* at = WriteVarint(bytes, Tag(pb::kTracePacket, 2));
+    at = WriteVarint(at, packet);
+    at = WriteVarint(WriteVarint(at, Tag(pb::kSequenceId, 0)), sequence_);
+    at = WriteVarint(WriteVarint(at, Tag(pb::kTimestamp, 0)), ts);
+    at = WriteVarint(WriteVarint(at, Tag(pb::kSequenceFlags, 0)), pb::kNeedsIncrementalState);
+    at = WriteVarint(WriteVarint(at, Tag(pb::kTrackEvent, 2)), event);
+    at = WriteVarint(WriteVarint(at, Tag(pb::kType, 0)), pb::kSliceEnd);
+    at = WriteVarint(WriteVarint(at, Tag(pb::kTrackUuid, 0)), track);
+    wire_.Raw(std::string_view(bytes, static_cast<size_t>(at - bytes)));
+    if (wire_.size() >= flush_bytes_) Flush();
+  }
+
   // An event packet: its interned data first, then the TrackEvent.
   template <typename Fill>
   void Event(Nanos time, Fill fill) {
@@ -127,8 +155,10 @@ class ProtoTrace {
     }
     queue.clear();
   }
+  static constexpr std::uint64_t Tag(std::uint32_t field, std::uint32_t wire_type) { return (field << 3) | wire_type; }
+  bool NothingToIntern() const { return new_names_.empty() && new_categories_.empty() && annotations_written_; }
   void WriteInternedData() {
-    if (new_names_.empty() && new_categories_.empty() && annotations_written_) return;
+    if (NothingToIntern()) return;
     const size_t at = wire_.BeginMessage(pb::kInternedData);
     WriteEntries(pb::kEventCategories, new_categories_);
     WriteEntries(pb::kEventNames, new_names_);
@@ -224,31 +254,56 @@ void SliceBeginFields(ProtoWire& wire, std::uint64_t track, std::uint64_t name, 
   wire.Varint(pb::kCategoryIids, category);
 }
 
-void SliceEnd(ProtoTrace& trace, Nanos time, std::uint64_t track) {
-  trace.Event(time, [&] {
-    trace.wire().Varint(pb::kType, pb::kSliceEnd);
-    trace.wire().Varint(pb::kTrackUuid, track);
-  });
-}
+void SliceEnd(ProtoTrace& trace, Nanos time, std::uint64_t track) { trace.SliceEnd(time, track); }
 
-void JobSlice(ProtoTrace& trace, std::uint64_t track, const Worker& worker, const Job& job, FlowMark flow,
-              std::string_view source_root, bool critical) {
+// What every job of a worker shares, encoded once: its machine and worker
+// annotations (and the type's, for the type of the job before), and the
+// start of its source annotation, "FILE:".
+class WorkerAnnotations {
+ public:
+  WorkerAnnotations(const Worker& worker, std::string_view source_root)
+      : source_prefix_(std::string(std::string_view(worker.file).substr(source_root.size())) + ':') {
+    IntAnnotation(shared_, kMachine, worker.machine);
+    IntAnnotation(shared_, kWorker, worker.index);
+    shared_size_ = shared_.size();
+  }
+  // The machine, worker and type annotations of a job of `type`.
+  std::string_view Leading(Name type) {
+    if (!type_known_ || type != type_) {
+      shared_.Truncate(shared_size_);
+      StringAnnotation(shared_, kTypeArg, type);
+      type_ = type;
+      type_known_ = true;
+    }
+    return shared_.view();
+  }
+  const std::string& source_prefix() const { return source_prefix_; }
+
+ private:
+  ProtoWire shared_;
+  size_t shared_size_ = 0;
+  Name type_;
+  bool type_known_ = false;
+  std::string source_prefix_;
+};
+
+void JobSlice(ProtoTrace& trace, std::uint64_t track, WorkerAnnotations& annotations, const Job& job, FlowMark flow,
+              bool critical) {
   const std::uint64_t name = trace.JobName(job), category = trace.JobCategory(job);
   trace.Event(job.start, [&] {
     ProtoWire& wire = trace.wire();
     SliceBeginFields(wire, track, name, category);
-    IntAnnotation(wire, kMachine, worker.machine);
-    IntAnnotation(wire, kWorker, worker.index);
-    StringAnnotation(wire, kTypeArg, job.type);
+    wire.Raw(annotations.Leading(job.type));  // machine, worker, type
     StringAnnotation(wire, kJobId, job.id);
     IntAnnotation(wire, kMicroBatch, job.micro_batch);
     IntAnnotation(wire, kStep, StepNumber(job.step));
     if (StepRun(job.step) > 0) IntAnnotation(wire, kRun, StepRun(job.step));
-    // Into this thread's scratch string, reused: no allocation a job.
-    thread_local std::string source;
-    source.clear();
-    AppendJobSource(source, worker, job, source_root);
-    StringAnnotation(wire, kSource, source);
+    char line[24];  // "FILE:LINE", the line number appended here: no string built a job
+    const auto written = std::to_chars(line, line + sizeof line, static_cast<std::int64_t>(job.line));
+    const size_t at = wire.BeginMessage(pb::kDebugAnnotations);
+    wire.Varint(pb::kAnnotationNameIid, kSource);
+    wire.Bytes(pb::kStringValue, annotations.source_prefix(), std::string_view(line, static_cast<size_t>(written.ptr - line)));
+    wire.EndMessage(at);
     if (critical) IntAnnotation(wire, kCriticalPath, 1);
     // A flow starts or passes on at a job it leaves; it ends at one it only arrives at.
     if (flow.id != 0) wire.Fixed64(flow.out ? pb::kFlowIds : pb::kTerminatingFlowIds, flow.id);
@@ -330,8 +385,9 @@ void GroupProcess(ProtoTrace& trace, const Timeline& timeline, const FlowChains&
     }
     stats->overlap_lanes += static_cast<size_t>(r.lane_count - 1);
     WorkerJobMarks marks(flows, critical, m, *worker);
+    WorkerAnnotations annotations(*worker, source_root);
     for (size_t j = 0; j < worker->jobs.size(); ++j) {
-      JobSlice(trace, RowUuid(groups, r.first_tid + r.lanes[j]), *worker, worker->jobs[j], marks.Flow(j), source_root,
+      JobSlice(trace, RowUuid(groups, r.first_tid + r.lanes[j]), annotations, worker->jobs[j], marks.Flow(j),
                marks.OnCriticalPath(j));
       ++stats->jobs;
     }

@@ -43,6 +43,7 @@ class ProtoWire {
   size_t size() const { return used_; }
   bool empty() const { return used_ == 0; }
   void clear() { used_ = 0; }
+  void Truncate(size_t size) { used_ = std::min(used_, size); }
 
   // uint32/64, int32/64 (two's complement), bool, enum
   [[gnu::always_inline]] void Varint(std::uint32_t field, std::uint64_t value) {
@@ -60,6 +61,22 @@ class ProtoWire {
     at = WriteVarint(WriteVarint(at, Tag(field, 2)), bytes.size());
     if (!bytes.empty()) std::memcpy(at, bytes.data(), bytes.size());
     Commit(at + bytes.size());
+  }
+
+  // A string or bytes field whose value is `head` then `tail` (no copy of them joined first).
+  [[gnu::always_inline]] void Bytes(std::uint32_t field, std::string_view head, std::string_view tail) {
+    const size_t size = head.size() + tail.size();
+    char* at = Room(kMaxVarint * 2 + size);
+    at = WriteVarint(WriteVarint(at, Tag(field, 2)), size);
+    if (!head.empty()) std::memcpy(at, head.data(), head.size());
+    if (!tail.empty()) std::memcpy(at + head.size(), tail.data(), tail.size());
+    Commit(at + size);
+  }
+  // Bytes already encoded (fields worked out once and reused).
+  [[gnu::always_inline]] void Raw(std::string_view encoded) {
+    char* at = Room(encoded.size());
+    std::memcpy(at, encoded.data(), encoded.size());
+    Commit(at + encoded.size());
   }
 
   // Begin returns where the message's length goes; End writes it.
