@@ -12,7 +12,10 @@
 
 namespace jobviz {
 
-TraceStats WriteChromeTrace(const Timeline& timeline, const Sink& sink);
+// Jobs formatted on up to `threads` threads (0: one per core), in pieces
+// written in order; the bytes do not depend on the threads.
+TraceStats WriteChromeTrace(const Timeline& timeline, const Sink& sink, int threads);
+TraceStats WriteChromeTrace(const Timeline& timeline, const Sink& sink);  // one thread (a TraceWriter)
 
 // The emitter: " (legacy Chrome trace)".
 std::string EmitChromeJson(const FinishedRun& run, const Sink& sink);

@@ -1,10 +1,12 @@
 #include "emit/chrome_json.h"
+#include "emit/json_text.h"
 #include "emit/perfetto_json.h"
 
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 using namespace jobviz;
@@ -331,4 +333,41 @@ TEST_CASE("Past 50,000 changes the busy-workers counter is a time-weighted mean 
   t.machines[0].workers.resize(2);
   BusyWorkers(t, &exact_again);
   CHECK_FALSE(exact_again);
+}
+
+TEST_CASE("Legacy Chrome trace on several threads: the same bytes, every job's B and E in order, odd names escaped") {
+  // One worker with more jobs than a piece holds (8,192), one whose job
+  // type and ids need escaping (quote, backslash, control byte, Latin-1).
+  Timeline t = SampleTimeline();
+  std::vector<Job>& many = t.machines[0].workers[0].jobs;
+  many.clear();
+  for (int i = 0; i < 20'000; ++i)
+    many.push_back(MakeJob(i % 2 ? "backward" : "forward", std::to_string(i), 1697793307000000000 + Nanos{i} * 1'000'123,
+                           1697793307000000000 + Nanos{i} * 1'000'123 + 999'001));
+  t.machines[1].workers[1].jobs = {MakeJob("we\"ird\\type", "id\x01\xe9", 1697793307213760986, 1697793307254006104),
+                                   MakeJob("forward", "ok", 1697793307254006104, 1697793307300000000)};
+  std::string one, three;
+  WriteChromeTrace(t, [&](std::string_view piece) { one += piece; }, 1);
+  WriteChromeTrace(t, [&](std::string_view piece) { three += piece; }, 3);
+  CHECK(one == three);
+  const json trace = json::parse(one);
+  std::vector<std::tuple<std::string, std::string, std::string>> expected;  // name, phase, tid
+  for (size_t m = 0; m < t.machines.size(); ++m)
+    for (const Worker& worker : t.machines[m].workers)
+      for (const Job& job : worker.jobs)
+        for (const char* phase : {"B", "E"})
+          expected.emplace_back(ValidUtf8(JobName(job)), phase,
+                                "GPU" + std::to_string(worker.index) + "(machine:" + std::to_string(m) + ")");
+  const json& events = trace["traceEvents"];
+  REQUIRE(events.size() == expected.size() + 2);  // and the step's B and E
+  size_t wrong = 0;
+  for (size_t i = 0; i < expected.size(); ++i)
+    wrong += std::make_tuple(events[i]["name"].get<std::string>(), events[i]["ph"].get<std::string>(),
+                             events[i]["tid"].get<std::string>()) != expected[i];
+  CHECK(wrong == 0);
+  // Times exact, as text: the 8,193rd job (the second piece's first) starts where it should.
+  const Job& second_piece = many[8192];
+  CHECK(one.find("\"name\":\"forward_8192\",\"cat\":\"forward\",\"ph\":\"B\",\"ts\":" + FormatMicros(second_piece.start) +
+                 ",\"pid\":0,\"tid\":\"GPU2(machine:0)\",\"cname\":\"thread_state_running\"}") != std::string::npos);
+  CHECK(events.back()["tid"] == "Step");
 }
