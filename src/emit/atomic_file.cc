@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <signal.h>
 
@@ -16,7 +15,7 @@
 namespace jobviz {
 
 AtomicFile::~AtomicFile() {
-  if (gzip_) gzclose(static_cast<gzFile>(gzip_));
+  gzip_.reset();
   if (file_ && !to_stdout_) {
     std::fclose(file_);
     if (!streamed_) unlink(temp_path_.c_str());
@@ -71,7 +70,7 @@ bool AtomicFile::Open(const std::string& path, bool gzip) {
     to_stdout_ = true;
     file_ = stdout;
     // gzip writes through its own descriptor: what stdout holds goes first.
-    if (gzip && (std::fflush(stdout) != 0 || !(gzip_ = gzdopen(dup(STDOUT_FILENO), "wb6")))) {
+    if (gzip && (std::fflush(stdout) != 0 || !(gzip_ = OpenGzipStream(dup(STDOUT_FILENO))))) {
       error_ = "standard output: cannot start gzip compression";
       return false;
     }
@@ -104,7 +103,7 @@ bool AtomicFile::Open(const std::string& path, bool gzip) {
     return false;
   }
   // gzip writes through its own descriptor, so fclose can still close ours.
-  if (gzip && !(gzip_ = gzdopen(dup(fileno(file_)), "wb6"))) {
+  if (gzip && !(gzip_ = OpenGzipStream(dup(fileno(file_))))) {
     error_ = path + ": cannot start gzip compression";
     return false;
   }
@@ -114,12 +113,9 @@ bool AtomicFile::Open(const std::string& path, bool gzip) {
 void AtomicFile::Write(std::string_view bytes) {
   if (!file_ || write_failed_) return;
   if (gzip_) {
-    if (gzwrite(static_cast<gzFile>(gzip_), bytes.data(), static_cast<unsigned>(bytes.size())) !=
-        static_cast<int>(bytes.size())) {
+    if (!gzip_->Write(bytes)) {
       write_failed_ = true;
-      int code = Z_OK;
-      const char* text = gzerror(static_cast<gzFile>(gzip_), &code);
-      error_ = Target() + ": compressed write failed: " + (code == Z_ERRNO ? std::strerror(errno) : text);
+      error_ = Target() + ": compressed write failed: " + gzip_->error();
     }
     return;
   }
@@ -132,13 +128,12 @@ void AtomicFile::Write(std::string_view bytes) {
 std::string AtomicFile::Target() const { return to_stdout_ ? "standard output" : path_; }
 
 // gzclose writes what zlib still holds: a full disk shows here as often as in Write.
+// Closing writes what the compressor still holds: a full disk shows here as often as in Write.
 bool AtomicFile::CloseGzip() {
-  const int code = gzclose(static_cast<gzFile>(gzip_));
-  gzip_ = nullptr;
-  if (code == Z_OK) return true;
-  if (error_.empty())
-    error_ = Target() + ": compressed write failed: " + (code == Z_ERRNO ? std::strerror(errno) : "zlib error " + std::to_string(code));
-  return false;
+  const bool ok = gzip_->Close();
+  if (!ok && error_.empty()) error_ = Target() + ": compressed write failed: " + gzip_->error();
+  gzip_.reset();
+  return ok;
 }
 
 bool AtomicFile::Commit() {

@@ -14,8 +14,11 @@
 #pragma once
 
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <string_view>
+
+#include "emit/gzip_stream.h"
 
 namespace jobviz {
 
@@ -41,7 +44,7 @@ class AtomicFile {
   bool CloseGzip();
   std::string path_, temp_path_, error_;
   std::FILE* file_ = nullptr;
-  void* gzip_ = nullptr;  // gzFile writing into file_'s descriptor
+  std::unique_ptr<GzipStream> gzip_;  // writing into a duplicate of file_'s descriptor
   bool to_stdout_ = false;
   bool streamed_ = false;  // written into the target itself (not a regular file): nothing to rename
   bool write_failed_ = false;
