@@ -113,14 +113,14 @@ class ProtoTrace {
     const size_t event = 2 + 1 + VarintSize(track);  // type, track uuid
     const size_t packet = 1 + VarintSize(sequence_) + 1 + VarintSize(ts) + 2 + 1 + VarintSize(event) + event;
     char bytes[2 * 10 + 64];
-    char* at = WriteVarint(bytes, Tag(pb::kTracePacket, 2));
+    char* at = WriteVarint(bytes, ProtoWire::Tag(pb::kTracePacket, 2));
     at = WriteVarint(at, packet);
-    at = WriteVarint(WriteVarint(at, Tag(pb::kSequenceId, 0)), sequence_);
-    at = WriteVarint(WriteVarint(at, Tag(pb::kTimestamp, 0)), ts);
-    at = WriteVarint(WriteVarint(at, Tag(pb::kSequenceFlags, 0)), pb::kNeedsIncrementalState);
-    at = WriteVarint(WriteVarint(at, Tag(pb::kTrackEvent, 2)), event);
-    at = WriteVarint(WriteVarint(at, Tag(pb::kType, 0)), pb::kSliceEnd);
-    at = WriteVarint(WriteVarint(at, Tag(pb::kTrackUuid, 0)), track);
+    at = WriteVarint(WriteVarint(at, ProtoWire::Tag(pb::kSequenceId, 0)), sequence_);
+    at = WriteVarint(WriteVarint(at, ProtoWire::Tag(pb::kTimestamp, 0)), ts);
+    at = WriteVarint(WriteVarint(at, ProtoWire::Tag(pb::kSequenceFlags, 0)), pb::kNeedsIncrementalState);
+    at = WriteVarint(WriteVarint(at, ProtoWire::Tag(pb::kTrackEvent, 2)), event);
+    at = WriteVarint(WriteVarint(at, ProtoWire::Tag(pb::kType, 0)), pb::kSliceEnd);
+    at = WriteVarint(WriteVarint(at, ProtoWire::Tag(pb::kTrackUuid, 0)), track);
     wire_.Raw(std::string_view(bytes, static_cast<size_t>(at - bytes)));
     if (wire_.size() >= flush_bytes_) Flush();
   }
@@ -155,7 +155,6 @@ class ProtoTrace {
     }
     queue.clear();
   }
-  static constexpr std::uint64_t Tag(std::uint32_t field, std::uint32_t wire_type) { return (field << 3) | wire_type; }
   bool NothingToIntern() const { return new_names_.empty() && new_categories_.empty() && annotations_written_; }
   void WriteInternedData() {
     if (NothingToIntern()) return;

@@ -45,6 +45,9 @@ class ProtoWire {
   void clear() { used_ = 0; }
   void Truncate(size_t size) { used_ = std::min(used_, size); }
 
+  // A field's key: its number and wire type (0 varint, 1 fixed64, 2 length-delimited).
+  static constexpr std::uint64_t Tag(std::uint32_t field, std::uint32_t wire_type) { return (field << 3) | wire_type; }
+
   // uint32/64, int32/64 (two's complement), bool, enum
   [[gnu::always_inline]] void Varint(std::uint32_t field, std::uint64_t value) {
     char* at = Room(kMaxVarint * 2);
@@ -99,7 +102,6 @@ class ProtoWire {
 
  private:
   static constexpr size_t kMaxVarint = 10;
-  static std::uint64_t Tag(std::uint32_t field, std::uint32_t wire_type) { return (field << 3) | wire_type; }
   // Where `bytes` more can be written.
   [[gnu::always_inline]] char* Room(size_t bytes) {
     if (buffer_.size() - used_ < bytes) Grow(bytes);
