@@ -30,7 +30,6 @@ void AppendEdge(std::string& out, std::string_view name, std::string_view catego
   event.Close();
 }
 
-
 // A worker's "B"/"E" events, each written in one go from the parts that are
 // the same for every job of the worker (its thread id) and of a type (the
 // category and colour). A job whose type or id needs escaping goes through
