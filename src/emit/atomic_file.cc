@@ -127,7 +127,6 @@ void AtomicFile::Write(std::string_view bytes) {
 
 std::string AtomicFile::Target() const { return to_stdout_ ? "standard output" : path_; }
 
-// gzclose writes what zlib still holds: a full disk shows here as often as in Write.
 // Closing writes what the compressor still holds: a full disk shows here as often as in Write.
 bool AtomicFile::CloseGzip() {
   const bool ok = gzip_->Close();
