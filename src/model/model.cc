@@ -48,6 +48,13 @@ std::uint64_t SkipTally::total() const {
   return sum;
 }
 
+std::vector<Worker*> AllWorkers(Timeline* timeline) {
+  std::vector<Worker*> workers;
+  for (Machine& machine : timeline->machines)
+    for (Worker& worker : machine.workers) workers.push_back(&worker);
+  return workers;
+}
+
 std::string WorkerName(const Machine& machine, const Worker& worker) {
   return machine.name + " worker " + std::to_string(worker.index);
 }

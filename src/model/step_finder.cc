@@ -172,9 +172,7 @@ struct WorkerSteps {
 // own lines only (and the run's first step): one worker per thread at a time.
 StepFinding FindStepsOfOneRun(Timeline& timeline, int threads) {
   StepFinding finding;
-  std::vector<Worker*> workers;
-  for (Machine& machine : timeline.machines)
-    for (Worker& worker : machine.workers) workers.push_back(&worker);
+  const std::vector<Worker*> workers = AllWorkers(&timeline);
   const std::int64_t first_step = RunFirstStep(workers, &finding.warnings, threads);
   std::vector<WorkerSteps> found(workers.size());
   ParallelFor(workers.size(), threads, [&](size_t w) {

@@ -10,13 +10,6 @@ namespace jobviz {
 
 namespace {
 
-std::vector<Worker*> AllWorkers(Timeline* timeline) {
-  std::vector<Worker*> workers;
-  for (Machine& machine : timeline->machines)
-    for (Worker& worker : machine.workers) workers.push_back(&worker);
-  return workers;
-}
-
 std::string RoleText(const WorkerRole& role) {
   return "stage " + std::to_string(role.stage) + ", mp " + std::to_string(role.peer) + ", replica " +
          std::to_string(role.replica);
