@@ -189,10 +189,11 @@ void IntAnnotation(ProtoWire& wire, Annotation name, std::int64_t value) {
   wire.EndMessage(at);
 }
 
-void StringAnnotation(ProtoWire& wire, Annotation name, std::string_view value) {
+// Its value `head` then `tail`.
+void StringAnnotation(ProtoWire& wire, Annotation name, std::string_view head, std::string_view tail = {}) {
   const size_t at = wire.BeginMessage(pb::kDebugAnnotations);
   wire.Varint(pb::kAnnotationNameIid, name);
-  wire.Bytes(pb::kStringValue, value);
+  wire.Bytes(pb::kStringValue, head, tail);
   wire.EndMessage(at);
 }
 
@@ -253,15 +254,13 @@ void SliceBeginFields(ProtoWire& wire, std::uint64_t track, std::uint64_t name, 
   wire.Varint(pb::kCategoryIids, category);
 }
 
-void SliceEnd(ProtoTrace& trace, Nanos time, std::uint64_t track) { trace.SliceEnd(time, track); }
-
 // What every job of a worker shares, encoded once: its machine and worker
 // annotations (and the type's, for the type of the job before), and the
 // start of its source annotation, "FILE:".
 class WorkerAnnotations {
  public:
   WorkerAnnotations(const Worker& worker, std::string_view source_root)
-      : source_prefix_(std::string(std::string_view(worker.file).substr(source_root.size())) + ':') {
+      : source_prefix_(SourcePrefix(worker, source_root)) {
     IntAnnotation(shared_, kMachine, worker.machine);
     IntAnnotation(shared_, kWorker, worker.index);
     shared_size_ = shared_.size();
@@ -299,15 +298,12 @@ void JobSlice(ProtoTrace& trace, std::uint64_t track, WorkerAnnotations& annotat
     if (StepRun(job.step) > 0) IntAnnotation(wire, kRun, StepRun(job.step));
     char line[24];  // "FILE:LINE", the line number appended here: no string built a job
     const auto written = std::to_chars(line, line + sizeof line, static_cast<std::int64_t>(job.line));
-    const size_t at = wire.BeginMessage(pb::kDebugAnnotations);
-    wire.Varint(pb::kAnnotationNameIid, kSource);
-    wire.Bytes(pb::kStringValue, annotations.source_prefix(), std::string_view(line, static_cast<size_t>(written.ptr - line)));
-    wire.EndMessage(at);
+    StringAnnotation(wire, kSource, annotations.source_prefix(), std::string_view(line, static_cast<size_t>(written.ptr - line)));
     if (critical) IntAnnotation(wire, kCriticalPath, 1);
     // A flow starts or passes on at a job it leaves; it ends at one it only arrives at.
     if (flow.id != 0) wire.Fixed64(flow.out ? pb::kFlowIds : pb::kTerminatingFlowIds, flow.id);
   });
-  SliceEnd(trace, job.end, track);
+  trace.SliceEnd(job.end, track);
 }
 
 // The Steps process; its label names the directory the jobs' sources are relative to.
@@ -325,7 +321,7 @@ void StepsProcess(ProtoTrace& trace, const Timeline& timeline, std::string_view 
       IntAnnotation(trace.wire(), kStep, StepNumber(step.step));
       if (StepRun(step.step) > 0) IntAnnotation(trace.wire(), kRun, StepRun(step.step));
     });
-    SliceEnd(trace, step.end, kStepThreadUuid);
+    trace.SliceEnd(step.end, kStepThreadUuid);
     ++stats->steps;
   }
   if (critical.empty()) return;
@@ -338,7 +334,7 @@ void StepsProcess(ProtoTrace& trace, const Timeline& timeline, std::string_view 
       IntAnnotation(trace.wire(), kStep, StepNumber(slice.step));
       if (StepRun(slice.step) > 0) IntAnnotation(trace.wire(), kRun, StepRun(slice.step));
     });
-    SliceEnd(trace, slice.end, kCriticalPathUuid);
+    trace.SliceEnd(slice.end, kCriticalPathUuid);
   }
 }
 

@@ -59,15 +59,8 @@ class ProtoWire {
     for (int i = 0; i < 8; ++i) *at++ = static_cast<char>((value >> (8 * i)) & 0xff);
     Commit(at);
   }
-  [[gnu::always_inline]] void Bytes(std::uint32_t field, std::string_view bytes) {  // string, bytes
-    char* at = Room(kMaxVarint * 2 + bytes.size());
-    at = WriteVarint(WriteVarint(at, Tag(field, 2)), bytes.size());
-    if (!bytes.empty()) std::memcpy(at, bytes.data(), bytes.size());
-    Commit(at + bytes.size());
-  }
-
-  // A string or bytes field whose value is `head` then `tail` (no copy of them joined first).
-  [[gnu::always_inline]] void Bytes(std::uint32_t field, std::string_view head, std::string_view tail) {
+  // string, bytes: the value `head` then `tail` (no copy of the two joined first)
+  [[gnu::always_inline]] void Bytes(std::uint32_t field, std::string_view head, std::string_view tail = {}) {
     const size_t size = head.size() + tail.size();
     char* at = Room(kMaxVarint * 2 + size);
     at = WriteVarint(WriteVarint(at, Tag(field, 2)), size);

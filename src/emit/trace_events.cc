@@ -338,15 +338,15 @@ std::string SourceRoot(const Timeline& timeline) {
   return slash == std::string::npos || common == 0 ? "" : first->substr(0, slash + 1);
 }
 
-void AppendJobSource(std::string& out, const Worker& worker, const Job& job, std::string_view root) {
-  out.append(std::string_view(worker.file).substr(root.size()));
-  out += ':';
-  AppendInt(out, static_cast<std::int64_t>(job.line));
+std::string SourcePrefix(const Worker& worker, std::string_view root) {
+  std::string prefix(std::string_view(worker.file).substr(root.size()));
+  prefix += ':';
+  return prefix;
 }
 
 std::string JobSource(const Worker& worker, const Job& job, std::string_view root) {
-  std::string source;
-  AppendJobSource(source, worker, job, root);
+  std::string source = SourcePrefix(worker, root);
+  AppendInt(source, static_cast<std::int64_t>(job.line));
   return source;
 }
 
@@ -358,8 +358,8 @@ JobEventWriter::JobEventWriter(const Worker& worker, int pid, Nanos origin, std:
       worker_("\"machine\":" + std::to_string(worker.machine) + ",\"worker\":" + std::to_string(worker.index) +
               ",\"type\":"),
       source_(",\"source\":") {
-  AppendJsonString(source_, std::string_view(worker.file).substr(source_root.size()));
-  source_.back() = ':';  // the closing quote comes after the line number
+  AppendJsonString(source_, SourcePrefix(worker, source_root));
+  source_.pop_back();  // the closing quote comes after the line number
 }
 
 CriticalPathView::CriticalPathView(const Timeline& timeline, const Bottleneck* bottleneck)

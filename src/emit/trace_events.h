@@ -195,7 +195,8 @@ std::vector<CounterPoint> BusyWorkers(const Timeline& timeline, bool* sampled, i
 std::string SourceRoot(const Timeline& timeline);
 // A job's "source" arg: its file below `root` and its line, "machine0/workerlog.3:40".
 std::string JobSource(const Worker& worker, const Job& job, std::string_view root);
-void AppendJobSource(std::string& out, const Worker& worker, const Job& job, std::string_view root);
+// What every job source of `worker` starts with: its file below `root` and ':'.
+std::string SourcePrefix(const Worker& worker, std::string_view root);
 
 // Writes one worker's jobs as complete ("X") events of the Perfetto JSON,
 // with the job's args (`args`). What all of them share (the process, the
