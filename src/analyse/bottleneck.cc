@@ -246,8 +246,20 @@ void AddCriticalPath(const StepGraph& g, const GraphLanes& lanes, std::int64_t s
   r.path.end = g.end;
   std::map<std::pair<int, std::uint32_t>, std::pair<Name, Nanos>> compute;
   std::map<std::pair<int, int>, Nanos> hand_offs;
+  const std::vector<PathPart> parts = CriticalPath(g);
+  // Kept for every step until the traces are written, and taken while the
+  // other threads' step graphs are at their largest (the run's peak
+  // memory): sized exactly, not by doubling.
+  size_t jobs = 0, marks = 0;
+  for (const PathPart& part : parts)
+    if (part.kind == PathPartKind::kJob) {
+      ++jobs;
+      marks += g.jobs[part.job].members;
+    }
+  r.path.jobs.reserve(jobs);
+  r.marks.reserve(marks);
   CriticalJob pending;  // the wait before a job comes before the job in time order
-  for (const PathPart& part : CriticalPath(g)) {
+  for (const PathPart& part : parts) {
     const StageJob& node = g.jobs[part.job];
     const int stage = lanes.lanes[node.lane].stage;
     switch (part.kind) {
