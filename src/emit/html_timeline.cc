@@ -196,7 +196,7 @@ std::string TimelineJson(const Timeline& timeline, const std::string& title, con
       const Worker& worker = *worker_in_group;
       const WorkerRows& rows = groups[g].rows[w];
       std::vector<std::vector<const Job*>> by_lane(static_cast<size_t>(rows.lane_count));
-      for (size_t j = 0; j < worker.jobs.size(); ++j) by_lane[static_cast<size_t>(rows.lanes[j])].push_back(&worker.jobs[j]);
+      for (size_t j = 0; j < worker.jobs.size(); ++j) by_lane[static_cast<size_t>(rows.Lane(j))].push_back(&worker.jobs[j]);
       const size_t worker_index = first_worker[m] + static_cast<size_t>(&worker - timeline.machines[m].workers.data());
       for (int lane = 0; lane < rows.lane_count; ++lane) {
         const auto& lane_jobs = by_lane[static_cast<size_t>(lane)];

@@ -167,7 +167,7 @@ void AppendPiece(std::string& out, const Timeline& timeline, const std::vector<R
   WorkerJobMarks marks(flows, critical, piece.machine, worker, piece.first_job);
   for (size_t j = piece.first_job; j < piece.last_job; ++j) {
     out += ",\n";
-    events.Append(out, worker.jobs[j], rows.first_tid + rows.lanes[j], marks.Flow(j), marks.OnCriticalPath(j));
+    events.Append(out, worker.jobs[j], rows.Tid(j), marks.Flow(j), marks.OnCriticalPath(j));
   }
 }
 

@@ -382,7 +382,7 @@ void GroupProcess(ProtoTrace& trace, const Timeline& timeline, const FlowChains&
     WorkerJobMarks marks(flows, critical, m, *worker);
     WorkerAnnotations annotations(*worker, source_root);
     for (size_t j = 0; j < worker->jobs.size(); ++j) {
-      JobSlice(trace, RowUuid(groups, r.first_tid + r.lanes[j]), annotations, worker->jobs[j], marks.Flow(j),
+      JobSlice(trace, RowUuid(groups, r.Tid(j)), annotations, worker->jobs[j], marks.Flow(j),
                marks.OnCriticalPath(j));
       ++stats->jobs;
     }

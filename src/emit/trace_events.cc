@@ -73,7 +73,13 @@ std::vector<RowGroup> LayOutRows(const Timeline& timeline, int threads) {
     group.rows.resize(group.workers.size());
     for (size_t w = 0; w < group.workers.size(); ++w) all.emplace_back(group.workers[w].second, &group.rows[w]);
   }
-  ParallelFor(all.size(), threads, [&](size_t i) { all[i].second->lanes = AssignLanes(all[i].first->jobs, &all[i].second->lane_count); });
+  ParallelFor(all.size(), threads, [&](size_t i) {
+    const std::vector<Job>& jobs = all[i].first->jobs;
+    // AssignLanes puts every job on lane 0 exactly when none starts before the one before it ended.
+    const auto overlaps = [](const Job& before, const Job& job) { return job.start < before.end; };
+    if (std::adjacent_find(jobs.begin(), jobs.end(), overlaps) != jobs.end())
+      all[i].second->lanes = AssignLanes(jobs, &all[i].second->lane_count);
+  });
   int next_tid = kStepsPid + 1;
   for (auto& [worker, r] : all) {
     r->first_tid = next_tid;
