@@ -59,6 +59,27 @@ TEST_CASE("Lanes: overlapping jobs of one worker go to extra rows") {
   CHECK(count == 1);
 }
 
+TEST_CASE("Rows: a worker's jobs get lanes only where one overlaps the job before, and the row ids run on") {
+  Timeline t = SampleTimeline();
+  // machine0 worker 3: its second job starts 1 ns before its first ends.
+  t.machines[0].workers[1].jobs[1].start = t.machines[0].workers[1].jobs[0].end - 1;
+  // machine10 worker 2: back to back to the nanosecond, no overlap.
+  for (int threads : {1, 3}) {
+    const std::vector<RowGroup> groups = LayOutRows(t, threads);
+    REQUIRE(groups.size() == 2);
+    const WorkerRows &plain = groups[0].rows[0], &overlapping = groups[0].rows[1], &after = groups[1].rows[0];
+    CHECK(plain.lanes.empty());  // no per-job vector where every job is on lane 0
+    CHECK(plain.lane_count == 1);
+    CHECK((plain.Tid(0) == plain.first_tid && plain.Tid(1) == plain.first_tid));
+    CHECK(overlapping.lanes == std::vector<int>{0, 1});
+    CHECK(overlapping.lane_count == 2);
+    CHECK(overlapping.Tid(1) == overlapping.first_tid + 1);
+    CHECK(overlapping.first_tid == plain.first_tid + 1);
+    CHECK(after.first_tid == overlapping.first_tid + 2);  // after both of its rows
+    CHECK(after.lanes.empty());
+  }
+}
+
 TEST_CASE("Perfetto trace: valid JSON, named processes and threads, worker indices not loop indices") {
   const Timeline t = SampleTimeline();
   const json trace = json::parse(TraceText(WritePerfettoTrace, t));
