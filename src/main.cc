@@ -25,7 +25,9 @@ int Run(const jobviz::Parsed<Plan>& parsed, int (*command)(const Plan&)) {
 // mmap and gives freed memory back to the kernel, so each reuse faults in
 // and zeroes fresh pages: about 9,000 faults and a tenth of the wall time on
 // 1 GB of logs. Kept in the heap instead, the memory is reused as it is;
-// peak memory hardly moves (it is the live data that sets it).
+// peak memory hardly moves (it is the live data that sets it). The one
+// exception is given back by hand: the analysis's scratch, before the traces
+// are written (commands/draw.cc).
 void KeepFreedMemory() {
 #if defined(__GLIBC__)
   mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest; below it blocks come from the heap
