@@ -12,8 +12,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "read/parallel_for.h"
 
 int main(int argc, char** argv) {
   int threads = 1;
@@ -31,27 +32,21 @@ int main(int argc, char** argv) {
     return 2;
   }
   const auto started = std::chrono::steady_clock::now();
-  std::atomic<size_t> next{0}, bytes{0}, failed{0};
-  const auto drain = [&] {
-    std::vector<char> block(1 << 20);
-    size_t read_bytes = 0;
-    for (size_t i = next++; i < files.size(); i = next++) {
-      const int fd = open(files[i], O_RDONLY | O_CLOEXEC);
-      if (fd < 0) {
-        ++failed;
-        continue;
-      }
-      ssize_t n = 0;
-      while ((n = read(fd, block.data(), block.size())) > 0) read_bytes += static_cast<size_t>(n);
-      if (n < 0) ++failed;
-      close(fd);
+  std::atomic<size_t> bytes{0}, failed{0};
+  jobviz::ParallelFor(files.size(), threads, [&](size_t i) {
+    thread_local std::vector<char> block(1 << 20);
+    const int fd = open(files[i], O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      ++failed;
+      return;
     }
+    size_t read_bytes = 0;
+    ssize_t n = 0;
+    while ((n = read(fd, block.data(), block.size())) > 0) read_bytes += static_cast<size_t>(n);
+    if (n < 0) ++failed;
+    close(fd);
     bytes += read_bytes;
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(drain);
-  drain();
-  for (std::thread& thread : pool) thread.join();
+  });
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::printf("%zu files, %zu bytes in %.4f s on %d thread%s\n", files.size(), bytes.load(), seconds, threads,
               threads == 1 ? "" : "s");
