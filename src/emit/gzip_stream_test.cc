@@ -85,8 +85,7 @@ TEST_CASE("A gzip stream with nothing written is still a valid, empty gzip file"
   auto gz = OpenGzipStream(open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   REQUIRE(gz);
   CHECK(gz->Close());
-  std::string inflated = "x";
-  inflated.clear();
+  std::string inflated;
   CHECK(InflateOneMember(ReadFile(path), &inflated));
   CHECK(inflated.empty());
   std::filesystem::remove(path);

@@ -174,10 +174,10 @@ struct Timeline {
 // All jobs of all workers.
 size_t CountJobs(const Timeline& timeline);
 
-// "machine0 worker 1": a worker as every report and table names it.
 // Every worker of the timeline, in machine then worker order.
 std::vector<Worker*> AllWorkers(Timeline* timeline);
 
+// "machine0 worker 1": a worker as every report and table names it.
 std::string WorkerName(const Machine& machine, const Worker& worker);
 inline std::string WorkerName(const Timeline& timeline, const Worker& worker) {
   return WorkerName(timeline.machines[static_cast<size_t>(worker.machine)], worker);
