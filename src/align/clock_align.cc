@@ -281,6 +281,7 @@ void ApplyClocks(const std::vector<MachineClock>& clocks, Timeline& timeline) {
         job.end = OnReference(clock, job.end);
       }
       for (LogRecord& r : worker.markers) r.start = OnReference(clock, r.start);
+      if (worker.end.stamped != 0) worker.end.stamped = OnReference(clock, worker.end.stamped);
     }
   }
 }

@@ -1,6 +1,7 @@
 #include "analyse/analysis.h"
 
 #include "align/pipeline_order.h"
+#include "model/unfinished_steps.h"
 #include "model/time_value.h"
 #include "read/parallel_for.h"
 
@@ -66,8 +67,12 @@ std::vector<StepWindow> StepWindows(const std::vector<const Worker*>& workers, c
   if (any_step)
     for (const StepSpan& span : timeline.steps)
       if (auto it = windows.find(span.step); it != windows.end()) it->second = {span.step, span.start, span.end};
+  // The steps the run did not finish are drawn, not measured: their jobs
+  // fall in no window (docs/analysis.md, "Where the run stopped").
+  const UnfinishedStepSet unfinished(timeline);
   std::vector<StepWindow> out;
-  for (const auto& [step, window] : windows) out.push_back(window);
+  for (const auto& [step, window] : windows)
+    if (!unfinished.Contains(step)) out.push_back(window);
   return out;
 }
 
@@ -98,11 +103,13 @@ WorkerAnalysis AnalyzeWorker(const Machine& machine, const Worker& worker, const
   return w;
 }
 
-std::map<std::string, TypeAnalysis> JobTypes(const std::vector<const Worker*>& workers, int threads) {
+std::map<std::string, TypeAnalysis> JobTypes(const std::vector<const Worker*>& workers,
+                                             const UnfinishedStepSet& unfinished, int threads) {
   std::unordered_map<std::uint32_t, size_t> slot;  // Name::index() -> entry
   std::vector<std::pair<Name, std::vector<Nanos>>> durations;
   for (const Worker* worker : workers)
     for (const Job& job : worker->jobs) {
+      if (unfinished.Contains(job.step)) continue;
       const auto [it, inserted] = slot.try_emplace(job.type.index(), durations.size());
       if (inserted) durations.emplace_back(job.type, std::vector<Nanos>());
       durations[it->second].second.push_back(job.end - job.start);
@@ -184,7 +191,7 @@ Analysis Analyze(const Timeline& timeline, int threads) {
     all_windows = SaturatingAdd(all_windows, worker.windows);
   }
   a.bubble_ratio = all_windows > 0 ? static_cast<double>(all_idle) / static_cast<double>(all_windows) : 0;
-  a.job_types = JobTypes(workers, threads);
+  a.job_types = JobTypes(workers, UnfinishedStepSet(timeline), threads);
   CountStagesAndMicroBatches(timeline, workers, threads, &a);
   a.schedule = RecogniseSchedule(timeline, a.stages, a.micro_batches, a.job_types);
   a.bottleneck = AnalyzeBottleneck(timeline, a.steps, threads, &a.slow_workers);

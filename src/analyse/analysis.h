@@ -12,6 +12,7 @@
 #include "analyse/bottleneck.h"
 #include "analyse/hybrid_analysis.h"
 #include "analyse/schedule.h"
+#include "analyse/stop_report.h"
 #include "model/model.h"
 #include "model/time_value.h"
 
@@ -60,6 +61,10 @@ struct Analysis {
   std::vector<StageAnalysis> stage_table;
   std::vector<LaggingPeer> lagging_peers;
   std::vector<LastReplica> last_replicas;
+  // Where a run that did not finish stopped (analyse/stop_report.h): made
+  // as soon as the steps are found (commands/stages.h FindRunSteps), since
+  // the report on stderr opens with it; Analyze leaves it as it was.
+  StopReport stop;
 };
 
 // The step windows the analysis uses (Analysis::steps).

@@ -1,5 +1,7 @@
 #include "analyse/bottleneck.h"
 
+#include "model/unfinished_steps.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -111,10 +113,12 @@ Speeds MeasureSpeeds(const Timeline& timeline, const GraphLanes& lanes, int thre
   // Each worker's durations by type, on its own thread (a worker has a few types).
   std::vector<std::vector<WorkerType>> per_worker(lanes.workers.size());
   std::vector<Nanos> load(lanes.workers.size(), 0);
+  const UnfinishedStepSet unfinished(timeline);
   ParallelFor(lanes.workers.size(), threads, [&](size_t w) {
     if (lanes.lane_of[w] < 0) return;
     std::vector<WorkerType>& types = per_worker[w];
     for (const Job& job : lanes.workers[w]->jobs) {
+      if (unfinished.Contains(job.step)) continue;  // a stopped step's jobs are no measure of speed
       const Nanos d = job.end - job.start;
       load[w] += d;
       auto it = std::find_if(types.begin(), types.end(), [&](const WorkerType& t) { return t.type == job.type.index(); });

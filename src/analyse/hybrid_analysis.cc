@@ -1,5 +1,7 @@
 #include "analyse/hybrid_analysis.h"
 
+#include "model/unfinished_steps.h"
+
 #include <algorithm>
 #include <map>
 #include <tuple>
@@ -31,6 +33,7 @@ using PassesByType = PerName<Pass, PassOf>;
 }  // namespace
 
 std::vector<StageAnalysis> AnalyzeStages(const Timeline& timeline, const std::vector<WorkerAnalysis>& workers) {
+  const UnfinishedStepSet unfinished(timeline);  // a stopped step is no measure
   PassesByType passes;
   std::map<int, StageAnalysis> stages;
   std::map<int, std::pair<std::vector<Nanos>, std::vector<Nanos>>> durations;  // forward, backward
@@ -46,6 +49,7 @@ std::vector<StageAnalysis> AnalyzeStages(const Timeline& timeline, const std::ve
       stage.idle = SaturatingAdd(stage.idle, analysed.idle);
       auto& [forward, backward] = durations[worker.role.stage];
       for (const Job& job : worker.jobs) {
+        if (unfinished.Contains(job.step)) continue;
         const Pass pass = passes.Of(job.type);
         if (pass == Pass::kForward) forward.push_back(job.end - job.start);
         else if (pass == Pass::kBackward || pass == Pass::kBackwardInput) backward.push_back(job.end - job.start);
@@ -63,6 +67,7 @@ std::vector<StageAnalysis> AnalyzeStages(const Timeline& timeline, const std::ve
 }
 
 std::vector<LaggingPeer> FindLaggingPeers(const Timeline& timeline) {
+  const UnfinishedStepSet unfinished(timeline);  // a stopped step is no measure
   // The peers of each (replica, stage), and each peer's jobs by (type,
   // micro-batch, occurrence) in its start order.
   using JobKey = std::tuple<std::uint32_t, std::int64_t, std::int64_t, int>;  // type, micro-batch, step, occurrence
@@ -85,7 +90,7 @@ std::vector<LaggingPeer> FindLaggingPeers(const Timeline& timeline) {
   const auto keyed = [&](const Worker& worker) {
     Peer peer{&worker, {}};
     for (const Job& job : worker.jobs)  // in start order: the occurrence counts below follow it
-      if (IsComputePass(passes.Of(job.type)))
+      if (IsComputePass(passes.Of(job.type)) && !unfinished.Contains(job.step))
         peer.jobs.emplace_back(JobKey{job.type.index(), job.micro_batch, job.step, 0}, &job);
     std::stable_sort(peer.jobs.begin(), peer.jobs.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
     for (size_t i = 1; i < peer.jobs.size(); ++i) {
@@ -137,6 +142,7 @@ std::vector<LaggingPeer> FindLaggingPeers(const Timeline& timeline) {
 }
 
 std::vector<LastReplica> FindLastReplicas(const Timeline& timeline, const std::vector<StepWindow>& steps) {
+  const UnfinishedStepSet unfinished(timeline);  // a stopped step is no measure
   std::map<std::int64_t, std::map<int, Nanos>> last;  // step -> replica -> last compute job end
   PassesByType passes;
   int replicas = 0;
@@ -145,7 +151,7 @@ std::vector<LastReplica> FindLastReplicas(const Timeline& timeline, const std::v
       if (!worker.role.known()) continue;
       replicas = std::max(replicas, worker.role.replica + 1);
       for (const Job& job : worker.jobs) {
-        if (job.step == kNoStep || !IsComputePass(passes.Of(job.type))) continue;
+        if (job.step == kNoStep || !IsComputePass(passes.Of(job.type)) || unfinished.Contains(job.step)) continue;
         auto [it, inserted] = last[job.step].try_emplace(worker.role.replica, job.end);
         it->second = std::max(it->second, job.end);
       }

@@ -1,5 +1,7 @@
 #include "analyse/schedule.h"
 
+#include "model/unfinished_steps.h"
+
 #include <algorithm>
 #include <charconv>
 #include <set>
@@ -36,6 +38,7 @@ struct OrderVotes {
 // pipeline, against what each schedule prints (Paddle's pipeline_scheduler
 // passes).
 OrderVotes VoteOnOrder(const Timeline& timeline, int stages, int micro_batches) {
+  const UnfinishedStepSet unfinished(timeline);  // a stopped step runs no schedule to its end
   OrderVotes votes;
   for (const PipelineChain& chain : PipelineChains(timeline)) {
     int stage = 0;  // without a topology, workers with no jobs are no stage
@@ -47,6 +50,7 @@ OrderVotes VoteOnOrder(const Timeline& timeline, int stages, int micro_batches) 
       const auto expect_eager = std::min(micro_batches, 2 * remaining - 1);
       std::map<std::int64_t, std::vector<bool>> by_step;  // per step, in start order: forward or backward
       for (const Job& job : worker->jobs) {
+        if (unfinished.Contains(job.step)) continue;
         const Pass pass = ClassifyJobType(job.type).pass;
         if (pass == Pass::kForward || pass == Pass::kBackward) by_step[job.step].push_back(pass == Pass::kForward);
       }

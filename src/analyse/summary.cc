@@ -114,6 +114,60 @@ void AddBottleneck(const Analysis& a, nlohmann::json& doc) {
   }
 }
 
+nlohmann::json StopJobJson(const StopJob& job, Nanos run_start) {
+  if (!job.known()) return nullptr;
+  nlohmann::json out = {{"type", job.type.str()}, {"micro_batch", job.micro_batch}, {"step", StepNumber(job.step)}};
+  AddRun(out, job.step);
+  if (job.end != 0) out["end_after_start_us"] = Micros(job.end - run_start);
+  return out;
+}
+
+// Where the run stopped (analyse/stop_report.h): always there, so that a
+// gate can read it; `first` is null unless one stage stopped first.
+void AddStop(const Analysis& a, const Timeline& timeline, nlohmann::json& doc) {
+  using nlohmann::json;
+  const StopReport& r = a.stop;
+  std::vector<const Worker*> workers;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers) workers.push_back(&worker);
+  const auto name = [&](std::uint32_t w) { return w < workers.size() ? WorkerName(timeline, *workers[w]) : ""; };
+  json stages = json::array();
+  for (const LaneStop& lane : r.lanes) {
+    json names = json::array();
+    for (const std::uint32_t w : lane.workers) names.push_back(name(w));
+    json entry = {{"replica", lane.replica}, {"stage", lane.stage}, {"workers", names},
+                  {"state", LaneStateKey(lane.state)}, {"last", StopJobJson(lane.last, r.run_start)},
+                  {"next", StopJobJson(lane.next, r.run_start)}, {"input", lane.input},
+                  {"waiting_workers", lane.waiting_workers}};
+    if (lane.state == LaneState::kWaiting && lane.waits_on >= 0)
+      entry["waits_on"] = {{"replica", r.lanes[lane.waits_on].replica}, {"stage", r.lanes[lane.waits_on].stage}};
+    if (lane.state == LaneState::kStuck) entry["ready_after_start_us"] = Micros(lane.ready - r.run_start);
+    stages.push_back(std::move(entry));
+  }
+  json logs = json::array();
+  for (const WorkerEnding& e : r.workers)
+    logs.push_back({{"name", name(e.worker)}, {"last_after_start_us", e.last_time ? Micros(e.last_time - r.run_start) : 0.0},
+                    {"before_others_us", Micros(e.before_others)}, {"lines", e.lines}, {"last_line", e.last_line},
+                    {"cut_mid_line", e.cut_mid_line}, {"no_jobs", e.no_jobs}});
+  json first = nullptr;
+  if (r.kind == StopKind::kStopped && r.first >= 0) {
+    const LaneStop& lane = r.lanes[static_cast<size_t>(r.first)];
+    const Worker* w = r.first_worker < workers.size() ? workers[r.first_worker] : nullptr;
+    first = {{"name", name(r.first_worker)}, {"machine", w ? w->machine : 0}, {"worker", w ? w->index : 0},
+             {"stage", lane.stage}, {"mp", w ? w->role.peer : 0}, {"replica", lane.replica},
+             {"last", StopJobJson(lane.last, r.run_start)}, {"next", StopJobJson(lane.next, r.run_start)},
+             {"input", lane.input}, {"waiting_workers", lane.waiting_workers},
+             {"log_ends_before_others_us", Micros(r.workers[r.first_worker].before_others)}};
+    if (lane.state == LaneState::kStuck && !lane.input.empty())
+      first["input_arrived_after_start_us"] = Micros(lane.input_arrived - r.run_start);
+  }
+  doc["stopped"] = {{"kind", StopKindKey(r.kind)}, {"sentence", r.sentence},
+                    {"step", r.step == kNoStep ? json(nullptr) : json(StepNumber(r.step))},
+                    {"unfinished_steps", r.unfinished_steps}, {"unfinished_jobs", r.unfinished_jobs},
+                    {"global_barrier", r.barrier}, {"first", first}, {"stages", stages}, {"logs", logs}};
+  if (r.step != kNoStep) AddRun(doc["stopped"], r.step);
+}
+
 }  // namespace
 
 nlohmann::json SummaryJson(const Analysis& a, const Timeline& timeline, const RunCounts& counts) {
@@ -151,6 +205,7 @@ nlohmann::json SummaryJson(const Analysis& a, const Timeline& timeline, const Ru
   AddSlowWorkers(a, doc);
   AddBottleneck(a, doc);
   if (a.topology.hybrid()) AddTopology(a, doc);
+  AddStop(a, timeline, doc);
   doc["clock"] = json::array();
   for (size_t m = 0; m < timeline.machines.size(); ++m) {
     const Machine& machine = timeline.machines[m];
@@ -187,6 +242,8 @@ const nlohmann::json& SummarySchema() {
     one.stage_table.push_back({});
     one.lagging_peers.push_back({});
     one.last_replicas.push_back({});
+    one.stop.lanes.push_back({});
+    one.stop.workers.push_back({});
     Timeline timeline;
     timeline.machines.emplace_back();
     return SummaryJson(one, timeline, {});

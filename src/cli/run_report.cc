@@ -9,6 +9,7 @@
 #include <map>
 
 #include "cli/report.h"
+#include "emit/stop_text.h"
 #include "model/time_value.h"
 
 namespace jobviz {
@@ -235,6 +236,8 @@ std::string ReadLine(const FinishedRun& run) {
 
 std::string RunReport(const FinishedRun& run, int verbosity) {
   std::string report;
+  // A run that stopped says where first: the most urgent thing the report knows.
+  if (verbosity >= 1) report += StopReportLines(run.analysis.stop, run.timeline);
   if (verbosity >= 2) report += VerboseFileLines(run.read.files, run.runs);
   if (verbosity >= 1) {
     report += ReadLine(run);

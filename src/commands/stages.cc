@@ -5,6 +5,7 @@
 #include "analyse/analysis.h"
 #include "analyse/summary.h"
 #include "model/step_finder.h"
+#include "model/unfinished_steps.h"
 #include "cli/exit_status.h"
 #include "cli/output_paths.h"
 #include "cli/progress.h"
@@ -164,11 +165,18 @@ bool CutSteps(const StepRange& range, FinishedRun* run, int* status) {
 void FindRunSteps(FinishedRun* run) {
   StepFinding steps = FindSteps(run->timeline, run->threads);
   run->skipped.Merge(steps.skipped);
+  const UnfinishedSteps unfinished = MarkUnfinishedSteps(&run->timeline);
+  run->analysis.stop = ReportStop(run->timeline, unfinished);
+  // The stop report names who stopped; a bare count of steps names nobody.
+  if (unfinished.first != kNoStep)
+    std::erase_if(steps.warnings, [](const std::string& w) { return w.starts_with(kDifferentStepCounts); });
   run->warnings.insert(run->warnings.end(), steps.warnings.begin(), steps.warnings.end());
 }
 
 void AnalyseRun(FinishedRun* run) {
+  StopReport stop = std::move(run->analysis.stop);
   run->analysis = Analyze(run->timeline, run->threads);
+  run->analysis.stop = std::move(stop);
   run->summary = SummaryJson(run->analysis, run->timeline,
                              RunCounts{run->read.files.size(), run->read.lines, run->jobs, run->skipped.total()});
 }

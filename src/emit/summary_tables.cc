@@ -5,6 +5,7 @@
 #include <set>
 
 #include "emit/json_text.h"
+#include "emit/stop_text.h"
 #include "emit/trace_events.h"
 #include "model/time_value.h"
 
@@ -245,7 +246,11 @@ void AddBottleneckSections(const Analysis& a, std::vector<SummarySection>* secti
 
 std::vector<SummarySection> SummarySections(const Analysis& a, const Timeline& timeline) {
   std::vector<SummarySection> sections;
+  // Where a run that did not finish stopped comes before anything measured.
+  for (const std::string& line : StopVerdictLines(a.stop)) sections.push_back({"", line, {}});
   AddVerdict(a, &sections);
+  if (auto rows = StopRows(a.stop, timeline); !rows.empty())
+    sections.push_back({"Where the run stopped (first to stop first)", "", std::move(rows)});
   if (!a.steps.empty() && a.steps.front().step != kNoStep) {
     // Starts after the run start (RunStart), as the HTML ruler and tooltip count.
     const Nanos zero = RunStart(timeline);

@@ -124,6 +124,22 @@ inline bool StartsBefore(const Job& a, const Job& b) { return a.start != b.start
 struct StepSpan {
   std::int64_t step = 0;  // the step's number as the training program counts it
   Nanos start = 0, end = 0;
+  // The run stopped in or before it: some workers never finished their part
+  // (model/unfinished_steps.h). Drawn, marked, and left out of the analysis.
+  bool unfinished = false;
+};
+
+// How a worker's log ends (parse/log_tail.h): what the stop report reads to
+// tell a log that went silent while the others went on.
+struct LogEnd {
+  std::uint64_t lines = 0;     // lines in the file
+  std::string last_line;       // its last line, cut to a sane length
+  bool cut_mid_line = false;   // the file ends inside a line (a crash mid-write)
+  // When its last line with a glog prefix was written, on the jobs' clock
+  // (the prefix's local time, put on the job clock by a job line's own
+  // prefix); 0: not known.
+  Nanos stamped = 0;
+  std::uint64_t stamped_line = 0;
 };
 
 // The records of one worker log that belong to the chosen run.
@@ -140,6 +156,8 @@ struct Worker {
   // Its stage, tensor-parallel peer index and replica (model/topology_resolver.h);
   // unknown until the topology is resolved, and when nothing says it.
   WorkerRole role;
+  // How the file ends; left empty when the drawn run is not the file's last.
+  LogEnd end;
 };
 
 struct Machine {

@@ -219,7 +219,7 @@ StepFinding FindStepsOfOneRun(Timeline& timeline, int threads) {
   }
   for (const auto& [number, span] : merged) timeline.steps.push_back(span);
   if (step_counts.size() > 1 && !timeline.steps.empty()) {
-    finding.warnings.push_back("workers found different numbers of steps (" +
+    finding.warnings.push_back(std::string(kDifferentStepCounts) + " (" +
                                std::to_string(step_counts.begin()->first) + " to " +
                                std::to_string(step_counts.rbegin()->first) + ")");
   }

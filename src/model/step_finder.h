@@ -7,6 +7,9 @@
 
 namespace jobviz {
 
+// The start of the warning when workers found different numbers of steps.
+inline constexpr const char* kDifferentStepCounts = "workers found different numbers of steps";
+
 struct StepFinding {
   SkipTally skipped;  // unmatched NVTX pops
   std::vector<std::string> warnings;

@@ -112,6 +112,7 @@ FileBuild BuildFile(const WorkerLogFile& file, WorkerLogScan& scan, const RunCho
     }
   build.worker = MakeWorker(file, scan, begin, end);
   if (earlier_place) build.worker.markers.insert(build.worker.markers.begin(), *earlier_place);
+  if (runs.empty() || Drawn(choice, runs.size() - 1, runs.size())) build.worker.end = std::move(scan.end);
   if (choice.kind == RunChoice::Kind::kAll && runs.size() > 1) {
     build.worker.run_starts.push_back(0);
     for (size_t r = 1; r < runs.size(); ++r) build.worker.run_starts.push_back(runs[r].first_line);

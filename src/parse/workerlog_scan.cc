@@ -6,6 +6,7 @@
 
 #include "parse/job_line_matcher.h"
 #include "parse/keyword_scanner.h"
+#include "parse/log_tail.h"
 #include "read/line_reader.h"
 
 namespace jobviz {
@@ -67,6 +68,8 @@ class Scanner {
 
   void ScanBlock(const LineBlock& block);
   void Finish(bool ended_without_newline) { scan_.lines = lines_before_ + ended_without_newline; }
+  // The writer's zone, from the first job lines with a glog prefix (LogEnd::stamped).
+  std::optional<Nanos> zone_offset() const { return zone_offset_; }
 
  private:
   // A job line as printed, taken in one pass; false leaves it to the general way.
@@ -75,6 +78,11 @@ class Scanner {
   // Skips (and reports) a job whose times cannot be drawn.
   bool JobTimesUsable(std::string_view line, const ParsedLine& parsed);
   void Skip(SkipReason reason, std::string_view line, size_t column, std::string detail);
+  void LearnZone(std::string_view line, Nanos job_end) {
+    if (zone_offset_ || zone_tries_ == 0) return;
+    --zone_tries_;
+    if (const auto stamp = ParseGlogStamp(line)) zone_offset_ = GlogZoneOffset(*stamp, job_end);
+  }
 
   WorkerLogScan& scan_;
   const LineParser& parser_;
@@ -82,6 +90,8 @@ class Scanner {
   std::uint64_t current_line_ = 0;  // 1-based number of the line being handled
   std::string scratch_;
   bool reported_overlong_ = false;
+  std::optional<Nanos> zone_offset_;
+  int zone_tries_ = 16;  // job lines with a prefix looked at before giving up
 };
 
 void Scanner::ScanBlock(const LineBlock& block) {
@@ -144,6 +154,7 @@ bool Scanner::TakeCanonicalJob(std::string_view text, size_t line_start, size_t 
 
   LogRecord record = JobRecord(current_line_, job.id, job.type, job.micro_batch, job.start.ns, job.end.ns);
   record.thread = GlogThread(text.substr(line_start, end - line_start));
+  if (record.thread != 0) LearnZone(text.substr(line_start, end - line_start), job.end.ns);
   scan_.records.push_back(std::move(record));
   *resume_at = end;
   return true;
@@ -248,7 +259,15 @@ void Scanner::HandleRecord(std::string_view line, const ParsedLine& parsed, bool
       return;
   }
   record.thread = GlogThread(line);
+  if (record.kind == RecordKind::kJob && record.thread != 0) LearnZone(line, record.end);
   scan_.records.push_back(std::move(record));
+}
+
+// The end of the file's last job: the year a glog stamp belongs to.
+Nanos LastJobEnd(const std::vector<LogRecord>& records) {
+  for (auto it = records.rbegin(); it != records.rend(); ++it)
+    if (it->kind == RecordKind::kJob) return it->end;
+  return 0;
 }
 
 }  // namespace
@@ -266,12 +285,15 @@ WorkerLogScan ScanWorkerLog(const std::string& file, ByteSource& source, const L
   LineReader reader(source, block_size, LineReader::kMaxLine, buffer);
   LineBlock block;
   bool ended_without_newline = false;
+  LogTailKeeper tail;
   while (reader.Next(&block)) {
     scanner.ScanBlock(block);
+    tail.Add(block.text);
     ended_without_newline = block.ends_without_newline;
     if (progress) progress->fetch_add(block.text.size(), std::memory_order_relaxed);
   }
   scanner.Finish(ended_without_newline);
+  scan.end = tail.Finish(scan.lines, ended_without_newline, scanner.zone_offset(), LastJobEnd(scan.records));
   scan.bytes = reader.bytes_read();
   if (!reader.error().empty()) scan.read_error = reader.error();
   return scan;

@@ -19,6 +19,7 @@ struct WorkerLogScan {
   std::uint64_t bytes = 0;
   std::uint64_t lines = 0;
   std::vector<LogRecord> records;  // file order
+  LogEnd end;                      // how the file ends (parse/log_tail.h)
   SkipTally skipped;
   std::string read_error;  // non-empty when the file could not be read to its end
 };

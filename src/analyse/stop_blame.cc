@@ -1,0 +1,160 @@
+#include "analyse/stop_blame.h"
+
+#include <algorithm>
+
+#include "model/time_value.h"
+
+namespace jobviz {
+
+namespace {
+
+constexpr Nanos kMicro = 1000;
+constexpr Nanos kMilli = 1000 * kMicro;
+
+// Each worker's last timed line (its last job's end, or a later
+// glog-stamped line), and how far before the latest other log it ends.
+void EndWorkers(const GraphLanes& graph, StopReport* r) {
+  r->workers.resize(graph.workers.size());
+  Nanos latest = 0, second = 0;
+  for (size_t w = 0; w < graph.workers.size(); ++w) {
+    const Worker& worker = *graph.workers[w];
+    WorkerEnding& e = r->workers[w];
+    e.worker = static_cast<std::uint32_t>(w);
+    e.no_jobs = worker.jobs.empty();
+    for (const Job& job : worker.jobs) e.last_time = std::max(e.last_time, job.end);
+    e.last_time = std::max(e.last_time, worker.end.stamped);
+    e.lines = worker.end.lines;
+    e.last_line = worker.end.last_line;
+    e.cut_mid_line = worker.end.cut_mid_line;
+    if (e.last_time >= latest) {
+      second = latest;
+      latest = e.last_time;
+    } else {
+      second = std::max(second, e.last_time);
+    }
+  }
+  for (WorkerEnding& e : r->workers)
+    if (e.last_time > 0) e.before_others = std::max<Nanos>(0, (e.last_time == latest ? second : latest) - e.last_time);
+}
+
+// Follows each waiting lane to the lane its chain of waits ends at; counts
+// its workers there.
+void CountWaiters(StopReport* r) {
+  for (LaneStop& lane : r->lanes) lane.waiting_workers = 0;
+  for (const LaneStop& lane : r->lanes) {
+    if (lane.state != LaneState::kWaiting) continue;
+    int at = lane.waits_on;
+    for (size_t hops = 0; at >= 0 && r->lanes[at].state == LaneState::kWaiting && hops < r->lanes.size(); ++hops)
+      at = r->lanes[at].waits_on;
+    if (at >= 0 && r->lanes[at].state != LaneState::kWaiting) r->lanes[at].waiting_workers += lane.workers.size();
+  }
+}
+
+// The latest log end of the workers outside a lane.
+Nanos OthersEnd(const StopReport& r, const LaneStop& lane) {
+  Nanos latest = 0;
+  for (const WorkerEnding& e : r.workers)
+    if (std::find(lane.workers.begin(), lane.workers.end(), e.worker) == lane.workers.end())
+      latest = std::max(latest, e.last_time);
+  return latest;
+}
+
+// A stuck lane stopped (rather than being cut off mid-job with every other
+// log) when the others' logs go on well past when its job should have
+// ended: twice its usual length, so that one slow job is not a stop.
+bool Overdue(const StopReport& r, const LaneStop& lane) {
+  const Nanos expected_end = lane.ready + lane.usual;
+  return OthersEnd(r, lane) - expected_end > std::max(2 * lane.usual, kMilli);
+}
+
+std::string Since(const StopReport& r, Nanos t) { return FormatSinceStart(t - r.run_start); }
+
+std::string Where(const Timeline& timeline, const GraphLanes& graph, const StopReport& r, const LaneStop& lane,
+                  std::uint32_t w) {
+  const Worker& worker = *graph.workers[w];
+  std::string text = WorkerName(timeline, worker) + " (stage " + std::to_string(lane.stage);
+  if (timeline.topology.peer_degree() > 1) text += ", mp " + std::to_string(worker.role.peer);
+  if (timeline.topology.replicas() > 1) text += ", replica " + std::to_string(lane.replica);
+  (void)r;
+  return text + ")";
+}
+
+std::string StoppedSentence(const Timeline& timeline, const GraphLanes& graph, const StopReport& r) {
+  const LaneStop& lane = r.lanes[static_cast<size_t>(r.first)];
+  std::string s = "The run stopped in " + StepName(r.step) + ": " + Where(timeline, graph, r, lane, r.first_worker);
+  if (lane.last.known()) s += " finished " + lane.last.type.str() + " " + std::to_string(lane.last.micro_batch) +
+                             (lane.last.step != r.step ? " of " + StepName(lane.last.step) : "") + " at " +
+                             Since(r, lane.last.end);
+  else s += " finished no job";
+  if (lane.next.known()) {
+    s += " and never finished " + lane.next.type.str() + " " + std::to_string(lane.next.micro_batch);
+    if (lane.state == LaneState::kStuck && !lane.input.empty())
+      s += ", whose input (" + lane.input + ") had arrived at " + Since(r, lane.input_arrived);
+    else if (lane.state == LaneState::kStuck)
+      s += ", which waits for no other stage";
+  } else {
+    s += "; its next job is not known (no earlier step to read it from)";
+  }
+  size_t waiting = lane.waiting_workers;
+  s += "; " + std::to_string(waiting) + (waiting == 1 ? " worker" : " workers") + " then waited on it.";
+  const WorkerEnding& end = r.workers[r.first_worker];
+  if (end.before_others >= 100 * kMicro) s += " Its log ends " + FormatDuration(end.before_others) + " before the others'.";
+  if (end.cut_mid_line) s += " Its log ends inside a line (killed while writing?).";
+  return s;
+}
+
+std::string CutSentence(const StopReport& r) {
+  Nanos first = 0, last = 0;
+  bool any = false;
+  for (const WorkerEnding& e : r.workers) {
+    if (e.last_time == 0) continue;
+    first = any ? std::min(first, e.last_time) : e.last_time;
+    last = std::max(last, e.last_time);
+    any = true;
+  }
+  return "Every log ends mid-" + StepName(r.step) + " at about the same time (within " + FormatDuration(last - first) +
+         "): still running, or copied early? No worker stands out.";
+}
+
+}  // namespace
+
+void BlameStop(const Timeline& timeline, const GraphLanes& graph, StopReport* r) {
+  EndWorkers(graph, r);
+  CountWaiters(r);
+  // The stuck lane most others wait on; among equals, the one stuck longest.
+  int best = -1;
+  for (size_t l = 0; l < r->lanes.size(); ++l) {
+    const LaneStop& lane = r->lanes[l];
+    if (lane.state != LaneState::kStuck || !Overdue(*r, lane)) continue;
+    if (best < 0 || lane.waiting_workers > r->lanes[best].waiting_workers ||
+        (lane.waiting_workers == r->lanes[best].waiting_workers && lane.ready < r->lanes[best].ready))
+      best = static_cast<int>(l);
+  }
+  if (best < 0) {
+    // No overdue job: a log that went silent well before the others' names its lane.
+    Nanos longest = kMilli;
+    for (const WorkerEnding& e : r->workers) {
+      if (e.before_others <= longest || e.no_jobs) continue;
+      for (size_t l = 0; l < r->lanes.size(); ++l)
+        if (r->lanes[l].state != LaneState::kFinished &&
+            std::find(r->lanes[l].workers.begin(), r->lanes[l].workers.end(), e.worker) != r->lanes[l].workers.end()) {
+          best = static_cast<int>(l);
+          longest = e.before_others;
+        }
+    }
+  }
+  if (best < 0) {
+    r->kind = StopKind::kCutTogether;
+    r->sentence = CutSentence(*r);
+    return;
+  }
+  r->kind = StopKind::kStopped;
+  r->first = best;
+  r->first_worker = r->lanes[best].workers.front();
+  // Among peers in the same place, the one whose log ended first.
+  for (const std::uint32_t w : r->lanes[best].workers)
+    if (r->workers[w].before_others > r->workers[r->first_worker].before_others) r->first_worker = w;
+  r->sentence = StoppedSentence(timeline, graph, *r);
+}
+
+}  // namespace jobviz

@@ -1,0 +1,305 @@
+#include "analyse/stop_report.h"
+
+#include <algorithm>
+#include <map>
+
+#include "analyse/schedule.h"
+#include "analyse/stop_blame.h"
+#include "analyse/step_graph.h"
+#include "model/time_value.h"
+
+namespace jobviz {
+
+namespace {
+
+// Where a worker stands in the step it stopped in: the jobs it finished
+// there, and its plan (its jobs of its latest earlier step, in start order).
+struct Position {
+  std::int64_t step = kNoStep;  // kNoStep: it finished its part of the run
+  std::vector<const Job*> done, plan;
+  const Job* before = nullptr;  // its last job before the step
+};
+
+Position PositionOf(const Worker& worker, const WorkerStop& stop) {
+  Position p;
+  p.step = stop.step;
+  if (p.step == kNoStep) return p;
+  std::int64_t plan_step = kNoStep;
+  for (const Job& job : worker.jobs) {
+    if (job.step == p.step) p.done.push_back(&job);
+    else if (job.step != kNoStep && job.step < p.step && StepRun(job.step) == StepRun(p.step))
+      plan_step = std::max(plan_step, job.step);
+  }
+  for (const Job& job : worker.jobs)
+    if (job.step == plan_step) p.plan.push_back(&job);
+  if (!p.plan.empty()) p.before = p.plan.back();
+  return p;
+}
+
+// Behind: an earlier step, or fewer jobs of the same one.
+bool Behind(const Position& a, const Position& b) {
+  if (a.step == kNoStep) return false;
+  if (b.step == kNoStep) return true;
+  return a.step != b.step ? a.step < b.step : a.done.size() < b.done.size();
+}
+
+// The worker's job (type, micro-batch) of `step`, from its last jobs back.
+const Job* FindJob(const Worker& worker, Name type, std::int64_t micro_batch, std::int64_t step) {
+  size_t earlier = 0;
+  for (auto it = worker.jobs.rbegin(); it != worker.jobs.rend() && earlier < 512; ++it) {
+    if (it->step == step && it->type == type && it->micro_batch == micro_batch) return &*it;
+    if (it->step != kNoStep && it->step < step) ++earlier;
+  }
+  return nullptr;
+}
+
+std::string ChunkType(const std::string& prefix, int chunk) { return prefix + std::to_string(chunk); }
+
+struct Input {
+  int lane = -1;
+  Name type;
+};
+
+struct Context {
+  const Timeline& timeline;
+  GraphLanes graph;
+  std::vector<Worker*> workers;
+  std::vector<Position> positions;  // per worker
+  StopReport report;
+  int max_chunk = 0;
+};
+
+// Whether every worker of `lane` finished job (type, micro-batch) of `step`; when it did, when.
+bool Arrived(const Context& c, int lane, Name type, std::int64_t micro_batch, std::int64_t step, Nanos* at) {
+  Nanos latest = 0;
+  for (const std::uint32_t w : c.graph.lanes[lane].workers) {
+    const Job* job = FindJob(*c.graph.workers[w], type, micro_batch, step);
+    if (!job) return false;
+    latest = std::max(latest, job->end);
+  }
+  *at = latest;
+  return true;
+}
+
+bool IsPass(Name type) { return ClassifyJobType(type.str()).pass != Pass::kOther; }
+
+// Whether the lane ran every pass of `step` (it is past them in its plan, or in a later step).
+bool PassesDone(const Context& c, int lane, std::int64_t step, Nanos* at) {
+  const LaneStop& l = c.report.lanes[lane];
+  const Position& p = c.positions[l.workers.front()];
+  if (p.step == kNoStep || p.step > step) {
+    *at = 0;
+    return true;
+  }
+  if (p.step < step || p.plan.empty()) return false;
+  size_t last_pass = 0;
+  for (size_t k = 0; k < p.plan.size(); ++k)
+    if (IsPass(p.plan[k]->type)) last_pass = k + 1;
+  if (p.done.size() < last_pass) return false;
+  *at = last_pass > 0 ? p.done[last_pass - 1]->end : 0;
+  return true;
+}
+
+// The input a lane's next job waits for through a hand-off (docs/analysis.md, "The step graph").
+Input HandOffInput(const Context& c, const StageLane& lane, Name type) {
+  const JobKind kind = ClassifyJobType(type.str());
+  switch (kind.pass) {
+    case Pass::kForward:
+      if (lane.before >= 0) return {lane.before, type};
+      if (kind.chunk > 0 && lane.last >= 0) return {lane.last, Name(ChunkType("forward", kind.chunk - 1))};
+      return {};
+    case Pass::kBackward:
+    case Pass::kBackwardInput: {
+      if (lane.after >= 0) return {lane.after, type};
+      const std::string prefix = kind.pass == Pass::kBackward ? "backward" : "backward_b";
+      if (kind.chunk >= 0 && kind.chunk < c.max_chunk && lane.first >= 0)
+        return {lane.first, Name(ChunkType(prefix, kind.chunk + 1))};
+      return {};
+    }
+    default: return {};
+  }
+}
+
+void PlaceLane(Context& c, size_t l) {
+  LaneStop& out = c.report.lanes[l];
+  const StageLane& lane = c.graph.lanes[l];
+  const Position& p = c.positions[out.workers.front()];
+  if (p.step == kNoStep) {
+    out.state = LaneState::kFinished;
+    return;
+  }
+  const size_t k = p.done.size();
+  const Job* last = k > 0 ? p.done.back() : p.before;
+  if (last) out.last = {last->type, last->micro_batch, last->step, last->start, last->end};
+  std::vector<const Job*> plan = p.plan;
+  if (plan.size() <= k)  // no earlier step: the furthest same stage of another replica
+    for (const int other : lane.other_replicas) {
+      const Position& q = c.positions[c.report.lanes[other].workers.front()];
+      if (q.step == p.step && q.done.size() > plan.size()) plan = q.done;
+    }
+  if (plan.size() <= k) return;  // kUnknown
+  const Job& next = *plan[k];
+  out.next = {next.type, next.micro_batch, p.step, 0, 0};
+  out.usual = next.end - next.start;
+  const Nanos free_at = last ? last->end : 0;
+  const Input input = HandOffInput(c, lane, next.type);
+  Nanos arrived = 0;
+  if (input.lane >= 0) {
+    if (!Arrived(c, input.lane, input.type, next.micro_batch, p.step, &arrived)) {
+      out.state = LaneState::kWaiting;
+      out.waits_on = input.lane;
+      out.input = input.type.str() + " " + std::to_string(next.micro_batch) + " from stage " +
+                      std::to_string(c.graph.lanes[input.lane].stage);
+      return;
+    }
+    out.input = input.type.str() + " " + std::to_string(next.micro_batch) + " from stage " +
+                std::to_string(c.graph.lanes[input.lane].stage);
+    out.input_arrived = arrived;
+  } else if (!IsPass(next.type) && std::any_of(plan.begin(), plan.begin() + static_cast<std::ptrdiff_t>(k),
+                                                 [](const Job* j) { return IsPass(j->type); })) {
+    // After the step's passes: the gradients' all-reduce with the other
+    // replicas of the stage, or with every stage under a global barrier.
+    std::vector<int> group = lane.other_replicas;
+    if (c.report.barrier) {
+      group.clear();
+      for (size_t o = 0; o < c.graph.lanes.size(); ++o)
+        if (o != l) group.push_back(static_cast<int>(o));
+    }
+    for (const int o : group) {
+      Nanos at = 0;
+      if (!PassesDone(c, o, p.step, &at)) {
+        out.state = LaneState::kWaiting;
+        out.waits_on = o;
+        const StageLane& other = c.graph.lanes[o];
+        out.input = "the gradients of stage " + std::to_string(other.stage) + " replica " +
+                        std::to_string(other.replica) + (c.report.barrier ? " (a global all-reduce)" : "");
+        return;
+      }
+      arrived = std::max(arrived, at);
+    }
+    out.input = c.report.barrier ? "every stage's gradients (a global all-reduce)"
+                                 : lane.other_replicas.empty() ? "" : "the other replicas' gradients";
+    out.input_arrived = arrived;
+  }
+  out.state = LaneState::kStuck;
+  out.ready = std::max(free_at, arrived);
+}
+
+// Every optimizer of a finished step starting together, stages apart, is a
+// barrier all stages join (a global gradient-norm all-reduce).
+bool GlobalBarrier(const Context& c) {
+  std::map<std::int64_t, std::pair<Nanos, Nanos>> spread;  // step -> earliest, latest optimizer start
+  std::vector<Nanos> passes;
+  std::map<int, int> stages;
+  for (size_t l = 0; l < c.graph.lanes.size(); ++l) {
+    if (c.graph.lanes[l].workers.empty()) continue;
+    ++stages[c.graph.lanes[l].stage];
+    const Worker& w = *c.graph.workers[c.graph.lanes[l].workers.front()];
+    std::map<std::int64_t, std::pair<bool, Nanos>> first_after;  // step -> (a pass seen, first non-pass after)
+    for (const Job& job : w.jobs) {
+      if (job.step == kNoStep) continue;
+      auto& [pass_seen, start] = first_after[job.step];
+      if (IsPass(job.type)) {
+        pass_seen = true;
+        start = 0;
+        if (passes.size() < 4096) passes.push_back(job.end - job.start);
+      } else if (pass_seen && start == 0) {
+        start = job.start;
+      }
+    }
+    for (const auto& [step, entry] : first_after) {
+      if (entry.second == 0) continue;
+      auto [it, inserted] = spread.try_emplace(step, entry.second, entry.second);
+      it->second.first = std::min(it->second.first, entry.second);
+      it->second.second = std::max(it->second.second, entry.second);
+    }
+  }
+  if (stages.size() < 2 || spread.empty() || passes.empty()) return false;
+  std::nth_element(passes.begin(), passes.begin() + static_cast<std::ptrdiff_t>(passes.size() / 2), passes.end());
+  const Nanos tolerance = std::max<Nanos>(50'000, passes[passes.size() / 2] / 4);
+  size_t checked = 0;
+  for (const StepSpan& span : c.timeline.steps) {
+    if (span.unfinished) continue;
+    const auto it = spread.find(span.step);
+    if (it == spread.end()) continue;
+    if (it->second.second - it->second.first > tolerance) return false;
+    ++checked;
+  }
+  return checked > 0;
+}
+
+}  // namespace
+
+StopReport ReportStop(const Timeline& timeline, const UnfinishedSteps& unfinished) {
+  Context c{timeline, MakeGraphLanes(timeline), {}, {}, {}, 0};
+  StopReport& r = c.report;
+  r.unfinished_steps = unfinished.steps;
+  r.unfinished_jobs = unfinished.jobs;
+  r.step = unfinished.first;
+  // The run start as every report counts from it: its first step or job.
+  Nanos run_start = 0;
+  bool any = false;
+  for (const Worker* w : c.graph.workers) {
+    if (w->jobs.empty()) continue;
+    run_start = any ? std::min(run_start, w->jobs.front().start) : w->jobs.front().start;
+    any = true;
+  }
+  for (const StepSpan& span : timeline.steps) run_start = std::min(run_start, span.start);
+  r.run_start = run_start;
+  if (timeline.steps.empty() || !any) return r;
+  if (unfinished.first == kNoStep) {
+    r.kind = StopKind::kFinished;
+    r.sentence = "The run finished its last step.";
+    return r;
+  }
+  c.positions.resize(c.graph.workers.size());
+  for (size_t w = 0; w < c.graph.workers.size(); ++w) {
+    const WorkerStop stop = w < unfinished.workers.size() ? unfinished.workers[w] : WorkerStop{};
+    c.positions[w] = PositionOf(*c.graph.workers[w], stop);
+    for (const Job* job : c.positions[w].plan) c.max_chunk = std::max(c.max_chunk, ClassifyJobType(job->type.str()).chunk);
+  }
+  r.barrier = GlobalBarrier(c);
+  r.lanes.resize(c.graph.lanes.size());
+  for (size_t l = 0; l < c.graph.lanes.size(); ++l) {
+    const StageLane& lane = c.graph.lanes[l];
+    LaneStop& out = r.lanes[l];
+    out.replica = lane.replica;
+    out.stage = lane.stage;
+    out.workers = lane.workers;
+    // The peer that fell behind first speaks for the lane.
+    std::stable_sort(out.workers.begin(), out.workers.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return Behind(c.positions[a], c.positions[b]);
+    });
+  }
+  for (size_t l = 0; l < r.lanes.size(); ++l)
+    if (!r.lanes[l].workers.empty()) PlaceLane(c, l);
+  BlameStop(timeline, c.graph, &r);
+  return r;
+}
+
+const char* StopKindKey(StopKind kind) {
+  switch (kind) {
+    case StopKind::kUnknown: return "unknown";
+    case StopKind::kFinished: return "finished";
+    case StopKind::kStopped: return "stopped";
+    case StopKind::kCutTogether: return "cut_together";
+  }
+  return "unknown";
+}
+
+const char* LaneStateKey(LaneState state) {
+  switch (state) {
+    case LaneState::kFinished: return "finished";
+    case LaneState::kWaiting: return "waiting";
+    case LaneState::kStuck: return "stuck";
+    case LaneState::kUnknown: return "unknown";
+  }
+  return "unknown";
+}
+
+std::string StopJobText(const StopJob& job) {
+  if (!job.known()) return "";
+  return job.type.str() + " " + std::to_string(job.micro_batch) + " (" + StepName(job.step) + ")";
+}
+
+}  // namespace jobviz

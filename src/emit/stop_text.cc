@@ -1,0 +1,127 @@
+#include "emit/stop_text.h"
+
+#include <algorithm>
+
+#include "model/time_value.h"
+
+namespace jobviz {
+
+namespace {
+
+constexpr size_t kStagesOnStderr = 8;
+constexpr size_t kSilentLogsShown = 3;
+constexpr Nanos kSilentAfter = 1'000'000;  // a log ending 1 ms before the others' is worth a line
+
+std::vector<const Worker*> Workers(const Timeline& timeline) {
+  std::vector<const Worker*> workers;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers) workers.push_back(&worker);
+  return workers;
+}
+
+std::string LaneWorkers(const LaneStop& lane, const std::vector<const Worker*>& workers, const Timeline& timeline) {
+  if (lane.workers.empty()) return "";
+  std::string text = WorkerName(timeline, *workers[lane.workers.front()]);
+  if (lane.workers.size() > 1) text += " +" + std::to_string(lane.workers.size() - 1) + " peers";
+  return text;
+}
+
+std::string StateText(const LaneStop& lane) {
+  switch (lane.state) {
+    case LaneState::kFinished: return "finished";
+    case LaneState::kWaiting: return "waiting for " + lane.input;
+    case LaneState::kStuck:
+      return lane.input.empty() ? "had what it needed, never finished" : "had its input (" + lane.input + "), never finished";
+    case LaneState::kUnknown: return "next job not known";
+  }
+  return "";
+}
+
+std::string JobText(const StopJob& job) {
+  return job.known() ? job.type.str() + " " + std::to_string(job.micro_batch) : "-";
+}
+
+// The lanes in the order a reader needs: the first to stop, its replica's
+// stages, then the rest by replica and stage.
+std::vector<size_t> LaneOrder(const StopReport& r) {
+  std::vector<size_t> order(r.lanes.size());
+  for (size_t l = 0; l < order.size(); ++l) order[l] = l;
+  const int replica = r.first >= 0 ? r.lanes[static_cast<size_t>(r.first)].replica : -1;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const auto key = [&](size_t l) { return std::make_pair(static_cast<int>(l) != r.first, r.lanes[l].replica != replica); };
+    return key(a) < key(b);
+  });
+  return order;
+}
+
+}  // namespace
+
+std::vector<std::string> StopVerdictLines(const StopReport& r) {
+  std::vector<std::string> lines;
+  if (r.kind == StopKind::kUnknown) return lines;
+  lines.push_back("Where the run stopped: " + r.sentence);
+  if (r.unfinished_steps > 0)
+    lines.push_back("Unfinished: " + std::to_string(r.unfinished_steps) + (r.unfinished_steps == 1 ? " step" : " steps") +
+                    " from " + StepName(r.step) + " (" + std::to_string(r.unfinished_jobs) +
+                    " jobs), drawn and marked \"unfinished\"; left out of step times, the bubble, critical paths, "
+                    "what-ifs, slow workers and gates");
+  return lines;
+}
+
+std::vector<std::vector<std::string>> StopRows(const StopReport& r, const Timeline& timeline) {
+  std::vector<std::vector<std::string>> rows;
+  if (r.kind != StopKind::kStopped && r.kind != StopKind::kCutTogether) return rows;
+  const std::vector<const Worker*> workers = Workers(timeline);
+  rows.push_back({"replica", "stage", "workers", "last finished", "ended at", "next", "state"});
+  for (const size_t l : LaneOrder(r)) {
+    const LaneStop& lane = r.lanes[l];
+    rows.push_back({std::to_string(lane.replica), std::to_string(lane.stage), LaneWorkers(lane, workers, timeline),
+                    lane.last.known() ? JobText(lane.last) + " (" + StepName(lane.last.step) + ")" : "-",
+                    lane.last.known() ? FormatSinceStart(lane.last.end - r.run_start) : "-", JobText(lane.next),
+                    (static_cast<int>(l) == r.first ? "FIRST TO STOP: " : "") + StateText(lane)});
+  }
+  return rows;
+}
+
+std::string StopReportLines(const StopReport& r, const Timeline& timeline) {
+  if (r.kind != StopKind::kStopped && r.kind != StopKind::kCutTogether) return "";
+  std::string out;
+  for (const std::string& line : StopVerdictLines(r)) out += "jobviz: stopped: " + line + "\n";
+  const std::vector<const Worker*> workers = Workers(timeline);
+  const std::vector<size_t> order = LaneOrder(r);
+  size_t shown = 0;
+  for (const size_t l : order) {
+    if (shown == kStagesOnStderr) break;
+    const LaneStop& lane = r.lanes[l];
+    out += "jobviz: stopped:   replica " + std::to_string(lane.replica) + " stage " + std::to_string(lane.stage) + " (" +
+           LaneWorkers(lane, workers, timeline) + "): last " +
+           (lane.last.known() ? JobText(lane.last) + " of " + StepName(lane.last.step) + " at " +
+                                    FormatSinceStart(lane.last.end - r.run_start)
+                              : "none") +
+           ", next " + JobText(lane.next) + ": " + StateText(lane) + "\n";
+    ++shown;
+  }
+  if (order.size() > shown)
+    out += "jobviz: stopped:   " + std::to_string(order.size() - shown) +
+           " more stages (--summary-json's \"stopped\", the summary tables and --html list them all)\n";
+  std::vector<const WorkerEnding*> silent;
+  for (const WorkerEnding& e : r.workers)
+    if (e.before_others >= kSilentAfter || e.cut_mid_line || e.no_jobs) silent.push_back(&e);
+  std::stable_sort(silent.begin(), silent.end(),
+                   [](const WorkerEnding* a, const WorkerEnding* b) { return a->before_others > b->before_others; });
+  for (size_t i = 0; i < silent.size() && i < kSilentLogsShown; ++i) {
+    const WorkerEnding& e = *silent[i];
+    const Worker& worker = *workers[e.worker];
+    std::string line = "jobviz: stopped:   log of " + WorkerName(timeline, worker);
+    if (e.no_jobs) line += " holds no job";
+    else if (e.before_others > 0) line += " ends " + FormatDuration(e.before_others) + " before the others'";
+    if (e.cut_mid_line) line += std::string(e.no_jobs || e.before_others > 0 ? ";" : "") + " ends inside a line";
+    if (!e.last_line.empty()) line += " (" + worker.file + ":" + std::to_string(e.lines) + ": " + e.last_line.substr(0, 80) + ")";
+    out += line + "\n";
+  }
+  if (silent.size() > kSilentLogsShown)
+    out += "jobviz: stopped:   " + std::to_string(silent.size() - kSilentLogsShown) + " more logs end early\n";
+  return out;
+}
+
+}  // namespace jobviz

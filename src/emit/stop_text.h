@@ -1,0 +1,25 @@
+// The stop report (analyse/stop_report.h) in words: the lines that open the
+// report on stderr, and the verdict line and table that open the summary
+// tables, Markdown and HTML (emit/summary_tables.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analyse/stop_report.h"
+#include "model/model.h"
+
+namespace jobviz {
+
+// "jobviz: stopped: ..." lines for the report on stderr; "" when the run
+// finished or nothing can be said.
+std::string StopReportLines(const StopReport& report, const Timeline& timeline);
+
+// The verdict's first lines: where the run stopped, and what was left out.
+std::vector<std::string> StopVerdictLines(const StopReport& report);
+
+// The stages' places, the first to stop first (the header is the first row);
+// empty when the run finished.
+std::vector<std::vector<std::string>> StopRows(const StopReport& report, const Timeline& timeline);
+
+}  // namespace jobviz

@@ -1,0 +1,150 @@
+#include "model/unfinished_steps.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+namespace jobviz {
+
+namespace {
+
+// A worker's jobs of one step, counted by type: a run has a handful of types.
+struct TypeCount {
+  std::uint32_t type = 0, count = 0;  // Name::index
+  bool pass = false;                  // IsPassType
+};
+struct StepCounts {
+  std::int64_t step = kNoStep;
+  size_t jobs = 0;
+  std::vector<TypeCount> types;
+  std::uint32_t Count(std::uint32_t type) const {
+    for (const TypeCount& t : types)
+      if (t.type == type) return t.count;
+    return 0;
+  }
+};
+
+// Forward and backward passes run once per micro-batch (and chunk) on every
+// stage: a step's count of one is the same on every worker that has it.
+bool IsPassType(const std::string& type) { return type.starts_with("forward") || type.starts_with("backward"); }
+
+void Add(std::vector<TypeCount>& types, std::uint32_t type, std::uint32_t count, bool pass) {
+  for (TypeCount& t : types)
+    if (t.type == type) {
+      t.count = std::max(t.count, count);
+      return;
+    }
+  types.push_back({type, count, pass});
+}
+
+// A step's count of a type is how many distinct micro-batches ran it: a
+// line printed twice is one job run once.
+std::vector<StepCounts> CountByStep(const Worker& worker) {
+  std::unordered_map<std::int64_t, std::vector<std::pair<Name, std::int64_t>>> jobs_by_step;
+  std::vector<std::pair<Name, std::int64_t>>* last = nullptr;
+  std::int64_t last_step = kNoStep;
+  for (const Job& job : worker.jobs) {
+    if (job.step == kNoStep) continue;
+    if (!last || last_step != job.step) {
+      last = &jobs_by_step[job.step];
+      last_step = job.step;
+    }
+    last->emplace_back(job.type, job.micro_batch);
+  }
+  std::vector<StepCounts> steps;
+  for (auto& [step, jobs] : jobs_by_step) {
+    std::sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) {
+      return std::make_pair(a.first.index(), a.second) < std::make_pair(b.first.index(), b.second);
+    });
+    jobs.erase(std::unique(jobs.begin(), jobs.end()), jobs.end());
+    StepCounts& counts = steps.emplace_back(StepCounts{step, jobs.size(), {}});
+    for (const auto& [type, micro_batch] : jobs) {
+      if (counts.types.empty() || counts.types.back().type != type.index())
+        counts.types.push_back({type.index(), 0, IsPassType(type.str())});
+      ++counts.types.back().count;
+    }
+  }
+  std::sort(steps.begin(), steps.end(), [](const StepCounts& a, const StepCounts& b) { return a.step < b.step; });
+  return steps;
+}
+
+}  // namespace
+
+UnfinishedSteps MarkUnfinishedSteps(Timeline* timeline) {
+  UnfinishedSteps result;
+  const std::vector<Worker*> workers = AllWorkers(timeline);
+  result.workers.resize(workers.size());
+  if (timeline->steps.empty()) return result;
+  std::vector<std::vector<StepCounts>> counts(workers.size());
+  for (size_t w = 0; w < workers.size(); ++w) counts[w] = CountByStep(*workers[w]);
+  // The most jobs of each pass type any worker has in each step.
+  std::unordered_map<std::int64_t, std::vector<TypeCount>> step_most;
+  for (const auto& worker_counts : counts)
+    for (const StepCounts& s : worker_counts)
+      for (const TypeCount& t : s.types)
+        if (t.pass) Add(step_most[s.step], t.type, t.count, true);
+  // The steps of each run, in order (keys sort by run, then step).
+  std::vector<std::int64_t> keys;
+  for (const StepSpan& span : timeline->steps) keys.push_back(span.step);
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  const auto next_in_run = [&](std::int64_t step) -> std::int64_t {
+    const auto it = std::upper_bound(keys.begin(), keys.end(), step);
+    return it != keys.end() && StepRun(*it) == StepRun(step) ? *it : kNoStep;
+  };
+  std::map<int, std::int64_t> first_by_run;
+  for (size_t w = 0; w < workers.size(); ++w) {
+    const std::vector<StepCounts>& steps = counts[w];
+    if (steps.empty()) continue;
+    // What each of its steps should hold: its fullest step's count of each
+    // type, and for passes at least what any worker ran in the step.
+    std::vector<TypeCount> expected;
+    for (const StepCounts& s : steps)
+      for (const TypeCount& t : s.types) Add(expected, t.type, t.count, t.pass);
+    const StepCounts& last = steps.back();
+    size_t want = 0, whole = 0;
+    bool short_of = false;
+    const auto most = step_most.find(last.step);
+    for (const TypeCount& t : expected) {
+      std::uint32_t need = t.count;
+      if (t.pass && most != step_most.end())
+        for (const TypeCount& m : most->second)
+          if (m.type == t.type) need = std::max(need, m.count);
+      want += need;
+      whole += t.count;
+      short_of |= last.Count(t.type) < need;
+    }
+    WorkerStop& stop = result.workers[w];
+    if (short_of) {
+      stop = {last.step, last.jobs, want};
+    } else if (const std::int64_t next = next_in_run(last.step); next != kNoStep) {
+      stop = {next, 0, whole};  // others went on to a step it never reached
+    }
+    if (stop.step == kNoStep) continue;
+    auto [it, inserted] = first_by_run.try_emplace(StepRun(stop.step), stop.step);
+    if (!inserted) it->second = std::min(it->second, stop.step);
+  }
+  for (StepSpan& span : timeline->steps) {
+    const auto it = first_by_run.find(StepRun(span.step));
+    span.unfinished = it != first_by_run.end() && span.step >= it->second;
+    if (span.unfinished) ++result.steps;
+  }
+  if (!first_by_run.empty()) result.first = first_by_run.rbegin()->second;
+  const UnfinishedStepSet set(*timeline);
+  if (!set.empty())
+    for (const Worker* w : workers)
+      for (const Job& job : w->jobs) result.jobs += set.Contains(job.step);
+  return result;
+}
+
+UnfinishedStepSet::UnfinishedStepSet(const Timeline& timeline) {
+  for (const StepSpan& span : timeline.steps)
+    if (span.unfinished) steps_.push_back(span.step);
+  std::sort(steps_.begin(), steps_.end());
+}
+
+bool UnfinishedStepSet::Contains(std::int64_t step) const {
+  return !steps_.empty() && step != kNoStep && std::binary_search(steps_.begin(), steps_.end(), step);
+}
+
+}  // namespace jobviz

@@ -1,0 +1,47 @@
+// Which steps the run did not finish: a step in which some worker's jobs
+// stop short of what its other steps (or, for forward and backward passes,
+// the other workers in the same step) hold, when that worker's log holds
+// nothing after it; or a step after a worker's last one that other workers
+// reached. Every step from the first such one on is unfinished: the
+// pipeline and the gradients' all-reduce tie every worker to the one that
+// stopped, so nothing after it is a step as the schedule runs it.
+// A profiling window's end (every worker's last step whole) and a
+// --devices subset (the workers read each whole) are no stop.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/model.h"
+
+namespace jobviz {
+
+// Where one worker stopped: the first step it did not finish (kNoStep:
+// it finished every step of its run), and how many of that step's jobs it
+// holds against how many its finished steps held.
+struct WorkerStop {
+  std::int64_t step = kNoStep;
+  size_t jobs = 0, expected = 0;
+};
+
+struct UnfinishedSteps {
+  std::vector<WorkerStop> workers;  // AllWorkers order
+  std::int64_t first = kNoStep;     // the first unfinished step of the last run that has one
+  size_t steps = 0, jobs = 0;       // unfinished steps, and the jobs they hold
+};
+
+// Sets StepSpan::unfinished on the timeline's steps (Job::step must be set).
+UnfinishedSteps MarkUnfinishedSteps(Timeline* timeline);
+
+// Whether a job's step is one the run did not finish.
+class UnfinishedStepSet {
+ public:
+  explicit UnfinishedStepSet(const Timeline& timeline);
+  bool Contains(std::int64_t step) const;
+  bool empty() const { return steps_.empty(); }
+
+ private:
+  std::vector<std::int64_t> steps_;  // sorted
+};
+
+}  // namespace jobviz

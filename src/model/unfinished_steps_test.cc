@@ -1,0 +1,93 @@
+#include "model/unfinished_steps.h"
+
+#include <catch2/catch.hpp>
+
+using namespace jobviz;
+
+namespace {
+
+constexpr Nanos kMs = 1'000'000;
+
+// Two workers of a pipeline, `steps` steps of 2 forwards, 2 backwards and an optimizer.
+Timeline TwoWorkers(int steps) {
+  Timeline t;
+  t.machines.emplace_back("m");
+  for (int w = 0; w < 2; ++w) {
+    Worker worker;
+    worker.index = w;
+    std::uint64_t line = 1;
+    for (int s = 0; s < steps; ++s) {
+      Nanos at = s * 100 * kMs + w * kMs;
+      for (const char* type : {"forward", "forward", "backward", "backward", "optimizer"}) {
+        const std::int64_t mb = (line - 1) % 5 % 2;
+        worker.jobs.push_back(Job{"0", type, std::string(type) == "optimizer" ? 0 : mb, at, at + 5 * kMs, line++, s});
+        at += 6 * kMs;
+      }
+    }
+    t.machines[0].workers.push_back(std::move(worker));
+  }
+  for (int s = 0; s < steps; ++s) t.steps.push_back({s, s * 100 * kMs, s * 100 * kMs + 40 * kMs});
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("Every worker finished every step: no step is unfinished") {
+  Timeline t = TwoWorkers(3);
+  const UnfinishedSteps u = MarkUnfinishedSteps(&t);
+  CHECK(u.first == kNoStep);
+  CHECK(u.steps == 0);
+  for (const StepSpan& s : t.steps) CHECK_FALSE(s.unfinished);
+  CHECK(u.workers[0].step == kNoStep);
+}
+
+TEST_CASE("One worker's log ends inside the last step: that step is unfinished") {
+  Timeline t = TwoWorkers(3);
+  auto& jobs = t.machines[0].workers[1].jobs;
+  jobs.resize(jobs.size() - 3);  // its last backward pair and optimizer never came
+  const UnfinishedSteps u = MarkUnfinishedSteps(&t);
+  CHECK(u.first == 2);
+  CHECK(u.steps == 1);
+  CHECK(u.jobs == 5 + 2);
+  CHECK(t.steps[2].unfinished);
+  CHECK_FALSE(t.steps[1].unfinished);
+  CHECK(u.workers[1].step == 2);
+  CHECK(u.workers[1].jobs == 2);
+  CHECK(u.workers[1].expected == 5);
+  CHECK(u.workers[0].step == kNoStep);
+}
+
+TEST_CASE("A worker that never reached the step the others ran stopped before it") {
+  Timeline t = TwoWorkers(3);
+  auto& jobs = t.machines[0].workers[0].jobs;
+  jobs.resize(jobs.size() - 5);
+  const UnfinishedSteps u = MarkUnfinishedSteps(&t);
+  CHECK(u.first == 2);
+  CHECK(u.workers[0].step == 2);
+  CHECK(u.workers[0].jobs == 0);
+}
+
+TEST_CASE("Every log ends mid-step: the last step is unfinished, even with one step only for a worker's own count") {
+  Timeline t = TwoWorkers(2);
+  for (Worker& w : t.machines[0].workers) w.jobs.resize(w.jobs.size() - 2);
+  const UnfinishedSteps u = MarkUnfinishedSteps(&t);
+  CHECK(u.first == 1);
+  CHECK(t.steps[1].unfinished);
+}
+
+TEST_CASE("A line printed twice is no stop, nor is a worker whose passes match the others'") {
+  Timeline t = TwoWorkers(2);
+  auto& jobs = t.machines[0].workers[0].jobs;
+  jobs.insert(jobs.begin() + 1, jobs[0]);  // forward 0 of step 0, twice
+  const UnfinishedSteps u = MarkUnfinishedSteps(&t);
+  CHECK(u.first == kNoStep);
+}
+
+TEST_CASE("The set of unfinished steps answers for job steps") {
+  Timeline t = TwoWorkers(3);
+  t.steps[2].unfinished = true;
+  const UnfinishedStepSet set(t);
+  CHECK(set.Contains(2));
+  CHECK_FALSE(set.Contains(1));
+  CHECK_FALSE(set.Contains(kNoStep));
+}

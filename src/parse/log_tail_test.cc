@@ -1,0 +1,71 @@
+#include "parse/log_tail.h"
+
+#include <catch2/catch.hpp>
+
+#include "parse/line_parser.h"
+#include "parse/workerlog_scan.h"
+
+using namespace jobviz;
+
+namespace {
+constexpr Nanos kMs = 1'000'000;
+// 2023-10-20 09:15:07.213 UTC
+constexpr Nanos kJobEnd = 1'697'793'307'213 * kMs;
+}  // namespace
+
+TEST_CASE("A glog prefix's local time, checked field by field") {
+  const auto stamp = ParseGlogStamp("I1020 09:15:07.265326 22317 f.cc:1] x");
+  REQUIRE(stamp);
+  CHECK(stamp->month == 10);
+  CHECK(stamp->day == 20);
+  CHECK(stamp->time_of_day == ((9 * 60 + 15) * 60 + 7) * 1'000'000'000LL + 265'326'000);
+  CHECK_FALSE(ParseGlogStamp("X1020 09:15:07.265326 1 f.cc:1] x"));
+  CHECK_FALSE(ParseGlogStamp("I1320 09:15:07.265326 1 f.cc:1] x"));   // month 13
+  CHECK_FALSE(ParseGlogStamp("I1020 24:15:07.265326 1 f.cc:1] x"));   // hour 24
+  CHECK_FALSE(ParseGlogStamp("I1020 09:15:07.26532x 1 f.cc:1] x"));
+  CHECK_FALSE(ParseGlogStamp("[2023-10-20 09:15:07,265] [ INFO] - x"));
+}
+
+TEST_CASE("The writer's zone comes from a job line's own stamp, to the quarter hour") {
+  // Printed 40 ms after the job ended, in UTC+8 and in UTC-5:30.
+  const GlogStamp utc8{10, 20, ((17 * 60 + 15) * 60 + 7) * 1'000'000'000LL + 253'000'000};
+  CHECK(GlogZoneOffset(utc8, kJobEnd) == 8 * 3600 * 1'000'000'000LL);
+  const GlogStamp minus530{10, 20, ((3 * 60 + 45) * 60 + 7) * 1'000'000'000LL + 253'000'000};
+  CHECK(GlogZoneOffset(minus530, kJobEnd) == -(5 * 3600 + 1800) * 1'000'000'000LL);
+  // A stamp a day away fits no zone.
+  const GlogStamp far{10, 22, 0};
+  CHECK_FALSE(GlogZoneOffset(far, kJobEnd));
+  // Back on the job clock, across a year's end.
+  const Nanos new_year = 1'704'067'200'000 * kMs;  // 2024-01-01 00:00:00 UTC
+  CHECK(GlogStampTime({12, 31, 23 * 3600 * 1'000'000'000LL}, 0, new_year) == new_year - 3600 * 1'000'000'000LL);
+  CHECK(GlogStampTime({1, 1, 9 * 3600 * 1'000'000'000LL}, 8 * 3600 * 1'000'000'000LL, new_year) ==
+        new_year + 3600 * 1'000'000'000LL);
+}
+
+TEST_CASE("A scanned log says how it ends: last line, cut mid-line, last stamped line on the job clock") {
+  const LineParser parser;
+  const std::string job =
+      "I1020 17:15:07.253000 22317 e.cc:1] Profiler Info: Job (0), type = forward, micro_batch_id = 0, "
+      "job_start_time = 1697793307200.000000, job_end_time = 1697793307213.000000\n";
+  SECTION("stamped lines after the last job: the log went on until 5 s later") {
+    const auto scan = ScanWorkerLogText("w", job + "I1020 17:15:12.213000 9 x.cc:2] heartbeat\nTraceback (most recent call last):\n",
+                                        parser, 64);
+    CHECK(scan.lines == 3);
+    CHECK(scan.end.lines == 3);
+    CHECK(scan.end.last_line == "Traceback (most recent call last):");
+    CHECK_FALSE(scan.end.cut_mid_line);
+    CHECK(scan.end.stamped_line == 2);
+    CHECK(scan.end.stamped == kJobEnd + 5000 * kMs);
+  }
+  SECTION("a file cut inside a line") {
+    const auto scan = ScanWorkerLogText("w", job + "I1020 17:15:08.000000 9 x.cc:2] Profiler Info: Job (1), ty", parser);
+    CHECK(scan.end.cut_mid_line);
+    CHECK(scan.end.last_line == "I1020 17:15:08.000000 9 x.cc:2] Profiler Info: Job (1), ty");
+    CHECK(scan.end.stamped == kJobEnd + 787 * kMs);
+  }
+  SECTION("no job line with a prefix: no zone, no stamped time") {
+    const auto scan = ScanWorkerLogText("w", "I1020 17:15:08.000000 9 x.cc:2] hello\n", parser);
+    CHECK(scan.end.stamped == 0);
+    CHECK(scan.end.last_line == "I1020 17:15:08.000000 9 x.cc:2] hello");
+  }
+}
