@@ -1,6 +1,7 @@
 #include "analyse/stop_blame.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "model/time_value.h"
 
@@ -63,6 +64,7 @@ Nanos OthersEnd(const StopReport& r, const LaneStop& lane) {
 // log) when the others' logs go on well past when its job should have
 // ended: twice its usual length, so that one slow job is not a stop.
 bool Overdue(const StopReport& r, const LaneStop& lane) {
+  if (lane.in_flight) return true;  // the watchdog waited its stall_after and saw no end
   const Nanos expected_end = lane.ready + lane.usual;
   return OthersEnd(r, lane) - expected_end > std::max(2 * lane.usual, kMilli);
 }
@@ -86,7 +88,11 @@ std::string StoppedSentence(const Timeline& timeline, const GraphLanes& graph, c
                              (lane.last.step != r.step ? " of " + StepName(lane.last.step) : "") + " at " +
                              Since(r, lane.last.end);
   else s += " finished no job";
-  if (lane.next.known()) {
+  if (lane.in_flight) {
+    s += " and was " + std::string(lane.in_flight_started ? "stuck in " : "waiting to start ") + lane.next.type.str() +
+         " " + std::to_string(lane.next.micro_batch) + " for " + FormatDuration(lane.in_flight_seen - lane.in_flight_since) +
+         " when its log ends" + (lane.in_flight_started ? "" : " (its stream blocked behind earlier work)");
+  } else if (lane.next.known()) {
     s += " and never finished " + lane.next.type.str() + " " + std::to_string(lane.next.micro_batch);
     if (lane.state == LaneState::kStuck && !lane.input.empty())
       s += ", whose input (" + lane.input + ") had arrived at " + Since(r, lane.input_arrived);
@@ -121,13 +127,25 @@ std::string CutSentence(const StopReport& r) {
 void BlameStop(const Timeline& timeline, const GraphLanes& graph, StopReport* r) {
   EndWorkers(graph, r);
   CountWaiters(r);
-  // The stuck lane most others wait on; among equals, the one stuck longest.
+  // The stuck lane most others wait on; among equals (stages stuck together
+  // in one collective), the one whose log went silent first, then the one
+  // stuck longest.
+  const auto silent_for = [&](const LaneStop& lane) {
+    Nanos longest = 0;
+    for (const std::uint32_t w : lane.workers) longest = std::max(longest, r->workers[w].before_others);
+    return longest;
+  };
   int best = -1;
   for (size_t l = 0; l < r->lanes.size(); ++l) {
     const LaneStop& lane = r->lanes[l];
     if (lane.state != LaneState::kStuck || !Overdue(*r, lane)) continue;
-    if (best < 0 || lane.waiting_workers > r->lanes[best].waiting_workers ||
-        (lane.waiting_workers == r->lanes[best].waiting_workers && lane.ready < r->lanes[best].ready))
+    if (best < 0) {
+      best = static_cast<int>(l);
+      continue;
+    }
+    const LaneStop& b = r->lanes[best];
+    if (std::make_tuple(lane.waiting_workers, silent_for(lane), -lane.ready) >
+        std::make_tuple(b.waiting_workers, silent_for(b), -b.ready))
       best = static_cast<int>(l);
   }
   if (best < 0) {

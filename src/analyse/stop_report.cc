@@ -61,13 +61,37 @@ struct Input {
 };
 
 struct Context {
+  explicit Context(const Timeline& t) : timeline(t), graph(MakeGraphLanes(t)) {}
   const Timeline& timeline;
   GraphLanes graph;
   std::vector<Worker*> workers;
   std::vector<Position> positions;  // per worker
   StopReport report;
   int max_chunk = 0;
+  // For a stop in the first step: the plain pass types, the most
+  // micro-batches run forward, and a typical duration of each pass.
+  Name forward_type, backward_type;
+  int micro_batches = 0;
+  Nanos forward_usual = 0, backward_usual = 0;
 };
+
+// The plain "forward" and "backward" of the run, if that is what it runs.
+void LearnPlainPasses(Context& c) {
+  for (const Worker* w : c.graph.workers)
+    for (const Job& job : w->jobs) {
+      if (job.type == "forward") {
+        c.forward_type = job.type;
+        c.micro_batches = std::max<int>(c.micro_batches, static_cast<int>(std::min<std::int64_t>(job.micro_batch + 1, 1 << 20)));
+        c.forward_usual = job.end - job.start;
+      } else if (job.type == "backward") {
+        c.backward_type = job.type;
+        c.backward_usual = job.end - job.start;
+      } else if (ClassifyJobType(job.type.str()).chunk >= 0) {
+        c.forward_type = c.backward_type = Name();  // chunks: no plain 1F1B to follow
+        return;
+      }
+    }
+}
 
 // Whether every worker of `lane` finished job (type, micro-batch) of `step`; when it did, when.
 bool Arrived(const Context& c, int lane, Name type, std::int64_t micro_batch, std::int64_t step, Nanos* at) {
@@ -120,6 +144,48 @@ Input HandOffInput(const Context& c, const StageLane& lane, Name type) {
   }
 }
 
+// With no earlier step to read the stage's order from (a run that stopped
+// in its first step): 1F1B's order for the stage (docs/analysis.md), when
+// the jobs it ran are that order's start. p: the stages there are; m: the
+// most micro-batches any stage ran forward. The optimizer is not guessed.
+bool OneF1BNext(const Context& c, const StageLane& lane, const std::vector<const Job*>& done, Name* type,
+                std::int64_t* micro_batch, Nanos* usual) {
+  if (c.forward_type.empty() || c.backward_type.empty()) return false;
+  const int p = c.graph.stage_count;
+  const int s = c.graph.stage_rank[static_cast<size_t>(&lane - c.graph.lanes.data())];
+  const int m = c.micro_batches;
+  std::vector<std::pair<bool, int>> order;
+  const int warm = std::min(p - s - 1, m);
+  int f = 0, b = 0;
+  for (; f < warm; ++f) order.push_back({true, f});
+  while (f < m) {
+    order.push_back({true, f++});
+    order.push_back({false, b++});
+  }
+  while (b < m) order.push_back({false, b++});
+  if (done.size() >= order.size()) return false;
+  for (size_t k = 0; k < done.size(); ++k)
+    if (done[k]->type != (order[k].first ? c.forward_type : c.backward_type) || done[k]->micro_batch != order[k].second)
+      return false;
+  const auto [forward, mb] = order[done.size()];
+  *type = forward ? c.forward_type : c.backward_type;
+  *micro_batch = mb;
+  *usual = forward ? c.forward_usual : c.backward_usual;
+  return true;
+}
+
+// The latest in-flight line of the lane's workers that no job line ended
+// (one written after the lane's last finished job).
+const InFlightJob* OpenJob(const Context& c, const LaneStop& lane, const Job* last) {
+  const InFlightJob* open = nullptr;
+  for (const std::uint32_t w : lane.workers)
+    for (const InFlightJob& job : c.graph.workers[w]->in_flight)
+      if ((!last || job.start >= last->end || job.seen > last->end + (job.seen - job.start) / 2) &&
+          (!open || job.seen > open->seen))
+        open = &job;
+  return open;
+}
+
 void PlaceLane(Context& c, size_t l) {
   LaneStop& out = c.report.lanes[l];
   const StageLane& lane = c.graph.lanes[l];
@@ -132,15 +198,33 @@ void PlaceLane(Context& c, size_t l) {
   const Job* last = k > 0 ? p.done.back() : p.before;
   if (last) out.last = {last->type, last->micro_batch, last->step, last->start, last->end};
   std::vector<const Job*> plan = p.plan;
+  if (const InFlightJob* open = OpenJob(c, out, last)) {
+    // The watchdog saw it begin (or wait to) and not end: what it hangs in.
+    out.next = {open->type, open->micro_batch, p.step, open->start, 0};
+    out.in_flight = true;
+    out.in_flight_started = open->started;
+    out.in_flight_since = open->start;
+    out.in_flight_seen = open->seen;
+    out.state = LaneState::kStuck;
+    out.ready = open->start;
+    return;
+  }
   if (plan.size() <= k)  // no earlier step: the furthest same stage of another replica
     for (const int other : lane.other_replicas) {
       const Position& q = c.positions[c.report.lanes[other].workers.front()];
       if (q.step == p.step && q.done.size() > plan.size()) plan = q.done;
     }
-  if (plan.size() <= k) return;  // kUnknown
-  const Job& next = *plan[k];
+  Name next_type;
+  std::int64_t next_micro_batch = 0;
+  if (plan.size() > k) {
+    next_type = plan[k]->type;
+    next_micro_batch = plan[k]->micro_batch;
+    out.usual = plan[k]->end - plan[k]->start;
+  } else if (!OneF1BNext(c, lane, p.done, &next_type, &next_micro_batch, &out.usual)) {
+    return;  // kUnknown
+  }
+  const Job next{Name("0"), next_type, next_micro_batch, 0, 0, 0, p.step};
   out.next = {next.type, next.micro_batch, p.step, 0, 0};
-  out.usual = next.end - next.start;
   const Nanos free_at = last ? last->end : 0;
   const Input input = HandOffInput(c, lane, next.type);
   Nanos arrived = 0;
@@ -231,7 +315,7 @@ bool GlobalBarrier(const Context& c) {
 }  // namespace
 
 StopReport ReportStop(const Timeline& timeline, const UnfinishedSteps& unfinished) {
-  Context c{timeline, MakeGraphLanes(timeline), {}, {}, {}, 0};
+  Context c(timeline);
   StopReport& r = c.report;
   r.unfinished_steps = unfinished.steps;
   r.unfinished_jobs = unfinished.jobs;
@@ -259,6 +343,8 @@ StopReport ReportStop(const Timeline& timeline, const UnfinishedSteps& unfinishe
     for (const Job* job : c.positions[w].plan) c.max_chunk = std::max(c.max_chunk, ClassifyJobType(job->type.str()).chunk);
   }
   r.barrier = GlobalBarrier(c);
+  if (std::none_of(c.positions.begin(), c.positions.end(), [](const Position& p) { return !p.plan.empty(); }))
+    LearnPlainPasses(c);
   r.lanes.resize(c.graph.lanes.size());
   for (size_t l = 0; l < c.graph.lanes.size(); ++l) {
     const StageLane& lane = c.graph.lanes[l];

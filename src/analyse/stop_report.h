@@ -52,6 +52,10 @@ struct LaneStop {
   std::string input;
   Nanos input_arrived = 0;  // kStuck: the latest input's arrival
   Nanos usual = 0;          // how long its next job took in its earlier step
+  // Its next job as libjobviz's watchdog saw it (Worker::in_flight): begun
+  // at `since` (or, not started, enqueued then) and not ended at `seen`.
+  bool in_flight = false, in_flight_started = false;
+  Nanos in_flight_since = 0, in_flight_seen = 0;
   size_t waiting_workers = 0;  // workers waiting on it, directly or through a chain
 };
 

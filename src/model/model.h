@@ -142,6 +142,18 @@ struct LogEnd {
   std::uint64_t stamped_line = 0;
 };
 
+// A job that had begun, or was enqueued, and had not ended when libjobviz's
+// watchdog looked: its "still running" or "not started" line
+// (docs/workerlog-format.md). A later job line for it supersedes it.
+struct InFlightJob {
+  Name id, type;
+  std::int64_t micro_batch = 0;
+  Nanos start = 0;        // when it began; for one that never started, when it was enqueued
+  Nanos seen = 0;         // when the watchdog wrote the line (start + waited)
+  std::uint64_t line = 0;
+  bool started = true;    // false: enqueued, its start never came (its stream blocked)
+};
+
 // The records of one worker log that belong to the chosen run.
 struct Worker {
   int machine = 0;            // index of the machine in sorted order
@@ -158,6 +170,9 @@ struct Worker {
   WorkerRole role;
   // How the file ends; left empty when the drawn run is not the file's last.
   LogEnd end;
+  // Jobs begun and never ended, as the shim's watchdog saw them (the latest
+  // line per job; none that a job line later ended).
+  std::vector<InFlightJob> in_flight;
 };
 
 struct Machine {

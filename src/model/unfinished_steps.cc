@@ -93,6 +93,60 @@ UnfinishedSteps MarkUnfinishedSteps(Timeline* timeline) {
     return it != keys.end() && StepRun(*it) == StepRun(step) ? *it : kNoStep;
   };
   std::map<int, std::int64_t> first_by_run;
+  // Workers of one stage (its tensor-parallel peers and replicas) run the
+  // same job types: what all the others of its stage ran in a step, a worker
+  // should have run too (the optimizer a stage that died after its last pass
+  // never reached, with no earlier step of its own to tell).
+  std::map<int, std::vector<size_t>> by_stage;
+  for (size_t w = 0; w < workers.size(); ++w)
+    if (workers[w]->role.known()) by_stage[workers[w]->role.stage].push_back(w);
+  const auto stage_least = [&](size_t w, std::int64_t step) {
+    std::vector<TypeCount> least;
+    bool first = true;
+    if (!workers[w]->role.known()) return least;
+    for (const size_t o : by_stage[workers[w]->role.stage]) {
+      if (o == w) continue;
+      const auto it = std::find_if(counts[o].begin(), counts[o].end(), [&](const StepCounts& c) { return c.step == step; });
+      if (it == counts[o].end()) continue;
+      if (first) {
+        least = it->types;
+        first = false;
+        continue;
+      }
+      std::erase_if(least, [&](TypeCount& t) {
+        t.count = std::min(t.count, it->Count(t.type));
+        return t.count == 0;
+      });
+    }
+    return least;
+  };
+  // Every stage runs the same job types but the pipeline's two ends, which
+  // send or receive nothing on one side (recv_forward, send_backward, ...):
+  // a type every other worker ran in a step, a worker between the ends
+  // should have run too.
+  int last_stage = 0;
+  for (const Worker* w : workers) last_stage = std::max(last_stage, w->role.stage);
+  const auto at_an_end = [&](size_t w) {
+    if (workers[w]->role.known()) return workers[w]->role.stage == 0 || workers[w]->role.stage == last_stage;
+    return w == 0 || w + 1 == workers.size();  // one pipeline in machine, then worker order
+  };
+  // Per step: how many workers ran jobs in it, and how many ran each type.
+  struct StepTypes {
+    size_t with_jobs = 0;
+    std::vector<TypeCount> workers_with;  // count: workers that ran the type
+  };
+  std::unordered_map<std::int64_t, StepTypes> per_step;
+  for (const auto& worker_counts : counts)
+    for (const StepCounts& c : worker_counts) {
+      StepTypes& st = per_step[c.step];
+      ++st.with_jobs;
+      for (const TypeCount& t : c.types) {
+        auto it = std::find_if(st.workers_with.begin(), st.workers_with.end(),
+                               [&](const TypeCount& x) { return x.type == t.type; });
+        if (it == st.workers_with.end()) st.workers_with.push_back({t.type, 1, t.pass});
+        else ++it->count;
+      }
+    }
   for (size_t w = 0; w < workers.size(); ++w) {
     const std::vector<StepCounts>& steps = counts[w];
     if (steps.empty()) continue;
@@ -102,6 +156,10 @@ UnfinishedSteps MarkUnfinishedSteps(Timeline* timeline) {
     for (const StepCounts& s : steps)
       for (const TypeCount& t : s.types) Add(expected, t.type, t.count, t.pass);
     const StepCounts& last = steps.back();
+    for (const TypeCount& t : stage_least(w, last.step)) Add(expected, t.type, t.count, t.pass);
+    if (const auto it = per_step.find(last.step); it != per_step.end() && it->second.with_jobs >= 3 && !at_an_end(w))
+      for (const TypeCount& t : it->second.workers_with)
+        if (last.Count(t.type) == 0 && t.count + 1 == it->second.with_jobs) Add(expected, t.type, 1, t.pass);
     size_t want = 0, whole = 0;
     bool short_of = false;
     const auto most = step_most.find(last.step);

@@ -1,0 +1,304 @@
+#include "analyse/stop_simulator.h"
+
+#include "analyse/stop_report.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+namespace jobviz::sim {
+
+namespace {
+
+struct Random {
+  std::uint64_t state;
+  double Next() {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(state >> 11) / static_cast<double>(1ULL << 53);
+  }
+  int Below(int n) { return std::min(n - 1, static_cast<int>(Next() * n)); }
+};
+
+// A job of a stage's order: a pass of a micro-batch, or the optimizer (mb -1).
+struct Planned {
+  bool forward = true, optimizer = false;
+  int micro_batch = 0;
+};
+
+std::vector<Planned> OneF1B(int p, int s, int m) {
+  std::vector<Planned> order;
+  const int warm = std::min(p - s - 1, m);
+  int f = 0, b = 0;
+  for (; f < warm; ++f) order.push_back({true, false, f});
+  while (f < m) {
+    order.push_back({true, false, f++});
+    order.push_back({false, false, b++});
+  }
+  while (b < m) order.push_back({false, false, b++});
+  order.push_back({false, true, 0});
+  return order;
+}
+
+struct Lane {
+  bool dead = false;       // stops at stop_time
+  bool stopped = false;    // reached a job it never finishes
+  size_t next = 0;         // into the order
+  Nanos free = 0;
+  std::vector<Nanos> forward_end, backward_end;  // per micro-batch, -1: not yet
+  Nanos passes_end = -1;   // its last pass's end this step
+  Name next_type;          // stopped: the job it never finished
+  std::int64_t next_micro_batch = -1, next_step = kNoStep;
+};
+
+}  // namespace
+
+const char* StopKindName(StopKind kind) {
+  switch (kind) {
+    case StopKind::kFinished: return "finished";
+    case StopKind::kCut: return "cut for all";
+    case StopKind::kWorker: return "one worker";
+    case StopKind::kStage: return "one replica's stage";
+    case StopKind::kMachine: return "one machine";
+  }
+  return "";
+}
+
+Timeline SimulateStop(const StopRun& spec, StopTruth* truth) {
+  const SimRun& run = spec.run;
+  *truth = {};
+  SimRun shape = run;
+  shape.steps = 0;
+  Timeline t = Simulate(shape);  // the machines, workers, roles and topology, no jobs
+  const int p = run.pp, m = run.micro_batches, ranks = run.pp * run.mp * run.dp;
+  std::vector<Worker*> worker(static_cast<size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) worker[r] = &t.machines[r / 4].workers[r % 4];
+  const auto rank_of = [&](int replica, int stage, int peer) { return (replica * p + stage) * run.mp + peer; };
+  Random random{spec.seed * 0x9E3779B97F4A7C15ULL + 1};
+  for (int i = 0; i < 4; ++i) random.Next();
+
+  // Who stops, and when: a random moment of a random step.
+  std::vector<std::vector<Lane>> lanes(run.dp, std::vector<Lane>(p));
+  const Nanos step_estimate = (m + p - 1) * (run.forward + run.backward) + run.optimizer;
+  const int stop_step = random.Below(run.steps);
+  const Nanos stop_offset = static_cast<Nanos>((0.02 + 0.96 * random.Next()) * static_cast<double>(step_estimate));
+  const bool stops = spec.stop == StopKind::kWorker || spec.stop == StopKind::kStage || spec.stop == StopKind::kMachine;
+  if (stops) {
+    const int victim = random.Below(ranks);
+    if (spec.stop == StopKind::kMachine) {
+      for (int r = victim / 4 * 4; r < std::min(ranks, victim / 4 * 4 + 4); ++r) {
+        lanes[r / (run.mp * p)][(r / run.mp) % p].dead = true;
+        truth->dead_workers.push_back(r);
+      }
+    } else {
+      lanes[victim / (run.mp * p)][(victim / run.mp) % p].dead = true;
+      if (spec.stop == StopKind::kWorker) truth->dead_workers.push_back(victim);
+      else
+        for (int peer = 0; peer < run.mp; ++peer)
+          truth->dead_workers.push_back(rank_of(victim / (run.mp * p), (victim / run.mp) % p, peer));
+    }
+  }
+  std::uint64_t line = 1;
+  Nanos step_start = 1'700'000'000'000'000'000;
+  Nanos stop_time = -1, latest_end = step_start;
+  bool halted = false;
+  for (int step = 0; step < run.steps && !halted; ++step) {
+    if (step == stop_step) stop_time = step_start + stop_offset;
+    for (auto& replica : lanes)
+      for (Lane& lane : replica) {
+        lane.next = 0;
+        lane.free = step_start;
+        lane.forward_end.assign(m, -1);
+        lane.backward_end.assign(m, -1);
+        lane.passes_end = -1;
+      }
+    std::vector<std::vector<Planned>> order(p);
+    for (int s = 0; s < p; ++s) order[s] = OneF1B(p, s, m);
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (int replica = 0; replica < run.dp; ++replica)
+        for (int s = 0; s < p; ++s) {
+          Lane& lane = lanes[replica][s];
+          while (!lane.stopped && lane.next < order[s].size()) {
+            const Planned job = order[s][lane.next];
+            Nanos ready = lane.free;
+            bool can = true;
+            bool group_dead = false;  // a member of its all-reduce died before the collective could end
+            if (job.optimizer) {
+              for (int r = 0; r < run.dp && can; ++r)
+                for (int o = 0; o < p && can; ++o) {
+                  if (!spec.barrier && o != s) continue;
+                  if (lanes[r][o].passes_end < 0) can = false;
+                  else ready = std::max(ready, lanes[r][o].passes_end + (r == replica && o == s ? 0 : run.latency));
+                }
+              for (int r = 0; r < run.dp && can; ++r)
+                for (int o = 0; o < p; ++o)
+                  if ((spec.barrier || o == s) && (r != replica || o != s) && lanes[r][o].dead && stop_time >= 0 &&
+                      ready + run.optimizer / 2 > stop_time)
+                    group_dead = true;
+            } else if (job.forward && s > 0) {
+              if (lanes[replica][s - 1].forward_end[job.micro_batch] < 0) can = false;
+              else ready = std::max(ready, lanes[replica][s - 1].forward_end[job.micro_batch] + run.latency);
+            } else if (!job.forward && s < p - 1) {
+              if (lanes[replica][s + 1].backward_end[job.micro_batch] < 0) can = false;
+              else ready = std::max(ready, lanes[replica][s + 1].backward_end[job.micro_batch] + run.latency);
+            }
+            if (!can) break;
+            const Nanos base = job.optimizer ? run.optimizer : job.forward ? run.forward : run.backward;
+            Nanos end = ready;
+            std::vector<Nanos> ends(run.mp);
+            for (int peer = 0; peer < run.mp; ++peer) {
+              const double d = static_cast<double>(base) * (1 + run.jitter * (2 * random.Next() - 1));
+              ends[peer] = ready + static_cast<Nanos>(d);
+              end = std::max(end, ends[peer]);
+            }
+            const Name type = job.optimizer ? "optimizer" : job.forward ? "forward" : "backward";
+            if (group_dead && !lane.dead) break;  // blocked inside the collective for good: no line
+            if ((lane.dead || spec.stop == StopKind::kCut) && stop_time >= 0 && end > stop_time) {
+              lane.stopped = true;  // it never finishes this job
+              lane.next_type = type;
+              lane.next_micro_batch = job.optimizer ? 0 : job.micro_batch;
+              lane.next_step = step;
+              if (spec.in_flight && lane.dead && ready < stop_time)
+                for (int peer = 0; peer < run.mp; ++peer) {
+                  Worker& w = *worker[rank_of(replica, s, peer)];
+                  w.in_flight.push_back({"0", type, job.optimizer ? 0 : job.micro_batch, ready, 0, line++, true});
+                }
+              break;
+            }
+            for (int peer = 0; peer < run.mp; ++peer)
+              worker[rank_of(replica, s, peer)]->jobs.push_back(
+                  Job{"0", type, job.optimizer ? 0 : job.micro_batch, ready, ends[peer], line++, step});
+            if (!job.optimizer) (job.forward ? lane.forward_end : lane.backward_end)[job.micro_batch] = end;
+            if (lane.next + 2 == order[s].size()) lane.passes_end = end;
+            lane.free = end;
+            latest_end = std::max(latest_end, end);
+            ++lane.next;
+            progress = true;
+          }
+        }
+    }
+    Nanos step_end = step_start;
+    for (auto& replica : lanes)
+      for (int s = 0; s < p; ++s) {
+        if (replica[s].next < order[s].size()) halted = true;
+        step_end = std::max(step_end, replica[s].free);
+      }
+    if (!halted) step_start = step_end + run.step_gap;
+  }
+  // The truth: the dead lanes that reached a job they never finished.
+  for (int replica = 0; replica < run.dp && stops; ++replica)
+    for (int s = 0; s < p; ++s) {
+      const Lane& lane = lanes[replica][s];
+      if (!lane.dead || !lane.stopped) continue;
+      TruePlace place{replica, s, {}, lane.next_type, -1, lane.next_micro_batch, kNoStep, lane.next_step};
+      const Worker& w = *worker[rank_of(replica, s, 0)];
+      if (!w.jobs.empty()) {
+        place.last_type = w.jobs.back().type;
+        place.last_micro_batch = w.jobs.back().micro_batch;
+        place.last_step = w.jobs.back().step;
+      }
+      truth->first.push_back(place);
+    }
+  truth->stopped = !truth->first.empty();
+  truth->stop_time = stop_time;
+  // The logs end: at the kill, which comes once every live worker has
+  // blocked; a dead worker's when it died; all at the cut.
+  const Nanos margin = static_cast<Nanos>((0.5 + 2.5 * random.Next()) * static_cast<double>(step_estimate));
+  truth->kill_time = spec.stop == StopKind::kCut ? stop_time : latest_end + (spec.stop == StopKind::kFinished ? kUs : margin);
+  for (int r = 0; r < ranks; ++r) {
+    Worker& w = *worker[r];
+    const bool dead = std::find(truth->dead_workers.begin(), truth->dead_workers.end(), r) != truth->dead_workers.end();
+    w.end.lines = line;
+    if (spec.stamps) w.end.stamped = dead && stop_time >= 0 ? stop_time : truth->kill_time;
+    for (InFlightJob& job : w.in_flight) job.seen = std::min(truth->kill_time, job.start + (truth->kill_time - job.start) / 2);
+  }
+  // Step spans from the jobs, as the step finder would find them.
+  std::map<std::int64_t, StepSpan> spans;
+  for (const Worker* w : worker)
+    for (const Job& job : w->jobs) {
+      auto [it, inserted] = spans.try_emplace(job.step, StepSpan{job.step, job.start, job.end});
+      it->second.start = std::min(it->second.start, job.start);
+      it->second.end = std::max(it->second.end, job.end);
+    }
+  for (const auto& [step, span] : spans) t.steps.push_back(span);
+  t.step_source = StepSource::kHeuristic;
+  for (Worker* w : worker) std::sort(w->jobs.begin(), w->jobs.end(), StartsBefore);
+  return t;
+}
+
+}  // namespace jobviz::sim
+
+namespace jobviz::sim {
+
+bool StopReportRight(const StopReport& report, const Timeline& timeline, const StopTruth& truth, std::string* why) {
+  if (!truth.stopped) {
+    if (report.kind == jobviz::StopKind::kStopped) {
+      *why = "named someone: " + report.sentence;
+      return false;
+    }
+    return true;
+  }
+  if (report.kind != jobviz::StopKind::kStopped || report.first < 0) {
+    *why = "named nobody: " + report.sentence;
+    return false;
+  }
+  const LaneStop& lane = report.lanes[static_cast<size_t>(report.first)];
+  std::vector<const Worker*> workers;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& w : machine.workers) workers.push_back(&w);
+  const WorkerRole role = workers[report.first_worker]->role;
+  const int replica = role.known() ? role.replica : 0;
+  const int stage = role.known() ? role.stage : lane.stage;
+  for (const TruePlace& place : truth.first) {
+    if (place.replica != replica || place.stage != stage) continue;
+    const bool last_right = place.last_type.empty() ? !lane.last.known()
+                                                    : lane.last.type == place.last_type &&
+                                                          lane.last.micro_batch == place.last_micro_batch &&
+                                                          lane.last.step == place.last_step;
+    const bool next_right = lane.next.type == place.next_type && lane.next.micro_batch == place.next_micro_batch &&
+                            lane.next.step == place.next_step;
+    if (last_right && next_right) return true;
+    *why = "right stage, wrong jobs: " + report.sentence + " (truth: last " + place.last_type.str() + " " +
+           std::to_string(place.last_micro_batch) + ", next " + place.next_type.str() + " " +
+           std::to_string(place.next_micro_batch) + " of step " + std::to_string(place.next_step) + ")";
+    return false;
+  }
+  *why = "wrong stage: " + report.sentence + " (truth: stage " + std::to_string(truth.first.front().stage) +
+         " replica " + std::to_string(truth.first.front().replica) + ")";
+  return false;
+}
+
+StopRun RandomStopRun(std::uint64_t seed) {
+  Random random{seed * 0xD1B54A32D192ED03ULL + 7};
+  for (int i = 0; i < 4; ++i) random.Next();
+  StopRun spec;
+  spec.seed = seed;
+  SimRun& run = spec.run;
+  if (random.Next() < 0.3) {  // plain: one pipeline, every worker its own stage
+    const int pp[] = {8, 16, 32, 64};
+    run.pp = pp[random.Below(4)];
+    run.mp = run.dp = 1;
+    run.topology = false;
+  } else {
+    for (;;) {
+      const int pp[] = {2, 4, 8}, mp[] = {1, 2, 4}, dp[] = {1, 2, 4, 8, 16};
+      run.pp = pp[random.Below(3)];
+      run.mp = mp[random.Below(3)];
+      run.dp = dp[random.Below(5)];
+      const int workers = run.pp * run.mp * run.dp;
+      if (workers >= 8 && workers <= 512) break;
+    }
+  }
+  const int micro_batches[] = {4, 8, 16};
+  run.micro_batches = micro_batches[random.Below(3)];
+  run.steps = 2 + random.Below(3);
+  run.jitter = 0.02 + 0.03 * random.Next();
+  const double kind = random.Next();
+  spec.stop = kind < 0.3 ? StopKind::kWorker : kind < 0.5 ? StopKind::kStage : kind < 0.7 ? StopKind::kMachine
+            : kind < 0.85 ? StopKind::kCut : StopKind::kFinished;
+  spec.barrier = random.Next() < 0.5;
+  spec.in_flight = random.Next() < 0.5;
+  return spec;
+}
+
+}  // namespace jobviz::sim
