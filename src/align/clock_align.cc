@@ -282,6 +282,10 @@ void ApplyClocks(const std::vector<MachineClock>& clocks, Timeline& timeline) {
       }
       for (LogRecord& r : worker.markers) r.start = OnReference(clock, r.start);
       if (worker.end.stamped != 0) worker.end.stamped = OnReference(clock, worker.end.stamped);
+      for (InFlightJob& job : worker.in_flight) {
+        job.start = OnReference(clock, job.start);
+        job.seen = OnReference(clock, job.seen);
+      }
     }
   }
 }

@@ -133,7 +133,7 @@ TraceStats WriteChromeTrace(const Timeline& timeline, const Sink& sink, int thre
   std::string steps;
   bool first = pieces.empty();
   for (const StepSpan& step : timeline.steps) {
-    const std::string name = StepName(step.step);
+    const std::string name = StepSliceName(step);
     for (const char phase : {'B', 'E'}) {
       if (!first) steps += ",\n";
       first = false;

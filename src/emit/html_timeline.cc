@@ -231,7 +231,7 @@ std::string TimelineJson(const Timeline& timeline, const std::string& title, con
     const char* comma = step.empty() ? "" : ",";
     step += comma + std::to_string(span.step);
     name += comma;
-    AppendScriptSafeString(name, StepName(span.step));
+    AppendScriptSafeString(name, StepSliceName(span));
     start += comma + std::to_string(SaturatingSub(span.start, origin));
     end += comma + std::to_string(SaturatingSub(span.end, origin));
   }

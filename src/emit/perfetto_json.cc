@@ -146,6 +146,31 @@ struct JobFormat {
   JsonArgs args = JsonArgs::kCompact;
 };
 
+// A job the shim's watchdog saw begin and not end (Worker::in_flight): an
+// open slice on the worker's row from its start to the end of its log. Only
+// where it starts after the row's last job has ended, so slices still nest.
+void AppendInFlight(std::string& out, const Worker& worker, int pid, int tid, Nanos origin, std::string_view source_root) {
+  Nanos busy_until = 0;
+  for (const Job& job : worker.jobs) busy_until = std::max(busy_until, job.end);
+  for (const InFlightJob& job : worker.in_flight) {
+    if (job.start < busy_until) continue;
+    const Nanos log_end = std::max(job.seen, worker.end.stamped);
+    out += ",\n";
+    JsonMembers event(out);
+    event.String("name", job.type.str() + " " + std::to_string(job.micro_batch) + " (never ended)")
+        .Raw("cat", "\"in_flight\"").Raw("ph", "\"X\"");
+    event.Int("pid", pid).Int("tid", tid).Micros("ts", job.start - origin).Micros("dur", log_end - job.start);
+    JsonMembers args(event.Object("args"));
+    args.String("job_id", job.id.str()).Int("micro_batch", job.micro_batch);
+    args.String("in_flight", job.started ? "began, never ended: still running when its log ends"
+                                         : "enqueued, never began: its stream was blocked");
+    args.String("source", SourcePrefix(worker, source_root) + std::to_string(job.line));
+    args.Close();
+    event.Close();
+    busy_until = log_end;
+  }
+}
+
 void AppendPiece(std::string& out, const Timeline& timeline, const std::vector<RowGroup>& groups, const Piece& piece,
                  const FlowChains& flows, const JobFormat& format, const CriticalPathView& critical) {
   const int pid = GroupPid(piece.group);
@@ -169,6 +194,7 @@ void AppendPiece(std::string& out, const Timeline& timeline, const std::vector<R
     out += ",\n";
     events.Append(out, worker.jobs[j], rows.Tid(j), marks.Flow(j), marks.OnCriticalPath(j));
   }
+  if (piece.last_job == worker.jobs.size()) AppendInFlight(out, worker, pid, rows.first_tid, format.origin, format.source_root);
 }
 
 // The pieces, in order; counts the jobs and extra rows.

@@ -315,7 +315,7 @@ void StepsProcess(ProtoTrace& trace, const Timeline& timeline, std::string_view 
   CounterTrack(trace, kBusyUuid, kStepsUuid, "busy workers", 1);
   const std::uint64_t category = trace.Category("step");
   for (const StepSpan& step : timeline.steps) {
-    const std::uint64_t name = trace.Name(StepName(step.step));
+    const std::uint64_t name = trace.Name(StepSliceName(step));
     trace.Event(step.start, [&] {
       SliceBeginFields(trace.wire(), kStepThreadUuid, name, category);
       IntAnnotation(trace.wire(), kStep, StepNumber(step.step));

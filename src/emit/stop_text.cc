@@ -31,6 +31,9 @@ std::string StateText(const LaneStop& lane) {
     case LaneState::kFinished: return "finished";
     case LaneState::kWaiting: return "waiting for " + lane.input;
     case LaneState::kStuck:
+      if (lane.in_flight)
+        return std::string(lane.in_flight_started ? "stuck in it for " : "waiting to start it for ") +
+               FormatDuration(lane.in_flight_seen - lane.in_flight_since) + " (libjobviz's in-flight line)";
       return lane.input.empty() ? "had what it needed, never finished" : "had its input (" + lane.input + "), never finished";
     case LaneState::kUnknown: return "next job not known";
   }

@@ -472,7 +472,7 @@ void JobEventWriter::Append(std::string& out, const Job& job, int tid, FlowMark 
 void AppendStepEvent(std::string& out, const StepSpan& step, std::string_view pid, std::string_view tid,
                      bool step_arg, Nanos origin) {
   JsonMembers event(out);
-  event.String("name", StepName(step.step)).Raw("cat", "\"step\"").Raw("ph", "\"X\"");
+  event.String("name", StepSliceName(step)).Raw("cat", "\"step\"").Raw("ph", "\"X\"");
   event.Raw("pid", pid).Raw("tid", tid).Micros("ts", step.start - origin).Micros("dur", step.end - step.start);
   if (step_arg) {
     JsonMembers args(event.Object("args"));

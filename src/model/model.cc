@@ -7,6 +7,10 @@ std::string StepName(std::int64_t key) {
   return StepRun(key) > 0 ? "run" + std::to_string(StepRun(key)) + " " + step : step;
 }
 
+std::string StepSliceName(const StepSpan& span) {
+  return span.unfinished ? StepName(span.step) + " (unfinished: the run stopped here)" : StepName(span.step);
+}
+
 const char* SkipReasonText(SkipReason reason) {
   switch (reason) {
     case SkipReason::kMalformedJob: return "malformed job line";

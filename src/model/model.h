@@ -36,12 +36,14 @@ inline constexpr std::int64_t kLongestJob = 86'400'000'000'000;
 // kHybridInfo, kShimTopology: where the rank sits in a hybrid-parallel job
 // (Paddle's HybridParallelInfo line, libjobviz's topology line).
 enum class RecordKind : std::uint8_t {
-  kJob, kProfilerWindow, kStepPush, kStepPop, kClockSync, kRangePush, kStartBanner, kHybridInfo, kShimTopology
+  kJob, kProfilerWindow, kStepPush, kStepPop, kClockSync, kRangePush, kStartBanner, kHybridInfo, kShimTopology,
+  kInFlight  // libjobviz's watchdog: a job begun (or enqueued) and not ended; `end`: when it was seen
 };
 
 // One recognised line of a worker log. Fields that a kind does not use stay 0.
 struct LogRecord {
   RecordKind kind = RecordKind::kJob;
+  bool started = true;       // kInFlight: false when the job was enqueued and never began
   std::uint32_t thread = 0;  // the glog prefix's thread id; 0 when the line has none
   std::uint64_t line = 0;  // 1-based line number in its file
   Nanos start = 0;         // job start; time of a step marker or clock-sync point
@@ -128,6 +130,9 @@ struct StepSpan {
   // (model/unfinished_steps.h). Drawn, marked, and left out of the analysis.
   bool unfinished = false;
 };
+// A step as the traces and the HTML report name its slice: "step2", or
+// "step2 (unfinished: the run stopped here)".
+std::string StepSliceName(const StepSpan& span);
 
 // How a worker's log ends (parse/log_tail.h): what the stop report reads to
 // tell a log that went silent while the others went on.

@@ -113,6 +113,8 @@ std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records, bool shar
       case RecordKind::kStartBanner:
         if (has_activity && !banner) banner = i;
         break;
+      case RecordKind::kInFlight:  // the watchdog's word on a job of this run: no run starts here
+        break;
       case RecordKind::kStepPush:
         if (highest_step && r.step <= *highest_step && !shared_writers)
           start_run(i, "step " + std::to_string(r.step) + " pushed again");

@@ -7,6 +7,30 @@ namespace jobviz {
 
 namespace {
 
+// In-flight lines that still stand: the latest per job, and none that a job
+// line later ended (the same type and micro-batch, starting no earlier).
+void KeepOpenJobs(Worker* worker) {
+  std::vector<InFlightJob>& open = worker->in_flight;
+  if (open.empty()) return;
+  std::stable_sort(open.begin(), open.end(), [](const InFlightJob& a, const InFlightJob& b) {
+    return std::make_tuple(a.type.index(), a.micro_batch, a.start, a.seen) <
+           std::make_tuple(b.type.index(), b.micro_batch, b.start, b.seen);
+  });
+  std::vector<InFlightJob> kept;
+  for (size_t i = 0; i < open.size(); ++i) {
+    if (i + 1 < open.size() && open[i + 1].type == open[i].type && open[i + 1].micro_batch == open[i].micro_batch &&
+        open[i + 1].start == open[i].start)
+      continue;  // the watchdog wrote again for the same job: the latest stands
+    const auto from = std::lower_bound(worker->jobs.begin(), worker->jobs.end(), open[i].start,
+                                       [](const Job& job, Nanos t) { return job.start < t; });
+    const bool ended = std::any_of(from, worker->jobs.end(), [&](const Job& job) {
+      return job.type == open[i].type && job.micro_batch == open[i].micro_batch;
+    });
+    if (!ended) kept.push_back(open[i]);
+  }
+  open = std::move(kept);
+}
+
 Worker MakeWorker(const WorkerLogFile& file, WorkerLogScan& scan, size_t begin, size_t end) {
   Worker worker;
   worker.machine = file.machine;
@@ -17,6 +41,10 @@ Worker MakeWorker(const WorkerLogFile& file, WorkerLogScan& scan, size_t begin, 
   worker.jobs.reserve(jobs);
   for (size_t i = begin; i < end; ++i) {
     LogRecord& r = scan.records[i];
+    if (r.kind == RecordKind::kInFlight) {
+      worker.in_flight.push_back({r.job_id, r.type, r.micro_batch, r.start, r.end, r.line, r.started});
+      continue;
+    }
     if (r.kind != RecordKind::kJob) {
       worker.markers.push_back(std::move(r));
       continue;
@@ -27,6 +55,7 @@ Worker MakeWorker(const WorkerLogFile& file, WorkerLogScan& scan, size_t begin, 
   // one pass usually finds the jobs sorted already.
   if (!std::is_sorted(worker.jobs.begin(), worker.jobs.end(), StartsBefore))
     std::sort(worker.jobs.begin(), worker.jobs.end(), StartsBefore);
+  KeepOpenJobs(&worker);
   return worker;
 }
 

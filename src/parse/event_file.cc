@@ -30,6 +30,7 @@ const char* KindName(RecordKind kind) {
     case RecordKind::kStartBanner: return "start";
     case RecordKind::kHybridInfo: return "hybrid";
     case RecordKind::kShimTopology: return "topology";
+    case RecordKind::kInFlight: return "inflight";
   }
   return "?";
 }
@@ -46,6 +47,10 @@ json RecordJson(int worker, const LogRecord& r) {
     case RecordKind::kRangePush: j.update({{"s", r.start}, {"name", ValidUtf8(r.type)}}); break;
     case RecordKind::kClockSync: j.update({{"s", r.start}, {"rank", r.rank}, {"round", r.round}}); break;
     case RecordKind::kStartBanner: break;
+    case RecordKind::kInFlight:
+      j.update({{"s", r.start}, {"e", r.end}, {"mb", r.micro_batch}, {"t", ValidUtf8(r.type)}, {"id", ValidUtf8(r.job_id)},
+                {"started", r.started}});
+      break;
     case RecordKind::kHybridInfo:
     case RecordKind::kShimTopology:
       j.update({{"rank", r.rank}, {"at", r.place.index}, {"of", r.place.degree}});
@@ -137,6 +142,15 @@ LogRecord RecordFrom(const json& j) {
     if (r.rank < 0 || r.round < 0) throw BadRecord(SkipReason::kMalformedClockSync, "a negative rank or round");
   } else if (kind == "start") {
     r.kind = RecordKind::kStartBanner;
+  } else if (kind == "inflight") {
+    r.kind = RecordKind::kInFlight;
+    r.start = TimeAt(j, "s", SkipReason::kMalformedJob);
+    r.end = TimeAt(j, "e", SkipReason::kMalformedJob);
+    r.micro_batch = StepAt(j, "mb", SkipReason::kMalformedJob);
+    r.type = j.at("t").get<std::string>();
+    r.job_id = j.at("id").get<std::string>();
+    r.started = j.at("started").get<bool>();
+    if (r.end < r.start) throw BadRecord(SkipReason::kEndBeforeStart, "seen in flight before it began");
   } else if (kind == "hybrid" || kind == "topology") {
     r.kind = kind == "hybrid" ? RecordKind::kHybridInfo : RecordKind::kShimTopology;
     r.rank = Int64At(j, "rank");

@@ -101,6 +101,27 @@ const std::vector<LineFormat>& LineFormats() {
            "I1020 09:15:07.265326 22317 jobviz_profiler.cc:1] HybridParallelInfo: rank_id: 5, pp_rank: 1, dp_rank: 0, "
            "tp_rank: 1",
        }},
+      // libjobviz's watchdog (docs/runtime-shim.md): a job begun and not
+      // ended after stall_after seconds, or enqueued and never begun (its
+      // stream blocked behind a hung kernel or collective).
+      {LineKind::kInFlight,
+       "in-flight job line",
+       "Profiler Info: Job",
+       {
+           {"Profiler Info: Job (<id>)", R"(Profiler Info: Job\s*\(\s*([^()\s]+)\s*\))"},
+           {" still running or not started", R"(\s+(still running|not started))"},
+           {", type = <word>", R"(,\s*type\s*=\s*(\w+))"},
+           {", micro_batch_id = <integer>", R"(,\s*micro_batch_id\s*=\s*(\d+))"},
+           {", job_start_time or enqueue_time = <milliseconds>",
+            R"(,\s*(?:job_start_time|enqueue_time)\s*=\s*)" JOBVIZ_MILLIS},
+           {", waited = <seconds> s", R"(,\s*waited\s*=\s*(\d+(?:\.\d*)?)\s*s)"},
+       },
+       {
+           "Profiler Info: Job (7) still running, type = backward, micro_batch_id = 2, "
+           "job_start_time = 1697793307213.760986, waited = 60.000 s",
+           "I1020 09:16:07.300000 22317 jobviz_profiler.cc:1] Profiler Info: Job (8) not started, type = forward, "
+           "micro_batch_id = 3, enqueue_time = 1697793307240.000000, waited = 60.000 s",
+       }},
   };
   return formats;
 }

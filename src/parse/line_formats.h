@@ -11,7 +11,9 @@
 
 namespace jobviz {
 
-enum class LineKind { kJob, kProfilerWindow, kNvtx, kClockSync, kStartBanner, kHybridInfo };
+// kInFlight shares kJob's keyword (the scanner looks for it once): a job
+// line's text that is not a finished job is tried as an in-flight one.
+enum class LineKind { kJob, kProfilerWindow, kNvtx, kClockSync, kStartBanner, kHybridInfo, kInFlight };
 
 struct FieldPattern {
   std::string_view expected;  // what a user should see, e.g. ", type = <word>"

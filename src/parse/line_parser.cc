@@ -44,7 +44,7 @@ struct LineParser::Compiled {
 
 LineParser::LineParser()
     : scanner_({LineFormats()[0].keyword, LineFormats()[1].keyword, LineFormats()[2].keyword,
-                LineFormats()[3].keyword, LineFormats()[4].keyword, LineFormats()[5].keyword}),
+                LineFormats()[3].keyword, LineFormats()[4].keyword, LineFormats()[5].keyword}),  // kInFlight: kJob's
       compiled_(std::make_unique<Compiled>()) {
   for (const LineFormat& format : LineFormats()) {
     FormatPatterns patterns;
@@ -191,8 +191,14 @@ bool LineParser::CanonicalAgrees(std::string_view text, size_t position) const {
 
 ParsedLine LineParser::ParseClean(std::string_view text, size_t keyword_pos, int keyword) const {
   re2::StringPiece groups[kMaxGroups];
-  if (!MatchGroups(*compiled_->formats[keyword].whole, text, keyword_pos, keyword, groups))
-    return Diagnose(text, keyword_pos, keyword);
+  if (!MatchGroups(*compiled_->formats[keyword].whole, text, keyword_pos, keyword, groups)) {
+    // Not a finished job: perhaps the watchdog's line for one in flight.
+    constexpr int kInFlight = static_cast<int>(LineKind::kInFlight);
+    if (keyword != static_cast<int>(LineKind::kJob) ||
+        !MatchPattern(*compiled_->formats[kInFlight].whole, text, keyword_pos, groups))
+      return Diagnose(text, keyword_pos, keyword);
+    keyword = kInFlight;
+  }
 
   auto group = [&](int i) -> std::string_view { return groups[i]; };
   ParsedLine parsed;
@@ -245,6 +251,18 @@ ParsedLine LineParser::ParseClean(std::string_view text, size_t keyword_pos, int
       parsed.round = integer(2);
       parsed.time = millis(3);
       break;
+    case LineKind::kInFlight: {
+      parsed.kind = ParsedLine::Kind::kInFlight;
+      parsed.job_id = group(1);
+      parsed.started = group(2) == "still running";
+      parsed.type = group(3);
+      parsed.micro_batch = integer(4);
+      parsed.start = millis(5);
+      const ParsedMillis waited = millis(6);  // seconds, read as if milliseconds: x1000
+      numbers_ok &= waited.ns <= kLongestJob / 1000;
+      parsed.waited = waited.ns * 1000;
+      break;
+    }
     case LineKind::kHybridInfo: {
       parsed.kind = ParsedLine::Kind::kHybridInfo;
       parsed.rank = integer(1);

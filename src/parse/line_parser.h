@@ -17,7 +17,8 @@ namespace jobviz {
 
 struct ParsedLine {
   enum class Kind {
-    kJob, kProfilerWindow, kStepPush, kRangePush, kStepPop, kClockSync, kStartBanner, kHybridInfo, kShimTopology, kMalformed
+    kJob, kProfilerWindow, kStepPush, kRangePush, kStepPop, kClockSync, kStartBanner, kHybridInfo, kShimTopology,
+    kInFlight, kMalformed
   };
   Kind kind = Kind::kMalformed;
   LineKind format = LineKind::kJob;
@@ -27,6 +28,10 @@ struct ParsedLine {
   std::string_view job_id, type;  // kRangePush: the range's name in `type`
   std::int64_t micro_batch = 0;
   ParsedMillis start, end;
+  // kInFlight: job_id, type, micro_batch, `start` (its start, or when it was
+  // enqueued), `waited` (ns) and whether it had begun.
+  Nanos waited = 0;
+  bool started = true;
 
   // kProfilerWindow: end_step is -1 when the line has none.
   // kStepPush: step. kClockSync: rank, round.

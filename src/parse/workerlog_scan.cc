@@ -24,6 +24,7 @@ SkipReason MalformedReason(LineKind format) {
     case LineKind::kClockSync: return SkipReason::kMalformedClockSync;
     case LineKind::kStartBanner: break;  // any line with the keyword is one
     case LineKind::kHybridInfo: return SkipReason::kMalformedTopology;
+    case LineKind::kInFlight: return SkipReason::kMalformedJob;
   }
   return SkipReason::kMalformedJob;
 }
@@ -254,6 +255,12 @@ void Scanner::HandleRecord(std::string_view line, const ParsedLine& parsed, bool
       record.kind = parsed.kind == ParsedLine::Kind::kHybridInfo ? RecordKind::kHybridInfo : RecordKind::kShimTopology;
       record.rank = parsed.rank;
       record.place = parsed.place;
+      break;
+    case ParsedLine::Kind::kInFlight:
+      record = JobRecord(current_line_, parsed.job_id, parsed.type, parsed.micro_batch, parsed.start.ns,
+                         SaturatingAdd(parsed.start.ns, parsed.waited));
+      record.kind = RecordKind::kInFlight;
+      record.started = parsed.started;
       break;
     case ParsedLine::Kind::kMalformed:
       return;
