@@ -55,6 +55,10 @@ jobviz_status jobviz_set_profile_window(jobviz_profiler* profiler, int64_t start
  * (tp_rank), for frameworks that do not print Paddle's HybridParallelInfo
  * line. Once per profiler; values 0..999999 (else INVALID_ARGUMENT). */
 jobviz_status jobviz_set_topology(jobviz_profiler* profiler, int pp_rank, int dp_rank, int tp_rank);
+/* The watchdog: a job begun and not ended after `seconds` (default 60), or
+ * enqueued and never begun, gets a line at once (docs/runtime-shim.md);
+ * 0 turns it off. INVALID_ARGUMENT for a negative or non-finite value. */
+jobviz_status jobviz_set_stall_after(jobviz_profiler* profiler, double seconds);
 /* Records lost so far (jobviz_stats.records_lost). */
 uint64_t jobviz_records_lost(const jobviz_profiler* profiler);
 

@@ -51,6 +51,12 @@ struct ProfilerConfig {
   // tp_rank: 1"; -1 (the
   // default): none (SetTopology can write it later). Values below 10^6.
   int pp_rank = -1, dp_rank = 0, tp_rank = 0;
+  // The watchdog: a job begun and not ended after this many seconds gets a
+  // line at once ("Profiler Info: Job (7) still running, ..."), and one
+  // enqueued whose start never came ("... not started, ..."): what a rank
+  // hangs in, which its job line (written when the job ends) never shows.
+  // One line per job; 0 turns it off (docs/runtime-shim.md).
+  double stall_after_s = 60;
 };
 
 // Identifies one job between BeginJob and EndJob. Invalid when the job is
@@ -120,6 +126,9 @@ class Profiler {
   // profiler: false (and nothing written) for a second call, a value outside
   // 0..999999, or after Shutdown.
   bool SetTopology(int pp_rank, int dp_rank, int tp_rank);
+
+  // Changes the watchdog's wait (ProfilerConfig::stall_after_s); 0 turns it off.
+  void SetStallAfter(double seconds);
 
   // Changes the profiling window (overrides the environment).
   void SetProfileWindow(std::int64_t start, std::int64_t end);

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import itertools
+import math
 import operator
 import os
 import re
@@ -292,6 +293,9 @@ class Profiler(_Handle):
       stage, data-parallel or sharding replica, tensor-parallel index), written once as a
       HybridParallelInfo line (Paddle's, with pp_rank/dp_rank/tp_rank) so that jobviz knows the pipelines; give pp_rank to write it
       (dp_rank and tp_rank default to 0). Not needed where Paddle prints HybridParallelInfo.
+    stall_after: the watchdog's wait in seconds (default 60): a job begun and not ended
+      after it, or enqueued and never begun, gets a line at once, so that jobviz can say
+      what a hung rank hangs in; 0 turns it off.
     """
 
     _destroy = staticmethod(lambda h: _lib.jobviz_profiler_destroy(h))
@@ -299,13 +303,16 @@ class Profiler(_Handle):
     def __init__(self, rank: int, local_worker: int, world_size: int, log_path: Optional[str] = None,
                  window: Optional[Tuple[int, int]] = None, emulate_clock_offset_ns: int = 0,
                  emulate_clock_drift_ppm: float = 0.0, pp_rank: Optional[int] = None, dp_rank: int = 0,
-                 tp_rank: int = 0) -> None:
+                 tp_rank: int = 0, stall_after: float = 60.0) -> None:
         super().__init__()
         world_size = _integer("world_size", world_size, 1, _INT32_MAX)
         rank = _integer("rank", rank, 0, world_size - 1)
         local_worker = _integer("local_worker", local_worker, 0, _INT32_MAX)
         start, end = _window(*window) if window is not None else (-1, -1)
         path = os.fsencode(log_path) if log_path is not None and log_path != "" else None  # str, bytes, PathLike
+        if isinstance(stall_after, bool) or not isinstance(stall_after, (int, float)) or \
+                not math.isfinite(stall_after) or stall_after < 0:
+            raise ValueError(f"stall_after must be a finite number of seconds >= 0, not {stall_after!r}")
         place = None
         if pp_rank is not None:
             place = tuple(_topology_index(name, value) for name, value in
@@ -316,6 +323,7 @@ class Profiler(_Handle):
                f"cannot create the profiler (log {log_path!r})")
         if place is not None:
             _check(_lib.jobviz_set_topology(self.handle, *place), "write the topology line")
+        _check(_lib.jobviz_set_stall_after(self.handle, float(stall_after)), "set the watchdog")
         self._final: Optional[Tuple[ProfilerStats, List[NeverEndedJob]]] = None  # after close()
         self._job_ids = itertools.count()
         self._streams: dict = {}  # CUDA stream handle -> its wrapper

@@ -70,6 +70,7 @@ def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
         "jobviz_step_end": ([p], c.c_int),
         "jobviz_set_profile_window": ([p, c.c_int64, c.c_int64], c.c_int),
         "jobviz_set_topology": ([p, c.c_int, c.c_int, c.c_int], c.c_int),
+        "jobviz_set_stall_after": ([p, c.c_double], c.c_int),
         "jobviz_records_lost": ([p], c.c_uint64),
         "jobviz_profiler_shutdown": ([p, c.c_int, c.c_int], c.c_int),
         "jobviz_get_stats": ([p, c.POINTER(Stats)], c.c_int),

@@ -1,5 +1,6 @@
 // The C API over the C++ profiler: opaque handles, status codes, no
 // exceptions across the boundary.
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -106,6 +107,12 @@ jobviz_status jobviz_never_ended_job(const jobviz_profiler* profiler, uint64_t i
 
 jobviz_status jobviz_set_topology(jobviz_profiler* profiler, int pp_rank, int dp_rank, int tp_rank) {
   if (!profiler || !profiler->profiler->SetTopology(pp_rank, dp_rank, tp_rank)) return JOBVIZ_ERROR_INVALID_ARGUMENT;
+  return JOBVIZ_OK;
+}
+
+jobviz_status jobviz_set_stall_after(jobviz_profiler* profiler, double seconds) {
+  if (!profiler || !(seconds >= 0) || !std::isfinite(seconds)) return JOBVIZ_ERROR_INVALID_ARGUMENT;
+  profiler->profiler->SetStallAfter(seconds);
   return JOBVIZ_OK;
 }
 

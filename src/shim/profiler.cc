@@ -45,6 +45,7 @@ Profiler::Profiler(ProfilerConfig config) : config_(std::move(config)), impl_(st
   impl_->ring = std::vector<Record>(capacity);
   impl_->mask = capacity - 1;
   impl_->flush_interval_ms = std::max(1, config_.flush_interval_ms);
+  SetStallAfter(config_.stall_after_s);
   impl_->rank = config_.global_rank;
   if (config_.emulated_clock_offset_ns != 0 || config_.emulated_clock_drift_ppm != 0) {
     impl_->clock_model = {config_.emulated_clock_offset_ns, config_.emulated_clock_drift_ppm, WallClockNanos()};
@@ -278,6 +279,11 @@ void Profiler::Shutdown(int timeout_ms, bool warn_on_stderr) {
                  static_cast<long long>(first.micro_batch), static_cast<long long>(first.job_id),
                  config_.output_path.empty() ? "the log" : config_.output_path.c_str());
   }
+}
+
+void Profiler::SetStallAfter(double seconds) {
+  const double ns = seconds * 1e9;
+  impl_->stall_after_ns.store(ns >= 1 && ns < 1e18 ? static_cast<std::int64_t>(ns) : 0, std::memory_order_relaxed);
 }
 
 ProfilerStats Profiler::stats() const {

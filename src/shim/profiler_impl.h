@@ -82,7 +82,8 @@ inline std::int64_t ReadClock(const Record& record) {
 // Host callbacks: no allocation, no lock, no I/O, no CUDA call.
 inline void OnJobStart(void* argument) {
   Record* record = static_cast<Record*>(argument);
-  record->start_ns.store(ReadClock(*record), std::memory_order_relaxed);
+  // Release: the watchdog that sees the start sees the job's fields.
+  record->start_ns.store(ReadClock(*record), std::memory_order_release);
 }
 inline void OnJobEnd(void* argument) {
   Record* record = static_cast<Record*>(argument);
@@ -168,6 +169,13 @@ struct Profiler::Impl {
   static constexpr size_t kNeverEndedKept = 16;
   std::atomic<std::uint64_t> never_ended{0};
   std::array<NeverEndedJob, kNeverEndedKept> never_ended_jobs{};
+
+  // The watchdog (profiler_watchdog.cc), run by the writer thread after each
+  // drain: jobs pending longer than stall_after_ns get an in-flight line.
+  std::atomic<std::int64_t> stall_after_ns{60'000'000'000};
+  std::vector<std::pair<std::uint64_t, std::int64_t>> watch_first_seen;  // (claim index, first seen pending, not started)
+  std::vector<std::uint64_t> watch_reported;                          // claim indices already reported
+  void WatchStalls();
 
   ~Impl();
   int InternType(std::string_view type);

@@ -220,6 +220,7 @@ void Profiler::Impl::WriterLoop() {
     writer_wake.wait_for(lock, std::chrono::milliseconds(flush_interval_ms));
     lock.unlock();
     Drain();
+    WatchStalls();
     lock.lock();
   }
 }
