@@ -172,6 +172,8 @@ bool ParseRelative(const std::string& value, Condition* c) {
 }  // namespace
 
 std::optional<Condition> ParseCondition(const std::string& text, std::string* error) {
+  // "stopped": the run did not finish its last step (docs/analysis.md, "Where the run stopped").
+  if (Trimmed(text) == "stopped") return Condition{text, "stopped.unfinished_steps", ">", 0};
   static const char* kOps[] = {">=", "<=", "==", "!=", ">", "<"};
   for (const char* op : kOps) {
     const size_t at = text.find(op);
@@ -192,7 +194,7 @@ std::optional<Condition> ParseCondition(const std::string& text, std::string* er
     return c;
   }
   *error = "'" + text + "': expected METRIC OP NUMBER or METRIC OP baseline [+-*] NUMBER, e.g. bubble_ratio>0.35 "
-           "(OP: > >= < <= == !=)";
+           "(OP: > >= < <= == !=), or 'stopped'";
   return std::nullopt;
 }
 

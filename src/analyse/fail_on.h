@@ -6,6 +6,8 @@
 //   job_types.forward.mean_us>=900 object keys as path segments
 //   bubble_ratio > baseline + 0.02 against the same metric of --baseline
 //   steps.duration_us.p50 > baseline * 1.05     (+, -, * or baseline alone)
+//   stopped                        the run did not finish its last step
+//                                  (stopped.unfinished_steps > 0)
 #pragma once
 
 #include <nlohmann/json.hpp>

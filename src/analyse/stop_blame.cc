@@ -11,6 +11,9 @@ namespace {
 
 constexpr Nanos kMicro = 1000;
 constexpr Nanos kMilli = 1000 * kMicro;
+// Log ends on different machines are compared through their aligned clocks,
+// which may still be off by a few milliseconds (docs/clock-alignment.md).
+constexpr Nanos kClockSlack = 5 * kMilli;
 
 // Each worker's last timed line (its last job's end, or a later
 // glog-stamped line), and how far before the latest other log it ends.
@@ -51,22 +54,25 @@ void CountWaiters(StopReport* r) {
   }
 }
 
-// The latest log end of the workers outside a lane.
-Nanos OthersEnd(const StopReport& r, const LaneStop& lane) {
-  Nanos latest = 0;
-  for (const WorkerEnding& e : r.workers)
-    if (std::find(lane.workers.begin(), lane.workers.end(), e.worker) == lane.workers.end())
-      latest = std::max(latest, e.last_time);
-  return latest;
+// The latest log end of the workers outside a lane, as far as clocks can
+// tell: on its own machine (one clock), or on any less kClockSlack.
+Nanos OthersEnd(const GraphLanes& graph, const StopReport& r, const LaneStop& lane) {
+  const int machine = graph.workers[lane.workers.front()]->machine;
+  Nanos same = 0, any = 0;
+  for (const WorkerEnding& e : r.workers) {
+    if (std::find(lane.workers.begin(), lane.workers.end(), e.worker) != lane.workers.end()) continue;
+    any = std::max(any, e.last_time);
+    if (graph.workers[e.worker]->machine == machine) same = std::max(same, e.last_time);
+  }
+  return std::max(same, any - kClockSlack);
 }
 
 // A stuck lane stopped (rather than being cut off mid-job with every other
 // log) when the others' logs go on well past when its job should have
 // ended: twice its usual length, so that one slow job is not a stop.
-bool Overdue(const StopReport& r, const LaneStop& lane) {
+bool Overdue(const GraphLanes& graph, const StopReport& r, const LaneStop& lane) {
   if (lane.in_flight) return true;  // the watchdog waited its stall_after and saw no end
-  const Nanos expected_end = lane.ready + lane.usual;
-  return OthersEnd(r, lane) - expected_end > std::max(2 * lane.usual, kMilli);
+  return OthersEnd(graph, r, lane) - (lane.ready + lane.usual) > std::max(2 * lane.usual, kMilli);
 }
 
 std::string Since(const StopReport& r, Nanos t) { return FormatSinceStart(t - r.run_start); }
@@ -138,7 +144,7 @@ void BlameStop(const Timeline& timeline, const GraphLanes& graph, StopReport* r)
   int best = -1;
   for (size_t l = 0; l < r->lanes.size(); ++l) {
     const LaneStop& lane = r->lanes[l];
-    if (lane.state != LaneState::kStuck || !Overdue(*r, lane)) continue;
+    if (lane.state != LaneState::kStuck || !Overdue(graph, *r, lane)) continue;
     if (best < 0) {
       best = static_cast<int>(l);
       continue;
@@ -150,7 +156,7 @@ void BlameStop(const Timeline& timeline, const GraphLanes& graph, StopReport* r)
   }
   if (best < 0) {
     // No overdue job: a log that went silent well before the others' names its lane.
-    Nanos longest = kMilli;
+    Nanos longest = kMilli + kClockSlack;
     for (const WorkerEnding& e : r->workers) {
       if (e.before_others <= longest || e.no_jobs) continue;
       for (size_t l = 0; l < r->lanes.size(); ++l)

@@ -20,9 +20,15 @@ struct Position {
   const Job* before = nullptr;  // its last job before the step
 };
 
-Position PositionOf(const Worker& worker, const WorkerStop& stop) {
+// `first`: the run's first unfinished step; a worker that finished its own
+// count of jobs there is placed there all the same (it may wait at the
+// step's end for one that did not).
+Position PositionOf(const Worker& worker, const WorkerStop& stop, std::int64_t first) {
   Position p;
   p.step = stop.step;
+  if (p.step == kNoStep && first != kNoStep &&
+      std::any_of(worker.jobs.begin(), worker.jobs.end(), [&](const Job& job) { return job.step == first; }))
+    p.step = first;
   if (p.step == kNoStep) return p;
   std::int64_t plan_step = kNoStep;
   for (const Job& job : worker.jobs) {
@@ -115,7 +121,13 @@ bool PassesDone(const Context& c, int lane, std::int64_t step, Nanos* at) {
     *at = 0;
     return true;
   }
-  if (p.step < step || p.plan.empty()) return false;
+  if (p.step < step) return false;
+  if (p.plan.empty()) {  // a first step: all of 1F1B's 2m passes, when that is what it runs
+    const size_t passes = static_cast<size_t>(std::count_if(p.done.begin(), p.done.end(), [](const Job* j) { return IsPass(j->type); }));
+    if (c.micro_batches == 0 || passes < 2 * static_cast<size_t>(c.micro_batches)) return false;
+    *at = p.done.empty() ? 0 : p.done.back()->end;
+    return true;
+  }
   size_t last_pass = 0;
   for (size_t k = 0; k < p.plan.size(); ++k)
     if (IsPass(p.plan[k]->type)) last_pass = k + 1;
@@ -216,31 +228,32 @@ void PlaceLane(Context& c, size_t l) {
     }
   Name next_type;
   std::int64_t next_micro_batch = 0;
+  bool known = true;
   if (plan.size() > k) {
     next_type = plan[k]->type;
     next_micro_batch = plan[k]->micro_batch;
     out.usual = plan[k]->end - plan[k]->start;
-  } else if (!OneF1BNext(c, lane, p.done, &next_type, &next_micro_batch, &out.usual)) {
-    return;  // kUnknown
+  } else {
+    known = OneF1BNext(c, lane, p.done, &next_type, &next_micro_batch, &out.usual);
   }
-  const Job next{Name("0"), next_type, next_micro_batch, 0, 0, 0, p.step};
-  out.next = {next.type, next.micro_batch, p.step, 0, 0};
+  if (known) out.next = {next_type, next_micro_batch, p.step, 0, 0};
   const Nanos free_at = last ? last->end : 0;
-  const Input input = HandOffInput(c, lane, next.type);
   Nanos arrived = 0;
+  const Input input = known ? HandOffInput(c, lane, next_type) : Input{};
+  const bool after_passes = std::any_of(p.done.begin(), p.done.end(), [](const Job* j) { return IsPass(j->type); }) &&
+                            (known ? !IsPass(next_type) : true);
   if (input.lane >= 0) {
-    if (!Arrived(c, input.lane, input.type, next.micro_batch, p.step, &arrived)) {
+    if (!Arrived(c, input.lane, input.type, next_micro_batch, p.step, &arrived)) {
       out.state = LaneState::kWaiting;
       out.waits_on = input.lane;
-      out.input = input.type.str() + " " + std::to_string(next.micro_batch) + " from stage " +
-                      std::to_string(c.graph.lanes[input.lane].stage);
+      out.input = input.type.str() + " " + std::to_string(next_micro_batch) + " from stage " +
+                  std::to_string(c.graph.lanes[input.lane].stage);
       return;
     }
-    out.input = input.type.str() + " " + std::to_string(next.micro_batch) + " from stage " +
+    out.input = input.type.str() + " " + std::to_string(next_micro_batch) + " from stage " +
                 std::to_string(c.graph.lanes[input.lane].stage);
     out.input_arrived = arrived;
-  } else if (!IsPass(next.type) && std::any_of(plan.begin(), plan.begin() + static_cast<std::ptrdiff_t>(k),
-                                                 [](const Job* j) { return IsPass(j->type); })) {
+  } else if (after_passes) {
     // After the step's passes: the gradients' all-reduce with the other
     // replicas of the stage, or with every stage under a global barrier.
     std::vector<int> group = lane.other_replicas;
@@ -256,7 +269,7 @@ void PlaceLane(Context& c, size_t l) {
         out.waits_on = o;
         const StageLane& other = c.graph.lanes[o];
         out.input = "the gradients of stage " + std::to_string(other.stage) + " replica " +
-                        std::to_string(other.replica) + (c.report.barrier ? " (a global all-reduce)" : "");
+                    std::to_string(other.replica) + (c.report.barrier ? " (a global all-reduce)" : "");
         return;
       }
       arrived = std::max(arrived, at);
@@ -264,6 +277,11 @@ void PlaceLane(Context& c, size_t l) {
     out.input = c.report.barrier ? "every stage's gradients (a global all-reduce)"
                                  : lane.other_replicas.empty() ? "" : "the other replicas' gradients";
     out.input_arrived = arrived;
+  }
+  if (!known) {
+    // Nothing after its passes to read: done with what the logs show.
+    out.state = after_passes ? LaneState::kFinished : LaneState::kUnknown;
+    return;
   }
   out.state = LaneState::kStuck;
   out.ready = std::max(free_at, arrived);
@@ -339,7 +357,7 @@ StopReport ReportStop(const Timeline& timeline, const UnfinishedSteps& unfinishe
   c.positions.resize(c.graph.workers.size());
   for (size_t w = 0; w < c.graph.workers.size(); ++w) {
     const WorkerStop stop = w < unfinished.workers.size() ? unfinished.workers[w] : WorkerStop{};
-    c.positions[w] = PositionOf(*c.graph.workers[w], stop);
+    c.positions[w] = PositionOf(*c.graph.workers[w], stop, unfinished.first);
     for (const Job* job : c.positions[w].plan) c.max_chunk = std::max(c.max_chunk, ClassifyJobType(job->type.str()).chunk);
   }
   r.barrier = GlobalBarrier(c);

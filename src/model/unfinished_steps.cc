@@ -157,6 +157,9 @@ UnfinishedSteps MarkUnfinishedSteps(Timeline* timeline) {
       for (const TypeCount& t : s.types) Add(expected, t.type, t.count, t.pass);
     const StepCounts& last = steps.back();
     for (const TypeCount& t : stage_least(w, last.step)) Add(expected, t.type, t.count, t.pass);
+    // Every stage runs every pass (each micro-batch forward and backward).
+    if (const auto most = step_most.find(last.step); most != step_most.end())
+      for (const TypeCount& t : most->second) Add(expected, t.type, 0, true);
     if (const auto it = per_step.find(last.step); it != per_step.end() && it->second.with_jobs >= 3 && !at_an_end(w))
       for (const TypeCount& t : it->second.workers_with)
         if (last.Count(t.type) == 0 && t.count + 1 == it->second.with_jobs) Add(expected, t.type, 1, t.pass);
