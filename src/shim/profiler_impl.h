@@ -173,8 +173,10 @@ struct Profiler::Impl {
   // The watchdog (profiler_watchdog.cc), run by the writer thread after each
   // drain: jobs pending longer than stall_after_ns get an in-flight line.
   std::atomic<std::int64_t> stall_after_ns{60'000'000'000};
-  std::vector<std::pair<std::uint64_t, std::int64_t>> watch_first_seen;  // (claim index, first seen pending, not started)
-  std::vector<std::uint64_t> watch_reported;                          // claim indices already reported
+  // Of the oldest records (at most 256): when each not-started job was first
+  // seen pending, and which were reported. Touched by the writer thread only.
+  std::vector<std::pair<std::uint64_t, std::int64_t>> watch_first_seen;  // (claim index, first seen)
+  std::vector<std::uint64_t> watch_reported;                          // claim indices, sorted
   void WatchStalls();
 
   ~Impl();

@@ -17,6 +17,11 @@ bool Contains(const std::vector<std::uint64_t>& sorted, std::uint64_t index) {
 
 }  // namespace
 
+// The oldest records only: a hung job holds the ring's read index, so it is
+// among them, and a wake of the writer stays a few microseconds however
+// many records are in flight.
+constexpr std::uint64_t kWatchWindow = 256;
+
 void Profiler::Impl::WatchStalls() {
   const std::int64_t stall = stall_after_ns.load(std::memory_order_relaxed);
   if (stall <= 0) return;
@@ -27,7 +32,7 @@ void Profiler::Impl::WatchStalls() {
   std::erase_if(watch_reported, [&](std::uint64_t index) { return index < r; });
   const std::int64_t now = emulated_clock ? emulated_clock->Read(WallClockNanos()) : WallClockNanos();
   bool wrote = false;
-  for (std::uint64_t i = r; i < w; ++i) {
+  for (std::uint64_t i = r; i < w && i < r + kWatchWindow; ++i) {
     Record& record = ring[i & mask];
     if (record.claim.load(std::memory_order_acquire) != i || record.kind != RecordKind::kJob ||
         record.state.load(std::memory_order_acquire) != kPending || Contains(watch_reported, i))
