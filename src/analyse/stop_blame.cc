@@ -15,6 +15,8 @@ constexpr Nanos kMilli = 1000 * kMicro;
 // which may still be off by a few milliseconds (docs/clock-alignment.md).
 constexpr Nanos kClockSlack = 5 * kMilli;
 
+}  // namespace
+
 // Each worker's last timed line (its last job's end, or a later
 // glog-stamped line), and how far before the latest other log it ends.
 void EndWorkers(const GraphLanes& graph, StopReport* r) {
@@ -40,6 +42,8 @@ void EndWorkers(const GraphLanes& graph, StopReport* r) {
   for (WorkerEnding& e : r->workers)
     if (e.last_time > 0) e.before_others = std::max<Nanos>(0, (e.last_time == latest ? second : latest) - e.last_time);
 }
+
+namespace {
 
 // Follows each waiting lane to the lane its chain of waits ends at; counts
 // its workers there.
@@ -108,7 +112,18 @@ std::string StoppedSentence(const Timeline& timeline, const GraphLanes& graph, c
     s += "; its next job is not known (no earlier step to read it from)";
   }
   size_t waiting = lane.waiting_workers;
-  s += "; " + std::to_string(waiting) + (waiting == 1 ? " worker" : " workers") + " then waited on it.";
+  for (const int l : r.stopped_with) waiting += r.lanes[l].waiting_workers;
+  if (!r.stopped_with.empty()) {
+    const Worker& first = *graph.workers[r.first_worker];
+    size_t with = 0;
+    for (const int l : r.stopped_with) with += r.lanes[l].workers.size();
+    const size_t on_machine = timeline.machines[static_cast<size_t>(first.machine)].workers.size();
+    s += "; with it " + std::to_string(r.stopped_with.size()) + " more stage" + (r.stopped_with.size() == 1 ? "" : "s") +
+         " of " + timeline.machines[static_cast<size_t>(first.machine)].name + " stopped" +
+         (with + lane.workers.size() >= on_machine ? " (every worker of the machine: did it fail?)" : "");
+  }
+  s += "; " + std::to_string(waiting) + (waiting == 1 ? " worker" : " workers") + " then waited on " +
+       (r.stopped_with.empty() ? "it." : "them.");
   const WorkerEnding& end = r.workers[r.first_worker];
   if (end.before_others >= 100 * kMicro) s += " Its log ends " + FormatDuration(end.before_others) + " before the others'.";
   if (end.cut_mid_line) s += " Its log ends inside a line (killed while writing?).";
@@ -131,7 +146,6 @@ std::string CutSentence(const StopReport& r) {
 }  // namespace
 
 void BlameStop(const Timeline& timeline, const GraphLanes& graph, StopReport* r) {
-  EndWorkers(graph, r);
   CountWaiters(r);
   // The stuck lane most others wait on; among equals (stages stuck together
   // in one collective), the one whose log went silent first, then the one
@@ -174,6 +188,11 @@ void BlameStop(const Timeline& timeline, const GraphLanes& graph, StopReport* r)
   }
   r->kind = StopKind::kStopped;
   r->first = best;
+  const int machine = graph.workers[r->lanes[best].workers.front()]->machine;
+  for (size_t l = 0; l < r->lanes.size(); ++l)
+    if (static_cast<int>(l) != best && r->lanes[l].state == LaneState::kStuck && Overdue(graph, *r, r->lanes[l]) &&
+        graph.workers[r->lanes[l].workers.front()]->machine == machine)
+      r->stopped_with.push_back(static_cast<int>(l));
   r->first_worker = r->lanes[best].workers.front();
   // Among peers in the same place, the one whose log ended first.
   for (const std::uint32_t w : r->lanes[best].workers)

@@ -8,7 +8,10 @@
 
 namespace jobviz {
 
-// Fills the report's waiting counts, workers, kind, first lane and sentence.
+// How each worker's log ends (StopReport::workers), whether or not the run stopped.
+void EndWorkers(const GraphLanes& graph, StopReport* report);
+
+// Fills the report's waiting counts, kind, first lane and sentence (after EndWorkers).
 void BlameStop(const Timeline& timeline, const GraphLanes& graph, StopReport* report);
 
 }  // namespace jobviz

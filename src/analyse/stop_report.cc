@@ -348,6 +348,7 @@ StopReport ReportStop(const Timeline& timeline, const UnfinishedSteps& unfinishe
   }
   for (const StepSpan& span : timeline.steps) run_start = std::min(run_start, span.start);
   r.run_start = run_start;
+  EndWorkers(c.graph, &r);
   if (timeline.steps.empty() || !any) return r;
   if (unfinished.first == kNoStep) {
     r.kind = StopKind::kFinished;

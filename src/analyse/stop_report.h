@@ -78,6 +78,9 @@ struct StopReport {
   int first = -1;                     // kStopped: the lane that stopped first (into lanes)
   std::uint32_t first_worker = 0;     // kStopped: its worker that fell behind first
   bool barrier = false;               // every optimizer waits for every stage (a global all-reduce)
+  // kStopped: other lanes of the first one's machine that stopped with it
+  // (stuck with what they needed, overdue): a machine that failed.
+  std::vector<int> stopped_with;
   std::vector<LaneStop> lanes;        // by replica, then stage
   std::vector<WorkerEnding> workers;  // each worker's log end, AllWorkers order
   std::string sentence;               // the one plain sentence that comes first

@@ -144,9 +144,11 @@ void AddStop(const Analysis& a, const Timeline& timeline, nlohmann::json& doc) {
     if (lane.state == LaneState::kStuck) entry["ready_after_start_us"] = Micros(lane.ready - r.run_start);
     stages.push_back(std::move(entry));
   }
+  // Every log's end where the run stopped; otherwise only logs without a job.
+  const bool stopped = r.kind == StopKind::kStopped || r.kind == StopKind::kCutTogether;
   json logs = json::array();
   for (const WorkerEnding& e : r.workers)
-    logs.push_back({{"name", name(e.worker)}, {"last_after_start_us", e.last_time ? Micros(e.last_time - r.run_start) : 0.0},
+    if (stopped || e.no_jobs) logs.push_back({{"name", name(e.worker)}, {"last_after_start_us", e.last_time ? Micros(e.last_time - r.run_start) : 0.0},
                     {"before_others_us", Micros(e.before_others)}, {"lines", e.lines}, {"last_line", e.last_line},
                     {"cut_mid_line", e.cut_mid_line}, {"no_jobs", e.no_jobs}});
   json first = nullptr;

@@ -10,7 +10,9 @@ namespace {
 
 constexpr size_t kStagesOnStderr = 8;
 constexpr size_t kSilentLogsShown = 3;
-constexpr Nanos kSilentAfter = 1'000'000;  // a log ending 1 ms before the others' is worth a line
+// A log ending this long before the others' is worth a line: more than
+// the clocks of two machines may still disagree by after alignment.
+constexpr Nanos kSilentAfter = 5'000'000;
 
 std::vector<const Worker*> Workers(const Timeline& timeline) {
   std::vector<const Worker*> workers;
@@ -86,8 +88,29 @@ std::vector<std::vector<std::string>> StopRows(const StopReport& r, const Timeli
   return rows;
 }
 
+// Workers whose log holds no job while others' do: a rank that never got
+// going, or a file that is no worker's log. Said whether or not the run stopped.
+std::string NoJobLines(const StopReport& r, const Timeline& timeline) {
+  std::vector<const WorkerEnding*> empty;
+  for (const WorkerEnding& e : r.workers)
+    if (e.no_jobs) empty.push_back(&e);
+  if (empty.empty() || empty.size() == r.workers.size()) return "";
+  const std::vector<const Worker*> workers = Workers(timeline);
+  std::string out;
+  for (size_t i = 0; i < empty.size() && i < kSilentLogsShown; ++i) {
+    const Worker& worker = *workers[empty[i]->worker];
+    out += "jobviz: warning: " + WorkerName(timeline, worker) + "'s log holds no job (" + worker.file + ": " +
+           std::to_string(empty[i]->lines) + " lines" +
+           (empty[i]->last_line.empty() ? "" : ", the last: " + empty[i]->last_line.substr(0, 80)) +
+           "): a rank that never started its steps?\n";
+  }
+  if (empty.size() > kSilentLogsShown)
+    out += "jobviz: warning: " + std::to_string(empty.size() - kSilentLogsShown) + " more logs hold no job\n";
+  return out;
+}
+
 std::string StopReportLines(const StopReport& r, const Timeline& timeline) {
-  if (r.kind != StopKind::kStopped && r.kind != StopKind::kCutTogether) return "";
+  if (r.kind != StopKind::kStopped && r.kind != StopKind::kCutTogether) return NoJobLines(r, timeline);
   std::string out;
   for (const std::string& line : StopVerdictLines(r)) out += "jobviz: stopped: " + line + "\n";
   const std::vector<const Worker*> workers = Workers(timeline);
@@ -109,22 +132,21 @@ std::string StopReportLines(const StopReport& r, const Timeline& timeline) {
            " more stages (--summary-json's \"stopped\", the summary tables and --html list them all)\n";
   std::vector<const WorkerEnding*> silent;
   for (const WorkerEnding& e : r.workers)
-    if (e.before_others >= kSilentAfter || e.cut_mid_line || e.no_jobs) silent.push_back(&e);
+    if (!e.no_jobs && (e.before_others >= kSilentAfter || e.cut_mid_line)) silent.push_back(&e);
   std::stable_sort(silent.begin(), silent.end(),
                    [](const WorkerEnding* a, const WorkerEnding* b) { return a->before_others > b->before_others; });
   for (size_t i = 0; i < silent.size() && i < kSilentLogsShown; ++i) {
     const WorkerEnding& e = *silent[i];
     const Worker& worker = *workers[e.worker];
     std::string line = "jobviz: stopped:   log of " + WorkerName(timeline, worker);
-    if (e.no_jobs) line += " holds no job";
-    else if (e.before_others > 0) line += " ends " + FormatDuration(e.before_others) + " before the others'";
-    if (e.cut_mid_line) line += std::string(e.no_jobs || e.before_others > 0 ? ";" : "") + " ends inside a line";
+    if (e.before_others >= kSilentAfter) line += " ends " + FormatDuration(e.before_others) + " before the others'";
+    if (e.cut_mid_line) line += std::string(e.before_others >= kSilentAfter ? ";" : "") + " ends inside a line";
     if (!e.last_line.empty()) line += " (" + worker.file + ":" + std::to_string(e.lines) + ": " + e.last_line.substr(0, 80) + ")";
     out += line + "\n";
   }
   if (silent.size() > kSilentLogsShown)
     out += "jobviz: stopped:   " + std::to_string(silent.size() - kSilentLogsShown) + " more logs end early\n";
-  return out;
+  return out + NoJobLines(r, timeline);
 }
 
 }  // namespace jobviz

@@ -234,7 +234,10 @@ bool WriteEventFile(const std::string& path, const MachineEvents& events, std::s
   for (size_t i = 0; i < events.files.size(); ++i) {
     const WorkerLogScan& scan = events.scans[i];
     files.push_back({{"worker", events.files[i].worker}, {"file", ValidUtf8(scan.file)}, {"bytes", scan.bytes},
-                     {"lines", scan.lines}, {"skipped", SkipsJson(scan.skipped)}});
+                     {"lines", scan.lines}, {"skipped", SkipsJson(scan.skipped)},
+                     // How the log ends (parse/log_tail.h): what the stop report reads.
+                     {"end", {{"last_line", ValidUtf8(scan.end.last_line)}, {"cut", scan.end.cut_mid_line},
+                              {"stamped", scan.end.stamped}, {"stamped_line", scan.end.stamped_line}}}});
   }
   auto write_line = [&](const json& j) { out.Write(j.dump() + "\n"); };
   write_line({{"format", "jobviz-events"}, {"version", kVersion}, {"machine", ValidUtf8(events.machine)}, {"files", files}});
@@ -275,6 +278,15 @@ struct EventReader {
       scan.bytes = CountAt(f, "bytes");
       scan.lines = CountAt(f, "lines");
       scan.skipped = SkipsFrom(f.at("skipped"), scan.lines);
+      if (f.contains("end")) {  // optional: files of a jobviz before the stop report have none
+        const json& end = f.at("end");
+        scan.end.lines = scan.lines;
+        scan.end.last_line = end.at("last_line").get<std::string>();
+        scan.end.cut_mid_line = end.at("cut").get<bool>();
+        scan.end.stamped = Int64At(end, "stamped");
+        scan.end.stamped_line = CountAt(end, "stamped_line");
+        if (scan.end.stamped < 0) throw std::runtime_error("'stamped' is a negative time");
+      }
       const std::int64_t worker = Int64At(f, "worker");
       if (worker < 0 || worker > INT32_MAX || by_worker.count(worker))
         throw std::runtime_error("worker " + std::to_string(worker) + " is invalid or listed twice");

@@ -21,7 +21,9 @@ CASES = [("test/fixtures/skewed", ["machine0", "machine1"], []),
          ("test/fixtures/variants", None, []),  # one machine, with skipped lines of every kind
          # HybridParallelInfo lines travel in the events files: same topology, stages and causal clocks.
          ("test/fixtures/hybrid/mp2sharding4pp4_skewed", ["machine0", "machine1", "machine2", "machine3"],
-          ["--clock_align", "causal"])]
+          ["--clock_align", "causal"]),
+         # A run that stopped: the stop report needs how each log ends and the in-flight lines.
+         ("test/fixtures/stopped/crash_mid_line", ["machine0", "machine1", "machine2", "machine3"], [])]
 
 
 def run(cmd, cwd):
