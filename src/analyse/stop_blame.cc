@@ -58,25 +58,43 @@ void CountWaiters(StopReport* r) {
   }
 }
 
+// The workers by how late their logs end, latest first: all of them, and
+// each machine's, so that "the latest log but a lane's own" is a few steps.
+struct LogEnds {
+  std::vector<std::uint32_t> all;
+  std::vector<std::vector<std::uint32_t>> by_machine;
+  LogEnds(const GraphLanes& graph, const StopReport& r) {
+    for (const WorkerEnding& e : r.workers) all.push_back(e.worker);
+    std::stable_sort(all.begin(), all.end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return r.workers[a].last_time > r.workers[b].last_time; });
+    for (const std::uint32_t w : all) {
+      const size_t m = static_cast<size_t>(graph.workers[w]->machine);
+      if (by_machine.size() <= m) by_machine.resize(m + 1);
+      by_machine[m].push_back(w);
+    }
+  }
+};
+
+Nanos LatestOutside(const std::vector<std::uint32_t>& order, const StopReport& r, const LaneStop& lane) {
+  for (const std::uint32_t w : order)
+    if (std::find(lane.workers.begin(), lane.workers.end(), w) == lane.workers.end()) return r.workers[w].last_time;
+  return 0;
+}
+
 // The latest log end of the workers outside a lane, as far as clocks can
 // tell: on its own machine (one clock), or on any less kClockSlack.
-Nanos OthersEnd(const GraphLanes& graph, const StopReport& r, const LaneStop& lane) {
-  const int machine = graph.workers[lane.workers.front()]->machine;
-  Nanos same = 0, any = 0;
-  for (const WorkerEnding& e : r.workers) {
-    if (std::find(lane.workers.begin(), lane.workers.end(), e.worker) != lane.workers.end()) continue;
-    any = std::max(any, e.last_time);
-    if (graph.workers[e.worker]->machine == machine) same = std::max(same, e.last_time);
-  }
-  return std::max(same, any - kClockSlack);
+Nanos OthersEnd(const GraphLanes& graph, const LogEnds& ends, const StopReport& r, const LaneStop& lane) {
+  const size_t machine = static_cast<size_t>(graph.workers[lane.workers.front()]->machine);
+  const Nanos same = machine < ends.by_machine.size() ? LatestOutside(ends.by_machine[machine], r, lane) : 0;
+  return std::max(same, LatestOutside(ends.all, r, lane) - kClockSlack);
 }
 
 // A stuck lane stopped (rather than being cut off mid-job with every other
 // log) when the others' logs go on well past when its job should have
 // ended: twice its usual length, so that one slow job is not a stop.
-bool Overdue(const GraphLanes& graph, const StopReport& r, const LaneStop& lane) {
+bool Overdue(const GraphLanes& graph, const LogEnds& ends, const StopReport& r, const LaneStop& lane) {
   if (lane.in_flight) return true;  // the watchdog waited its stall_after and saw no end
-  return OthersEnd(graph, r, lane) - (lane.ready + lane.usual) > std::max(2 * lane.usual, kMilli);
+  return OthersEnd(graph, ends, r, lane) - (lane.ready + lane.usual) > std::max(2 * lane.usual, kMilli);
 }
 
 std::string Since(const StopReport& r, Nanos t) { return FormatSinceStart(t - r.run_start); }
@@ -147,6 +165,7 @@ std::string CutSentence(const StopReport& r) {
 
 void BlameStop(const Timeline& timeline, const GraphLanes& graph, StopReport* r) {
   CountWaiters(r);
+  const LogEnds ends(graph, *r);
   // The stuck lane most others wait on; among equals (stages stuck together
   // in one collective), the one whose log went silent first, then the one
   // stuck longest.
@@ -158,7 +177,7 @@ void BlameStop(const Timeline& timeline, const GraphLanes& graph, StopReport* r)
   int best = -1;
   for (size_t l = 0; l < r->lanes.size(); ++l) {
     const LaneStop& lane = r->lanes[l];
-    if (lane.state != LaneState::kStuck || !Overdue(graph, *r, lane)) continue;
+    if (lane.state != LaneState::kStuck || !Overdue(graph, ends, *r, lane)) continue;
     if (best < 0) {
       best = static_cast<int>(l);
       continue;
@@ -190,7 +209,7 @@ void BlameStop(const Timeline& timeline, const GraphLanes& graph, StopReport* r)
   r->first = best;
   const int machine = graph.workers[r->lanes[best].workers.front()]->machine;
   for (size_t l = 0; l < r->lanes.size(); ++l)
-    if (static_cast<int>(l) != best && r->lanes[l].state == LaneState::kStuck && Overdue(graph, *r, r->lanes[l]) &&
+    if (static_cast<int>(l) != best && r->lanes[l].state == LaneState::kStuck && Overdue(graph, ends, *r, r->lanes[l]) &&
         graph.workers[r->lanes[l].workers.front()]->machine == machine)
       r->stopped_with.push_back(static_cast<int>(l));
   r->first_worker = r->lanes[best].workers.front();

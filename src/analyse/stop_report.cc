@@ -66,6 +66,15 @@ struct Input {
   Name type;
 };
 
+// An all-reduce group in a step, summed up once (not once per member: at
+// a thousand replicas that would be a million checks): its first two
+// members that have not run all their passes, and the latest end of those
+// that have. A member waits for the first that is not itself.
+struct GroupPasses {
+  int not_done[2] = {-1, -1};
+  Nanos latest = 0;
+};
+
 struct Context {
   explicit Context(const Timeline& t) : timeline(t), graph(MakeGraphLanes(t)) {}
   const Timeline& timeline;
@@ -79,6 +88,7 @@ struct Context {
   Name forward_type, backward_type;
   int micro_batches = 0;
   Nanos forward_usual = 0, backward_usual = 0;
+  std::map<std::pair<int, std::int64_t>, GroupPasses> groups;  // (stage or -1 for all, step)
 };
 
 // The plain "forward" and "backward" of the run, if that is what it runs.
@@ -111,7 +121,10 @@ bool Arrived(const Context& c, int lane, Name type, std::int64_t micro_batch, st
   return true;
 }
 
-bool IsPass(Name type) { return ClassifyJobType(type.str()).pass != Pass::kOther; }
+bool IsPass(Name type) {
+  thread_local PerName<JobKind, ClassifyJobType> kinds;  // a run has a handful of types
+  return kinds.Of(type).pass != Pass::kOther;
+}
 
 // Whether the lane ran every pass of `step` (it is past them in its plan, or in a later step).
 bool PassesDone(const Context& c, int lane, std::int64_t step, Nanos* at) {
@@ -134,6 +147,26 @@ bool PassesDone(const Context& c, int lane, std::int64_t step, Nanos* at) {
   if (p.done.size() < last_pass) return false;
   *at = last_pass > 0 ? p.done[last_pass - 1]->end : 0;
   return true;
+}
+
+const GroupPasses& GroupOf(Context& c, size_t l, std::int64_t step) {
+  const StageLane& lane = c.graph.lanes[l];
+  const int key = c.report.barrier ? -1 : lane.stage;
+  auto [it, inserted] = c.groups.try_emplace({key, step});
+  if (!inserted) return it->second;
+  GroupPasses& g = it->second;
+  for (size_t o = 0; o < c.graph.lanes.size(); ++o) {
+    if (key >= 0 && c.graph.lanes[o].stage != key) continue;
+    if (c.report.lanes[o].workers.empty()) continue;
+    Nanos at = 0;
+    if (!PassesDone(c, static_cast<int>(o), step, &at)) {
+      if (g.not_done[0] < 0) g.not_done[0] = static_cast<int>(o);
+      else if (g.not_done[1] < 0) g.not_done[1] = static_cast<int>(o);
+    } else {
+      g.latest = std::max(g.latest, at);
+    }
+  }
+  return g;
 }
 
 // The input a lane's next job waits for through a hand-off (docs/analysis.md, "The step graph").
@@ -256,24 +289,17 @@ void PlaceLane(Context& c, size_t l) {
   } else if (after_passes) {
     // After the step's passes: the gradients' all-reduce with the other
     // replicas of the stage, or with every stage under a global barrier.
-    std::vector<int> group = lane.other_replicas;
-    if (c.report.barrier) {
-      group.clear();
-      for (size_t o = 0; o < c.graph.lanes.size(); ++o)
-        if (o != l) group.push_back(static_cast<int>(o));
+    const GroupPasses& group = GroupOf(c, l, p.step);
+    const int missing = group.not_done[0] != static_cast<int>(l) ? group.not_done[0] : group.not_done[1];
+    if (missing >= 0) {
+      out.state = LaneState::kWaiting;
+      out.waits_on = missing;
+      const StageLane& other = c.graph.lanes[missing];
+      out.input = "the gradients of stage " + std::to_string(other.stage) + " replica " +
+                  std::to_string(other.replica) + (c.report.barrier ? " (a global all-reduce)" : "");
+      return;
     }
-    for (const int o : group) {
-      Nanos at = 0;
-      if (!PassesDone(c, o, p.step, &at)) {
-        out.state = LaneState::kWaiting;
-        out.waits_on = o;
-        const StageLane& other = c.graph.lanes[o];
-        out.input = "the gradients of stage " + std::to_string(other.stage) + " replica " +
-                    std::to_string(other.replica) + (c.report.barrier ? " (a global all-reduce)" : "");
-        return;
-      }
-      arrived = std::max(arrived, at);
-    }
+    arrived = group.latest;
     out.input = c.report.barrier ? "every stage's gradients (a global all-reduce)"
                                  : lane.other_replicas.empty() ? "" : "the other replicas' gradients";
     out.input_arrived = arrived;

@@ -50,6 +50,24 @@ struct Lane {
   std::int64_t next_micro_batch = -1, next_step = kNoStep;
 };
 
+// An all-reduce group's state in a step: how many members ran all their
+// passes, and the two latest ends of those (a member waits for the others').
+struct GroupState {
+  int members = 0, done = 0, dead = 0;
+  Nanos latest = -1, second = -1;
+  void Done(Nanos end) {
+    ++done;
+    if (end >= latest) {
+      second = latest;
+      latest = end;
+    } else {
+      second = std::max(second, end);
+    }
+  }
+  // The latest end of the members other than one that ended at `own`.
+  Nanos latest_others(Nanos own) const { return own == latest ? std::max(second, own) : latest; }
+};
+
 }  // namespace
 
 const char* StopKindName(StopKind kind) {
@@ -97,12 +115,24 @@ Timeline SimulateStop(const StopRun& spec, StopTruth* truth) {
           truth->dead_workers.push_back(rank_of(victim / (run.mp * p), (victim / run.mp) % p, peer));
     }
   }
+  std::vector<GroupState> stage_group;
+  GroupState all_lanes;
   std::uint64_t line = 1;
   Nanos step_start = 1'700'000'000'000'000'000;
   Nanos stop_time = -1, latest_end = step_start;
   bool halted = false;
   for (int step = 0; step < run.steps && !halted; ++step) {
     if (step == stop_step) stop_time = step_start + stop_offset;
+    stage_group.assign(p, GroupState{});
+    all_lanes = GroupState{};
+    for (int r = 0; r < run.dp; ++r)
+      for (int o = 0; o < p; ++o) {
+        const bool dead = lanes[r][o].dead;
+        stage_group[o].members++;
+        stage_group[o].dead += dead;
+        all_lanes.members++;
+        all_lanes.dead += dead;
+      }
     for (auto& replica : lanes)
       for (Lane& lane : replica) {
         lane.next = 0;
@@ -124,17 +154,14 @@ Timeline SimulateStop(const StopRun& spec, StopTruth* truth) {
             bool can = true;
             bool group_dead = false;  // a member of its all-reduce died before the collective could end
             if (job.optimizer) {
-              for (int r = 0; r < run.dp && can; ++r)
-                for (int o = 0; o < p && can; ++o) {
-                  if (!spec.barrier && o != s) continue;
-                  if (lanes[r][o].passes_end < 0) can = false;
-                  else ready = std::max(ready, lanes[r][o].passes_end + (r == replica && o == s ? 0 : run.latency));
-                }
-              for (int r = 0; r < run.dp && can; ++r)
-                for (int o = 0; o < p; ++o)
-                  if ((spec.barrier || o == s) && (r != replica || o != s) && lanes[r][o].dead && stop_time >= 0 &&
-                      ready + run.optimizer / 2 > stop_time)
-                    group_dead = true;
+              // Its all-reduce: the stage's replicas, or every lane under a barrier.
+              const GroupState& g = spec.barrier ? all_lanes : stage_group[s];
+              if (g.done < g.members) {
+                can = false;
+              } else {
+                ready = std::max(ready, std::max(lane.passes_end, g.latest_others(lane.passes_end) + run.latency));
+                group_dead = g.dead > (lane.dead ? 1 : 0) && stop_time >= 0 && ready + run.optimizer / 2 > stop_time;
+              }
             } else if (job.forward && s > 0) {
               if (lanes[replica][s - 1].forward_end[job.micro_batch] < 0) can = false;
               else ready = std::max(ready, lanes[replica][s - 1].forward_end[job.micro_batch] + run.latency);
@@ -169,7 +196,11 @@ Timeline SimulateStop(const StopRun& spec, StopTruth* truth) {
               worker[rank_of(replica, s, peer)]->jobs.push_back(
                   Job{"0", type, job.optimizer ? 0 : job.micro_batch, ready, ends[peer], line++, step});
             if (!job.optimizer) (job.forward ? lane.forward_end : lane.backward_end)[job.micro_batch] = end;
-            if (lane.next + 2 == order[s].size()) lane.passes_end = end;
+            if (lane.next + 2 == order[s].size()) {
+              lane.passes_end = end;
+              stage_group[s].Done(end);
+              all_lanes.Done(end);
+            }
             lane.free = end;
             latest_end = std::max(latest_end, end);
             ++lane.next;

@@ -165,7 +165,7 @@ bool CutSteps(const StepRange& range, FinishedRun* run, int* status) {
 void FindRunSteps(FinishedRun* run) {
   StepFinding steps = FindSteps(run->timeline, run->threads);
   run->skipped.Merge(steps.skipped);
-  const UnfinishedSteps unfinished = MarkUnfinishedSteps(&run->timeline);
+  const UnfinishedSteps unfinished = MarkUnfinishedSteps(&run->timeline, run->threads);
   run->analysis.stop = ReportStop(run->timeline, unfinished);
   // The stop report names who stopped; a bare count of steps names nobody.
   if (unfinished.first != kNoStep)

@@ -1,5 +1,7 @@
 #include "model/unfinished_steps.h"
 
+#include "read/parallel_for.h"
+
 #include <algorithm>
 #include <map>
 #include <unordered_map>
@@ -70,13 +72,13 @@ std::vector<StepCounts> CountByStep(const Worker& worker) {
 
 }  // namespace
 
-UnfinishedSteps MarkUnfinishedSteps(Timeline* timeline) {
+UnfinishedSteps MarkUnfinishedSteps(Timeline* timeline, int threads) {
   UnfinishedSteps result;
   const std::vector<Worker*> workers = AllWorkers(timeline);
   result.workers.resize(workers.size());
   if (timeline->steps.empty()) return result;
   std::vector<std::vector<StepCounts>> counts(workers.size());
-  for (size_t w = 0; w < workers.size(); ++w) counts[w] = CountByStep(*workers[w]);
+  ParallelFor(workers.size(), threads, [&](size_t w) { counts[w] = CountByStep(*workers[w]); });
   // The most jobs of each pass type any worker has in each step.
   std::unordered_map<std::int64_t, std::vector<TypeCount>> step_most;
   for (const auto& worker_counts : counts)
@@ -97,26 +99,51 @@ UnfinishedSteps MarkUnfinishedSteps(Timeline* timeline) {
   // same job types: what all the others of its stage ran in a step, a worker
   // should have run too (the optimizer a stage that died after its last pass
   // never reached, with no earlier step of its own to tell).
-  std::map<int, std::vector<size_t>> by_stage;
-  for (size_t w = 0; w < workers.size(); ++w)
-    if (workers[w]->role.known()) by_stage[workers[w]->role.stage].push_back(w);
-  const auto stage_least = [&](size_t w, std::int64_t step) {
-    std::vector<TypeCount> least;
-    bool first = true;
-    if (!workers[w]->role.known()) return least;
-    for (const size_t o : by_stage[workers[w]->role.stage]) {
-      if (o == w) continue;
-      const auto it = std::find_if(counts[o].begin(), counts[o].end(), [&](const StepCounts& c) { return c.step == step; });
-      if (it == counts[o].end()) continue;
-      if (first) {
-        least = it->types;
-        first = false;
-        continue;
+  // Per (stage, step): the workers with jobs there, and per type the two
+  // smallest counts and how many workers ran it, so that the least any
+  // *other* worker of the stage ran is one look-up (linear in workers at
+  // hundreds of replicas, not quadratic).
+  struct TypeLeast {
+    std::uint32_t type = 0, holders = 0, least = UINT32_MAX, second = UINT32_MAX, at_least = 0;
+    bool pass = false;
+  };
+  struct StageStep {
+    std::uint32_t workers = 0;
+    std::vector<TypeLeast> types;
+  };
+  std::map<std::pair<int, std::int64_t>, StageStep> stage_steps;
+  for (size_t w = 0; w < workers.size(); ++w) {
+    if (!workers[w]->role.known()) continue;
+    for (const StepCounts& c : counts[w]) {
+      StageStep& ss = stage_steps[{workers[w]->role.stage, c.step}];
+      ++ss.workers;
+      for (const TypeCount& t : c.types) {
+        auto it = std::find_if(ss.types.begin(), ss.types.end(), [&](const TypeLeast& x) { return x.type == t.type; });
+        if (it == ss.types.end()) it = ss.types.insert(ss.types.end(), TypeLeast{t.type, 0, UINT32_MAX, UINT32_MAX, 0, t.pass});
+        ++it->holders;
+        if (t.count < it->least) {
+          it->second = it->least;
+          it->least = t.count;
+          it->at_least = 1;
+        } else if (t.count == it->least) {
+          ++it->at_least;
+        } else {
+          it->second = std::min(it->second, t.count);
+        }
       }
-      std::erase_if(least, [&](TypeCount& t) {
-        t.count = std::min(t.count, it->Count(t.type));
-        return t.count == 0;
-      });
+    }
+  }
+  const auto stage_least = [&](size_t w, const StepCounts& own) {
+    std::vector<TypeCount> least;
+    if (!workers[w]->role.known()) return least;
+    const auto it = stage_steps.find({workers[w]->role.stage, own.step});
+    if (it == stage_steps.end() || it->second.workers < 2) return least;
+    for (const TypeLeast& t : it->second.types) {
+      const std::uint32_t mine = own.Count(t.type);
+      // Every other worker of the stage ran it: all holders but itself.
+      if (t.holders - (mine > 0 ? 1 : 0) + 1 < it->second.workers) continue;
+      const std::uint32_t others = mine > 0 && mine == t.least && t.at_least == 1 ? t.second : t.least;
+      if (others != UINT32_MAX && others > 0) least.push_back({t.type, others, t.pass});
     }
     return least;
   };
@@ -156,7 +183,7 @@ UnfinishedSteps MarkUnfinishedSteps(Timeline* timeline) {
     for (const StepCounts& s : steps)
       for (const TypeCount& t : s.types) Add(expected, t.type, t.count, t.pass);
     const StepCounts& last = steps.back();
-    for (const TypeCount& t : stage_least(w, last.step)) Add(expected, t.type, t.count, t.pass);
+    for (const TypeCount& t : stage_least(w, last)) Add(expected, t.type, t.count, t.pass);
     // Every stage runs every pass (each micro-batch forward and backward).
     if (const auto most = step_most.find(last.step); most != step_most.end())
       for (const TypeCount& t : most->second) Add(expected, t.type, 0, true);

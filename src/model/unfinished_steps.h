@@ -31,7 +31,8 @@ struct UnfinishedSteps {
 };
 
 // Sets StepSpan::unfinished on the timeline's steps (Job::step must be set).
-UnfinishedSteps MarkUnfinishedSteps(Timeline* timeline);
+// Workers are counted on up to `threads` threads (0: one per core).
+UnfinishedSteps MarkUnfinishedSteps(Timeline* timeline, int threads = 1);
 
 // Whether a job's step is one the run did not finish.
 class UnfinishedStepSet {

@@ -1,0 +1,124 @@
+#include "analyse/stop_report.h"
+
+#include <catch2/catch.hpp>
+
+#include "analyse/stop_simulator.h"
+#include "model/unfinished_steps.h"
+
+using namespace jobviz;
+
+namespace {
+
+StopReport Report(Timeline& t) {
+  const UnfinishedSteps unfinished = MarkUnfinishedSteps(&t, 2);
+  return ReportStop(t, unfinished);
+}
+
+sim::StopRun Hybrid(sim::StopKind kind, std::uint64_t seed) {
+  sim::StopRun spec;
+  spec.run.pp = 4;
+  spec.run.mp = 2;
+  spec.run.dp = 2;
+  spec.run.steps = 3;
+  spec.stop = kind;
+  spec.seed = seed;
+  return spec;
+}
+
+}  // namespace
+
+TEST_CASE("A run that finished: no step is unfinished, nobody is named") {
+  sim::StopTruth truth;
+  Timeline t = sim::SimulateStop(Hybrid(sim::StopKind::kFinished, 1), &truth);
+  const StopReport r = Report(t);
+  CHECK(r.kind == StopKind::kFinished);
+  CHECK(r.sentence == "The run finished its last step.");
+  CHECK(r.unfinished_steps == 0);
+  CHECK(r.first == -1);
+}
+
+TEST_CASE("One worker stops: its stage, last and next job are named, and the others wait on it") {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    sim::StopTruth truth;
+    Timeline t = sim::SimulateStop(Hybrid(sim::StopKind::kWorker, seed), &truth);
+    if (!truth.stopped) continue;
+    const StopReport r = Report(t);
+    std::string why;
+    INFO("seed " << seed << ": " << r.sentence);
+    CHECK(sim::StopReportRight(r, t, truth, &why));
+    REQUIRE(r.kind == StopKind::kStopped);
+    const LaneStop& first = r.lanes[static_cast<size_t>(r.first)];
+    CHECK(first.state == LaneState::kStuck);
+    // Every lane that waits leads to it.
+    for (const LaneStop& lane : r.lanes)
+      if (lane.state == LaneState::kWaiting) CHECK(lane.waits_on >= 0);
+    CHECK(r.unfinished_steps >= 1);
+    CHECK(r.sentence.find("The run stopped in step") == 0);
+  }
+}
+
+TEST_CASE("Logs cut at one moment for all: the step is unfinished and nobody stands out") {
+  size_t cut = 0;
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    sim::StopTruth truth;
+    Timeline t = sim::SimulateStop(Hybrid(sim::StopKind::kCut, seed), &truth);
+    const StopReport r = Report(t);
+    INFO("seed " << seed << ": " << r.sentence);
+    CHECK(r.kind != StopKind::kStopped);
+    cut += r.kind == StopKind::kCutTogether;
+  }
+  CHECK(cut >= 8);  // the rest: cut between two steps, where every step finished
+}
+
+TEST_CASE("An in-flight line names the job a rank hangs in, and how long") {
+  sim::StopRun spec = Hybrid(sim::StopKind::kStage, 3);
+  spec.in_flight = true;
+  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+    spec.seed = seed;
+    sim::StopTruth truth;
+    Timeline t = sim::SimulateStop(spec, &truth);
+    bool any = false;
+    for (const Machine& m : t.machines)
+      for (const Worker& w : m.workers) any |= !w.in_flight.empty();
+    if (!any) continue;
+    const StopReport r = Report(t);
+    REQUIRE(r.kind == StopKind::kStopped);
+    const LaneStop& first = r.lanes[static_cast<size_t>(r.first)];
+    CHECK(first.in_flight);
+    CHECK(first.in_flight_seen > first.in_flight_since);
+    CHECK(r.sentence.find("stuck in") != std::string::npos);
+    return;
+  }
+  FAIL("no seed gave an in-flight line");
+}
+
+TEST_CASE("Random stopped runs of 8 to 512 workers: the right stage and jobs in at least 92% (docs/analysis.md)") {
+  int right = 0, runs = 0;
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    const sim::StopRun spec = sim::RandomStopRun(seed);
+    sim::StopTruth truth;
+    Timeline t = sim::SimulateStop(spec, &truth);
+    const StopReport r = Report(t);
+    std::string why;
+    right += sim::StopReportRight(r, t, truth, &why);
+    ++runs;
+  }
+  CHECK(right * 100 >= runs * 92);
+}
+
+TEST_CASE("Ten thousand workers: no crash, a worker named") {
+  sim::StopRun spec;
+  spec.run.pp = 8;
+  spec.run.mp = 1;
+  spec.run.dp = 1250;
+  spec.run.micro_batches = 4;
+  spec.run.steps = 2;
+  spec.stop = sim::StopKind::kWorker;
+  spec.seed = 7;
+  sim::StopTruth truth;
+  Timeline t = sim::SimulateStop(spec, &truth);
+  const StopReport r = Report(t);
+  CHECK(r.lanes.size() == 10'000);
+  CHECK(r.workers.size() == 10'000);
+  if (truth.stopped) CHECK(r.kind == StopKind::kStopped);
+}
