@@ -28,6 +28,7 @@ void EndWorkers(const GraphLanes& graph, StopReport* r) {
     e.worker = static_cast<std::uint32_t>(w);
     e.no_jobs = worker.jobs.empty();
     for (const Job& job : worker.jobs) e.last_time = std::max(e.last_time, job.end);
+    e.stamped = worker.end.stamped != 0 && worker.end.stamped >= e.last_time;
     e.last_time = std::max(e.last_time, worker.end.stamped);
     e.lines = worker.end.lines;
     e.last_line = worker.end.last_line;
@@ -188,12 +189,14 @@ void BlameStop(const Timeline& timeline, const GraphLanes& graph, StopReport* r)
       best = static_cast<int>(l);
   }
   if (best < 0) {
-    // No overdue job: a log that went silent well before the others' names its lane.
+    // No overdue job: a log that went silent well before the others' names
+    // its lane; one that had finished what its logs show, only by a stamped
+    // line (a job's end alone comes early on a stage that simply finished).
     Nanos longest = kMilli + kClockSlack;
     for (const WorkerEnding& e : r->workers) {
       if (e.before_others <= longest || e.no_jobs) continue;
       for (size_t l = 0; l < r->lanes.size(); ++l)
-        if (r->lanes[l].state != LaneState::kFinished &&
+        if ((r->lanes[l].state != LaneState::kFinished || e.stamped) &&
             std::find(r->lanes[l].workers.begin(), r->lanes[l].workers.end(), e.worker) != r->lanes[l].workers.end()) {
           best = static_cast<int>(l);
           longest = e.before_others;

@@ -26,8 +26,10 @@ struct Position {
 Position PositionOf(const Worker& worker, const WorkerStop& stop, std::int64_t first) {
   Position p;
   p.step = stop.step;
+  // One with jobs there, or none at all (it died before its first job).
   if (p.step == kNoStep && first != kNoStep &&
-      std::any_of(worker.jobs.begin(), worker.jobs.end(), [&](const Job& job) { return job.step == first; }))
+      (worker.jobs.empty() ||
+       std::any_of(worker.jobs.begin(), worker.jobs.end(), [&](const Job& job) { return job.step == first; })))
     p.step = first;
   if (p.step == kNoStep) return p;
   std::int64_t plan_step = kNoStep;

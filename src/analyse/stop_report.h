@@ -68,6 +68,7 @@ struct WorkerEnding {
   std::string last_line;
   bool cut_mid_line = false;
   bool no_jobs = false;
+  bool stamped = false;      // its end is a glog-stamped line at or after its last job, not a job's end
 };
 
 struct StopReport {

@@ -156,6 +156,10 @@ std::string SlowText(const SlowWorker& w) {
 // The verdict, first: the bubble against its ideal, the causes ranked by
 // what fixing them gains, the slow workers, and how far the replay can be trusted.
 void AddVerdict(const Analysis& a, std::vector<SummarySection>* sections) {
+  if (a.steps.empty() && a.stop.unfinished_steps > 0) {  // nothing finished to measure
+    sections->push_back({"", "Pipeline bubble: not measured: the run finished no step", {}});
+    return;
+  }
   sections->push_back({"", "Pipeline bubble: " + Percent(a.bubble_ratio) + " (" + IdealText(a) + ")", {}});
   const Bottleneck& b = a.bottleneck;
   if (!b.ran) return;
