@@ -6,19 +6,6 @@
 
 namespace jobviz::sim {
 
-namespace {
-
-// A deterministic pseudo-random number in [0, 1).
-struct Random {
-  std::uint64_t state;
-  double Next() {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return static_cast<double>(state >> 11) / static_cast<double>(1ULL << 53);
-  }
-};
-
-}  // namespace
-
 Timeline Simulate(const SimRun& run) {
   Timeline t;
   const int ranks = run.pp * run.mp * run.dp;

@@ -4,6 +4,7 @@
 // without the cause) and what its benchmark analyses at scale.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <tuple>
@@ -13,6 +14,16 @@
 namespace jobviz::sim {
 
 constexpr Nanos kUs = 1000;
+
+// A deterministic pseudo-random number in [0, 1), and an integer below n.
+struct Random {
+  std::uint64_t state;
+  double Next() {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(state >> 11) / static_cast<double>(1ULL << 53);
+  }
+  int Below(int n) { return std::min(n - 1, static_cast<int>(Next() * n)); }
+};
 
 // What the simulated run looks like, and what is wrong with it.
 struct SimRun {

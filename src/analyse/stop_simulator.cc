@@ -10,15 +10,6 @@ namespace jobviz::sim {
 
 namespace {
 
-struct Random {
-  std::uint64_t state;
-  double Next() {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return static_cast<double>(state >> 11) / static_cast<double>(1ULL << 53);
-  }
-  int Below(int n) { return std::min(n - 1, static_cast<int>(Next() * n)); }
-};
-
 // A job of a stage's order: a pass of a micro-batch, or the optimizer (mb -1).
 struct Planned {
   bool forward = true, optimizer = false;

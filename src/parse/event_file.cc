@@ -101,6 +101,15 @@ std::uint64_t CountAt(const json& j, const char* key) {
   throw std::runtime_error(std::string("'") + key + "' is not a count");
 }
 
+// The fields a job and an in-flight job share: times, micro-batch, type, id.
+void JobFieldsFrom(const json& j, LogRecord* r) {
+  r->start = TimeAt(j, "s", SkipReason::kMalformedJob);
+  r->end = TimeAt(j, "e", SkipReason::kMalformedJob);
+  r->micro_batch = StepAt(j, "mb", SkipReason::kMalformedJob);
+  r->type = j.at("t").get<std::string>();
+  r->job_id = j.at("id").get<std::string>();
+}
+
 // One record line; throws BadRecord for a record that does not make sense,
 // std::runtime_error for a line that is not a record.
 LogRecord RecordFrom(const json& j) {
@@ -111,11 +120,7 @@ LogRecord RecordFrom(const json& j) {
   r.line = static_cast<std::uint64_t>(line);
   if (kind == "job") {
     r.kind = RecordKind::kJob;
-    r.start = TimeAt(j, "s", SkipReason::kMalformedJob);
-    r.end = TimeAt(j, "e", SkipReason::kMalformedJob);
-    r.micro_batch = StepAt(j, "mb", SkipReason::kMalformedJob);
-    r.type = j.at("t").get<std::string>();
-    r.job_id = j.at("id").get<std::string>();
+    JobFieldsFrom(j, &r);
     if (r.start == 0 || r.end == 0) throw BadRecord(SkipReason::kTimerNeverFired, "a job time is 0: its timer never fired");
     if (r.end < r.start) throw BadRecord(SkipReason::kEndBeforeStart, "the job ends before it starts");
     if (r.end - r.start > kLongestJob) throw BadRecord(SkipReason::kImplausibleDuration, "the job lasts longer than a day");
@@ -144,11 +149,7 @@ LogRecord RecordFrom(const json& j) {
     r.kind = RecordKind::kStartBanner;
   } else if (kind == "inflight") {
     r.kind = RecordKind::kInFlight;
-    r.start = TimeAt(j, "s", SkipReason::kMalformedJob);
-    r.end = TimeAt(j, "e", SkipReason::kMalformedJob);
-    r.micro_batch = StepAt(j, "mb", SkipReason::kMalformedJob);
-    r.type = j.at("t").get<std::string>();
-    r.job_id = j.at("id").get<std::string>();
+    JobFieldsFrom(j, &r);
     r.started = j.at("started").get<bool>();
     if (r.end < r.start) throw BadRecord(SkipReason::kEndBeforeStart, "seen in flight before it began");
   } else if (kind == "hybrid" || kind == "topology") {
