@@ -100,6 +100,28 @@ class PackageTest(unittest.TestCase):
                 jobviz.Profiler(rank=0, local_worker=0, world_size=1, log_path=self.log, pp_rank=0, tp_rank=bad)
         self.assertFalse(os.path.exists(self.log))
 
+    def test_watchdog_writes_a_line_for_a_job_still_running(self):
+        """stall_after: a job begun and not ended gets its in-flight line while it runs;
+        jobviz reads it and names the job in the stop report. Bad waits raise first."""
+        for bad in (-1, float("inf"), float("nan"), "60", True):
+            with self.assertRaises(ValueError):
+                jobviz.Profiler(rank=0, local_worker=0, world_size=1, log_path=self.log, stall_after=bad)
+        self.assertFalse(os.path.exists(self.log))
+        stream = jobviz.CpuStream()
+        with jobviz.Profiler(rank=0, local_worker=0, world_size=1, log_path=self.log, stall_after=0.05) as prof:
+            with prof.job(stream, "backward", micro_batch=2):
+                stream.sleep(400_000)  # the job runs 0.4 s: the watchdog speaks at 0.05 s
+                for _ in range(300):
+                    with open(self.log) as f:
+                        if "still running" in f.read():
+                            break
+                    threading.Event().wait(0.01)
+            with open(self.log) as f:
+                text = f.read()
+            stream.synchronize()
+        self.assertIn("Profiler Info: Job (0) still running, type = backward, micro_batch_id = 2, job_start_time = ",
+                      text)
+
     def test_arguments_are_checked_before_the_c_call(self):
         """Values the C types or the log lines cannot hold raise, instead of being truncated or
         written and then refused by jobviz (issue: rank 2**32+1 became rank 1)."""
