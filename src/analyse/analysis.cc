@@ -164,10 +164,7 @@ void CountStagesAndMicroBatches(const Timeline& timeline, const std::vector<cons
 }  // namespace
 
 std::vector<StepWindow> StepWindowsOf(const Timeline& timeline, int threads) {
-  std::vector<const Worker*> workers;
-  for (const Machine& machine : timeline.machines)
-    for (const Worker& worker : machine.workers) workers.push_back(&worker);
-  return StepWindows(workers, timeline, threads);
+  return StepWindows(AllWorkers(timeline), timeline, threads);
 }
 
 Analysis Analyze(const Timeline& timeline, int threads) {

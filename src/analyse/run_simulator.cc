@@ -1,4 +1,5 @@
 #include "analyse/run_simulator.h"
+#include "analyse/schedule.h"
 
 #include <algorithm>
 #include <string>
@@ -42,18 +43,8 @@ Timeline Simulate(const SimRun& run) {
   };
   Nanos step_start = 1'700'000'000'000'000'000;
   for (int step = 0; step < run.steps; ++step) {
-    // 1F1B order per stage: p - s - 1 warm-up forwards, then one forward and one backward, then the backwards.
     std::vector<std::vector<std::pair<bool, int>>> order(run.pp);
-    for (int s = 0; s < run.pp; ++s) {
-      const int warm = std::min(run.pp - s - 1, run.micro_batches);
-      int f = 0, b = 0;
-      for (; f < warm; ++f) order[s].push_back({true, f});
-      while (f < run.micro_batches) {
-        order[s].push_back({true, f++});
-        order[s].push_back({false, b++});
-      }
-      while (b < run.micro_batches) order[s].push_back({false, b++});
-    }
+    for (int s = 0; s < run.pp; ++s) order[s] = OneF1BOrder(run.pp, s, run.micro_batches);
     Nanos step_end = step_start;
     std::vector<std::vector<Nanos>> last_backward_end(run.dp, std::vector<Nanos>(run.pp, 0));
     for (int replica = 0; replica < run.dp; ++replica) {

@@ -118,6 +118,19 @@ ScheduleFit ZeroBubble(const std::map<std::string, TypeAnalysis>& types, int p, 
 
 }  // namespace
 
+std::vector<std::pair<bool, int>> OneF1BOrder(int stages, int stage, int micro_batches) {
+  std::vector<std::pair<bool, int>> order;
+  const int warm = std::min(stages - stage - 1, micro_batches);
+  int f = 0, b = 0;
+  for (; f < warm; ++f) order.push_back({true, f});
+  while (f < micro_batches) {
+    order.push_back({true, f++});
+    order.push_back({false, b++});
+  }
+  while (b < micro_batches) order.push_back({false, b++});
+  return order;
+}
+
 JobKind ClassifyJobType(const std::string& type) {
   JobKind kind;
   // Longest prefixes first: "backward_b" before "backward".

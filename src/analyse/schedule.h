@@ -7,6 +7,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "model/model.h"
 
@@ -24,6 +26,11 @@ struct JobKind {
 // forward[N], backward[N], backward_b[N], backward_w[N]; anything else
 // (optimizer, lr, recv_forward, backward_w0_reduce, ...) is kOther.
 JobKind ClassifyJobType(const std::string& type);
+
+// 1F1B's order of one stage's passes in a step: min(p - s - 1, m) warm-up
+// forwards, then a forward and a backward at a time, then the backwards.
+// Each entry: (forward, micro-batch).
+std::vector<std::pair<bool, int>> OneF1BOrder(int stages, int stage, int micro_batches);
 
 enum class ScheduleKind { kUnknown, kSingleStage, kFThenB, k1F1B, kEager1F1B, kInterleaved1F1B, kZeroBubbleH1, kZeroBubbleV };
 

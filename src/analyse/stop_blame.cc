@@ -100,19 +100,17 @@ bool Overdue(const GraphLanes& graph, const LogEnds& ends, const StopReport& r, 
 
 std::string Since(const StopReport& r, Nanos t) { return FormatSinceStart(t - r.run_start); }
 
-std::string Where(const Timeline& timeline, const GraphLanes& graph, const StopReport& r, const LaneStop& lane,
-                  std::uint32_t w) {
+std::string Where(const Timeline& timeline, const GraphLanes& graph, const LaneStop& lane, std::uint32_t w) {
   const Worker& worker = *graph.workers[w];
   std::string text = WorkerName(timeline, worker) + " (stage " + std::to_string(lane.stage);
   if (timeline.topology.peer_degree() > 1) text += ", mp " + std::to_string(worker.role.peer);
   if (timeline.topology.replicas() > 1) text += ", replica " + std::to_string(lane.replica);
-  (void)r;
   return text + ")";
 }
 
 std::string StoppedSentence(const Timeline& timeline, const GraphLanes& graph, const StopReport& r) {
   const LaneStop& lane = r.lanes[static_cast<size_t>(r.first)];
-  std::string s = "The run stopped in " + StepName(r.step) + ": " + Where(timeline, graph, r, lane, r.first_worker);
+  std::string s = "The run stopped in " + StepName(r.step) + ": " + Where(timeline, graph, lane, r.first_worker);
   if (lane.last.known()) s += " finished " + lane.last.type.str() + " " + std::to_string(lane.last.micro_batch) +
                              (lane.last.step != r.step ? " of " + StepName(lane.last.step) : "") + " at " +
                              Since(r, lane.last.end);

@@ -81,7 +81,6 @@ struct Context {
   explicit Context(const Timeline& t) : timeline(t), graph(MakeGraphLanes(t)) {}
   const Timeline& timeline;
   GraphLanes graph;
-  std::vector<Worker*> workers;
   std::vector<Position> positions;  // per worker
   StopReport report;
   int max_chunk = 0;
@@ -200,16 +199,7 @@ bool OneF1BNext(const Context& c, const StageLane& lane, const std::vector<const
   if (c.forward_type.empty() || c.backward_type.empty()) return false;
   const int p = c.graph.stage_count;
   const int s = c.graph.stage_rank[static_cast<size_t>(&lane - c.graph.lanes.data())];
-  const int m = c.micro_batches;
-  std::vector<std::pair<bool, int>> order;
-  const int warm = std::min(p - s - 1, m);
-  int f = 0, b = 0;
-  for (; f < warm; ++f) order.push_back({true, f});
-  while (f < m) {
-    order.push_back({true, f++});
-    order.push_back({false, b++});
-  }
-  while (b < m) order.push_back({false, b++});
+  const std::vector<std::pair<bool, int>> order = OneF1BOrder(p, s, c.micro_batches);
   if (done.size() >= order.size()) return false;
   for (size_t k = 0; k < done.size(); ++k)
     if (done[k]->type != (order[k].first ? c.forward_type : c.backward_type) || done[k]->micro_batch != order[k].second)
@@ -278,15 +268,13 @@ void PlaceLane(Context& c, size_t l) {
   const bool after_passes = std::any_of(p.done.begin(), p.done.end(), [](const Job* j) { return IsPass(j->type); }) &&
                             (known ? !IsPass(next_type) : true);
   if (input.lane >= 0) {
+    out.input = input.type.str() + " " + std::to_string(next_micro_batch) + " from stage " +
+                std::to_string(c.graph.lanes[input.lane].stage);
     if (!Arrived(c, input.lane, input.type, next_micro_batch, p.step, &arrived)) {
       out.state = LaneState::kWaiting;
       out.waits_on = input.lane;
-      out.input = input.type.str() + " " + std::to_string(next_micro_batch) + " from stage " +
-                  std::to_string(c.graph.lanes[input.lane].stage);
       return;
     }
-    out.input = input.type.str() + " " + std::to_string(next_micro_batch) + " from stage " +
-                std::to_string(c.graph.lanes[input.lane].stage);
     out.input_arrived = arrived;
   } else if (after_passes) {
     // After the step's passes: the gradients' all-reduce with the other
@@ -366,18 +354,11 @@ StopReport ReportStop(const Timeline& timeline, const UnfinishedSteps& unfinishe
   r.unfinished_steps = unfinished.steps;
   r.unfinished_jobs = unfinished.jobs;
   r.step = unfinished.first;
-  // The run start as every report counts from it: its first step or job.
-  Nanos run_start = 0;
-  bool any = false;
-  for (const Worker* w : c.graph.workers) {
-    if (w->jobs.empty()) continue;
-    run_start = any ? std::min(run_start, w->jobs.front().start) : w->jobs.front().start;
-    any = true;
-  }
-  for (const StepSpan& span : timeline.steps) run_start = std::min(run_start, span.start);
-  r.run_start = run_start;
+  r.run_start = RunStart(timeline);  // as every report counts from it
   EndWorkers(c.graph, &r);
-  if (timeline.steps.empty() || !any) return r;
+  const bool any_job = std::any_of(c.graph.workers.begin(), c.graph.workers.end(),
+                                   [](const Worker* w) { return !w->jobs.empty(); });
+  if (timeline.steps.empty() || !any_job) return r;
   if (unfinished.first == kNoStep) {
     r.kind = StopKind::kFinished;
     r.sentence = "The run finished its last step.";
@@ -428,11 +409,6 @@ const char* LaneStateKey(LaneState state) {
     case LaneState::kUnknown: return "unknown";
   }
   return "unknown";
-}
-
-std::string StopJobText(const StopJob& job) {
-  if (!job.known()) return "";
-  return job.type.str() + " " + std::to_string(job.micro_batch) + " (" + StepName(job.step) + ")";
 }
 
 }  // namespace jobviz

@@ -92,7 +92,5 @@ StopReport ReportStop(const Timeline& timeline, const UnfinishedSteps& unfinishe
 
 const char* StopKindKey(StopKind kind);    // "finished", "stopped", ...
 const char* LaneStateKey(LaneState state);  // "finished", "waiting", ...
-// "forward 3 (step 2)"; "" when the job is not known.
-std::string StopJobText(const StopJob& job);
 
 }  // namespace jobviz

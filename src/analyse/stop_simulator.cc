@@ -1,6 +1,7 @@
 #include "analyse/stop_simulator.h"
 
 #include "analyse/stop_report.h"
+#include "analyse/schedule.h"
 
 #include <algorithm>
 #include <map>
@@ -16,16 +17,10 @@ struct Planned {
   int micro_batch = 0;
 };
 
+// A stage's 1F1B passes, then its optimizer.
 std::vector<Planned> OneF1B(int p, int s, int m) {
   std::vector<Planned> order;
-  const int warm = std::min(p - s - 1, m);
-  int f = 0, b = 0;
-  for (; f < warm; ++f) order.push_back({true, false, f});
-  while (f < m) {
-    order.push_back({true, false, f++});
-    order.push_back({false, false, b++});
-  }
-  while (b < m) order.push_back({false, false, b++});
+  for (const auto& [forward, micro_batch] : OneF1BOrder(p, s, m)) order.push_back({forward, false, micro_batch});
   order.push_back({false, true, 0});
   return order;
 }
@@ -265,10 +260,7 @@ bool StopReportRight(const StopReport& report, const Timeline& timeline, const S
     return false;
   }
   const LaneStop& lane = report.lanes[static_cast<size_t>(report.first)];
-  std::vector<const Worker*> workers;
-  for (const Machine& machine : timeline.machines)
-    for (const Worker& w : machine.workers) workers.push_back(&w);
-  const WorkerRole role = workers[report.first_worker]->role;
+  const WorkerRole role = AllWorkers(timeline)[report.first_worker]->role;
   const int replica = role.known() ? role.replica : 0;
   const int stage = role.known() ? role.stage : lane.stage;
   for (const TruePlace& place : truth.first) {

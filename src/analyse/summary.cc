@@ -127,9 +127,7 @@ nlohmann::json StopJobJson(const StopJob& job, Nanos run_start) {
 void AddStop(const Analysis& a, const Timeline& timeline, nlohmann::json& doc) {
   using nlohmann::json;
   const StopReport& r = a.stop;
-  std::vector<const Worker*> workers;
-  for (const Machine& machine : timeline.machines)
-    for (const Worker& worker : machine.workers) workers.push_back(&worker);
+  const std::vector<const Worker*> workers = AllWorkers(timeline);
   const auto name = [&](std::uint32_t w) { return w < workers.size() ? WorkerName(timeline, *workers[w]) : ""; };
   json stages = json::array();
   for (const LaneStop& lane : r.lanes) {

@@ -14,13 +14,6 @@ constexpr size_t kSilentLogsShown = 3;
 // the clocks of two machines may still disagree by after alignment.
 constexpr Nanos kSilentAfter = 5'000'000;
 
-std::vector<const Worker*> Workers(const Timeline& timeline) {
-  std::vector<const Worker*> workers;
-  for (const Machine& machine : timeline.machines)
-    for (const Worker& worker : machine.workers) workers.push_back(&worker);
-  return workers;
-}
-
 std::string LaneWorkers(const LaneStop& lane, const std::vector<const Worker*>& workers, const Timeline& timeline) {
   if (lane.workers.empty()) return "";
   std::string text = WorkerName(timeline, *workers[lane.workers.front()]);
@@ -76,7 +69,7 @@ std::vector<std::string> StopVerdictLines(const StopReport& r) {
 std::vector<std::vector<std::string>> StopRows(const StopReport& r, const Timeline& timeline) {
   std::vector<std::vector<std::string>> rows;
   if (r.kind != StopKind::kStopped && r.kind != StopKind::kCutTogether) return rows;
-  const std::vector<const Worker*> workers = Workers(timeline);
+  const std::vector<const Worker*> workers = AllWorkers(timeline);
   rows.push_back({"replica", "stage", "workers", "last finished", "ended at", "next", "state"});
   for (const size_t l : LaneOrder(r)) {
     const LaneStop& lane = r.lanes[l];
@@ -95,7 +88,7 @@ std::string NoJobLines(const StopReport& r, const Timeline& timeline) {
   for (const WorkerEnding& e : r.workers)
     if (e.no_jobs) empty.push_back(&e);
   if (empty.empty() || empty.size() == r.workers.size()) return "";
-  const std::vector<const Worker*> workers = Workers(timeline);
+  const std::vector<const Worker*> workers = AllWorkers(timeline);
   std::string out;
   for (size_t i = 0; i < empty.size() && i < kSilentLogsShown; ++i) {
     const Worker& worker = *workers[empty[i]->worker];
@@ -113,7 +106,7 @@ std::string StopReportLines(const StopReport& r, const Timeline& timeline) {
   if (r.kind != StopKind::kStopped && r.kind != StopKind::kCutTogether) return NoJobLines(r, timeline);
   std::string out;
   for (const std::string& line : StopVerdictLines(r)) out += "jobviz: stopped: " + line + "\n";
-  const std::vector<const Worker*> workers = Workers(timeline);
+  const std::vector<const Worker*> workers = AllWorkers(timeline);
   const std::vector<size_t> order = LaneOrder(r);
   size_t shown = 0;
   for (const size_t l : order) {

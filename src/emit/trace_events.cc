@@ -172,15 +172,6 @@ std::vector<int> AssignLanes(const std::vector<Job>& jobs, int* lane_count) {
   return lanes;
 }
 
-Nanos RunStart(const Timeline& timeline) {
-  Nanos earliest = std::numeric_limits<Nanos>::max();
-  for (const StepSpan& step : timeline.steps) earliest = std::min(earliest, step.start);
-  for (const Machine& machine : timeline.machines)
-    for (const Worker& worker : machine.workers)
-      if (!worker.jobs.empty()) earliest = std::min(earliest, worker.jobs.front().start);
-  return earliest == std::numeric_limits<Nanos>::max() ? 0 : earliest;
-}
-
 Nanos TraceOrigin(const Timeline& timeline) {
   const Nanos earliest = RunStart(timeline);
   if (earliest == 0) return 0;

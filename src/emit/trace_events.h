@@ -162,11 +162,6 @@ int CriticalPathTid(const std::vector<RowGroup>& groups);
 // relative to this origin: the whole second at or before the earliest time
 // in the trace. Relative times stay exact to the nanosecond for ~100 days.
 Nanos TraceOrigin(const Timeline& timeline);
-// The run start: its earliest step or job start (0 without any). Every time
-// a person reads (HTML ruler, tooltip and details, the Steps tables of the
-// terminal, Markdown and HTML summaries) counts from it, the same zero the
-// Perfetto UI shows; the reports print it once in UTC (FormatUtcNanos).
-Nanos RunStart(const Timeline& timeline);
 
 // "2026-11-22T07:00:00Z" (whole seconds; the origin is one).
 std::string FormatUtc(Nanos time);

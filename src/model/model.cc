@@ -1,5 +1,8 @@
 #include "model/model.h"
 
+#include <algorithm>
+#include <limits>
+
 namespace jobviz {
 
 std::string StepName(std::int64_t key) {
@@ -57,6 +60,22 @@ std::vector<Worker*> AllWorkers(Timeline* timeline) {
   for (Machine& machine : timeline->machines)
     for (Worker& worker : machine.workers) workers.push_back(&worker);
   return workers;
+}
+
+std::vector<const Worker*> AllWorkers(const Timeline& timeline) {
+  std::vector<const Worker*> workers;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers) workers.push_back(&worker);
+  return workers;
+}
+
+Nanos RunStart(const Timeline& timeline) {
+  Nanos earliest = std::numeric_limits<Nanos>::max();
+  for (const StepSpan& step : timeline.steps) earliest = std::min(earliest, step.start);
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers)
+      if (!worker.jobs.empty()) earliest = std::min(earliest, worker.jobs.front().start);
+  return earliest == std::numeric_limits<Nanos>::max() ? 0 : earliest;
 }
 
 std::string WorkerName(const Machine& machine, const Worker& worker) {

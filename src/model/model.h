@@ -214,6 +214,14 @@ size_t CountJobs(const Timeline& timeline);
 
 // Every worker of the timeline, in machine then worker order.
 std::vector<Worker*> AllWorkers(Timeline* timeline);
+std::vector<const Worker*> AllWorkers(const Timeline& timeline);
+
+// The run start: its earliest step or job start (0 without any). Every time
+// a person reads (HTML ruler, tooltip and details, the Steps tables of the
+// terminal, Markdown and HTML summaries, the stop report) counts from it,
+// the same zero the Perfetto UI shows; the reports print it once in UTC
+// (FormatUtcNanos).
+Nanos RunStart(const Timeline& timeline);
 
 // "machine0 worker 1": a worker as every report and table names it.
 std::string WorkerName(const Machine& machine, const Worker& worker);
