@@ -92,9 +92,14 @@ Nanos OthersEnd(const GraphLanes& graph, const LogEnds& ends, const StopReport& 
 
 // A stuck lane stopped (rather than being cut off mid-job with every other
 // log) when the others' logs go on well past when its job should have
-// ended: twice its usual length, so that one slow job is not a stop.
+// ended: twice its usual length, so that one slow job is not a stop. A job
+// no line shows the length of (an optimizer no worker reached) is overdue
+// only when the lane's own log went silent while the others' went on.
 bool Overdue(const GraphLanes& graph, const LogEnds& ends, const StopReport& r, const LaneStop& lane) {
   if (lane.in_flight) return true;  // the watchdog waited its stall_after and saw no end
+  if (lane.usual < 0)
+    return std::any_of(lane.workers.begin(), lane.workers.end(),
+                       [&](std::uint32_t w) { return r.workers[w].before_others > kMilli + kClockSlack; });
   return OthersEnd(graph, ends, r, lane) - (lane.ready + lane.usual) > std::max(2 * lane.usual, kMilli);
 }
 
@@ -182,8 +187,16 @@ void BlameStop(const Timeline& timeline, const GraphLanes& graph, StopReport* r)
       continue;
     }
     const LaneStop& b = r->lanes[best];
-    if (std::make_tuple(lane.waiting_workers, silent_for(lane), -lane.ready) >
-        std::make_tuple(b.waiting_workers, silent_for(b), -b.ready))
+    // Logs that went silent within a millisecond of each other went
+    // together (one machine); of those, a lane at a closing job no line
+    // shows may be waiting in an all-reduce for one still in its passes.
+    const auto silence = [&](const LaneStop& x) {
+      const Nanos own = silent_for(x), other = silent_for(&x == &lane ? b : lane);
+      return own - other > kMilli || other - own > kMilli ? own : std::max(own, other);
+    };
+    const auto seen_job = [](const LaneStop& x) { return x.in_flight || x.usual >= 0; };
+    if (std::make_tuple(lane.waiting_workers, silence(lane), seen_job(lane), -lane.ready) >
+        std::make_tuple(b.waiting_workers, silence(b), seen_job(b), -b.ready))
       best = static_cast<int>(l);
   }
   if (best < 0) {
@@ -209,9 +222,12 @@ void BlameStop(const Timeline& timeline, const GraphLanes& graph, StopReport* r)
   r->kind = StopKind::kStopped;
   r->first = best;
   const int machine = graph.workers[r->lanes[best].workers.front()]->machine;
+  // Stages of its machine stuck too, whose logs went silent with its own.
+  const Nanos first_silent = silent_for(r->lanes[best]);
   for (size_t l = 0; l < r->lanes.size(); ++l)
     if (static_cast<int>(l) != best && r->lanes[l].state == LaneState::kStuck && Overdue(graph, ends, *r, r->lanes[l]) &&
-        graph.workers[r->lanes[l].workers.front()]->machine == machine)
+        graph.workers[r->lanes[l].workers.front()]->machine == machine &&
+        (first_silent <= kMilli + kClockSlack || silent_for(r->lanes[l]) + kMilli >= first_silent))
       r->stopped_with.push_back(static_cast<int>(l));
   r->first_worker = r->lanes[best].workers.front();
   // Among peers in the same place, the one whose log ended first.

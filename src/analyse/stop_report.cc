@@ -88,12 +88,37 @@ struct Context {
   // micro-batches run forward, and a typical duration of each pass.
   Name forward_type, backward_type;
   int micro_batches = 0;
-  Nanos forward_usual = 0, backward_usual = 0;
+  Nanos forward_usual = 0, backward_usual = -1;  // -1: no line of it
+  // The job that follows a step's passes (as another worker ran it), or
+  // Paddle's optimizer when no worker got that far.
+  Name closing_type{"optimizer"};
+  Nanos closing_usual = -1;  // -1: guessed, no line of it
   std::map<std::pair<int, std::int64_t>, GroupPasses> groups;  // (stage or -1 for all, step)
 };
 
+bool IsPass(Name type) {
+  thread_local PerName<JobKind, ClassifyJobType> kinds;  // a run has a handful of types
+  return kinds.Of(type).pass != Pass::kOther;
+}
+
 // The plain "forward" and "backward" of the run, if that is what it runs.
 void LearnPlainPasses(Context& c) {
+  const auto closing = [&]() -> const Job* {
+    for (const Worker* w : c.graph.workers)
+      for (size_t j = 1; j < w->jobs.size(); ++j)
+        if (!IsPass(w->jobs[j].type) && IsPass(w->jobs[j - 1].type) && w->jobs[j].step == w->jobs[j - 1].step)
+          return &w->jobs[j];
+    return nullptr;
+  };
+  if (const Job* job = closing()) {
+    c.closing_type = job->type;
+    c.closing_usual = job->end - job->start;
+  }
+  // A forward the watchdog saw begin counts among the micro-batches too.
+  for (const Worker* w : c.graph.workers)
+    for (const InFlightJob& job : w->in_flight)
+      if (job.type == "forward")
+        c.micro_batches = std::max<int>(c.micro_batches, static_cast<int>(std::min<std::int64_t>(job.micro_batch + 1, 1 << 20)));
   for (const Worker* w : c.graph.workers)
     for (const Job& job : w->jobs) {
       if (job.type == "forward") {
@@ -120,11 +145,6 @@ bool Arrived(const Context& c, int lane, Name type, std::int64_t micro_batch, st
   }
   *at = latest;
   return true;
-}
-
-bool IsPass(Name type) {
-  thread_local PerName<JobKind, ClassifyJobType> kinds;  // a run has a handful of types
-  return kinds.Of(type).pass != Pass::kOther;
 }
 
 // Whether the lane ran every pass of `step` (it is past them in its plan, or in a later step).
@@ -192,20 +212,26 @@ Input HandOffInput(const Context& c, const StageLane& lane, Name type) {
 
 // With no earlier step to read the stage's order from (a run that stopped
 // in its first step): 1F1B's order for the stage (docs/analysis.md), when
-// the jobs it ran are that order's start. p: the stages there are; m: the
-// most micro-batches any stage ran forward. The optimizer is not guessed.
+// the jobs it ran are that order's start, then the step's closing job.
+// p: the stages there are; m: the most micro-batches any stage ran forward.
 bool OneF1BNext(const Context& c, const StageLane& lane, const std::vector<const Job*>& done, Name* type,
                 std::int64_t* micro_batch, Nanos* usual) {
-  if (c.forward_type.empty() || c.backward_type.empty()) return false;
+  if (c.forward_type.empty()) return false;
   const int p = c.graph.stage_count;
   const int s = c.graph.stage_rank[static_cast<size_t>(&lane - c.graph.lanes.data())];
   const std::vector<std::pair<bool, int>> order = OneF1BOrder(p, s, c.micro_batches);
-  if (done.size() >= order.size()) return false;
+  if (done.size() > order.size()) return false;
   for (size_t k = 0; k < done.size(); ++k)
     if (done[k]->type != (order[k].first ? c.forward_type : c.backward_type) || done[k]->micro_batch != order[k].second)
       return false;
+  if (done.size() == order.size()) {  // every pass run: the step's closing job
+    *type = c.closing_type;
+    *micro_batch = 0;
+    *usual = c.closing_usual;
+    return true;
+  }
   const auto [forward, mb] = order[done.size()];
-  *type = forward ? c.forward_type : c.backward_type;
+  *type = forward ? c.forward_type : !c.backward_type.empty() ? c.backward_type : Name("backward");
   *micro_batch = mb;
   *usual = forward ? c.forward_usual : c.backward_usual;
   return true;
@@ -217,7 +243,7 @@ const InFlightJob* OpenJob(const Context& c, const LaneStop& lane, const Job* la
   const InFlightJob* open = nullptr;
   for (const std::uint32_t w : lane.workers)
     for (const InFlightJob& job : c.graph.workers[w]->in_flight)
-      if ((!last || job.start >= last->end || job.seen > last->end + (job.seen - job.start) / 2) &&
+      if ((!last || OpenAfter(job, last->end)) &&
           (!open || job.seen > open->seen))
         open = &job;
   return open;
@@ -235,17 +261,6 @@ void PlaceLane(Context& c, size_t l) {
   const Job* last = k > 0 ? p.done.back() : p.before;
   if (last) out.last = {last->type, last->micro_batch, last->step, last->start, last->end};
   std::vector<const Job*> plan = p.plan;
-  if (const InFlightJob* open = OpenJob(c, out, last)) {
-    // The watchdog saw it begin (or wait to) and not end: what it hangs in.
-    out.next = {open->type, open->micro_batch, p.step, open->start, 0};
-    out.in_flight = true;
-    out.in_flight_started = open->started;
-    out.in_flight_since = open->start;
-    out.in_flight_seen = open->seen;
-    out.state = LaneState::kStuck;
-    out.ready = open->start;
-    return;
-  }
   if (plan.size() <= k)  // no earlier step: the furthest same stage of another replica
     for (const int other : lane.other_replicas) {
       const Position& q = c.positions[c.report.lanes[other].workers.front()];
@@ -254,7 +269,17 @@ void PlaceLane(Context& c, size_t l) {
   Name next_type;
   std::int64_t next_micro_batch = 0;
   bool known = true;
-  if (plan.size() > k) {
+  const InFlightJob* open = OpenJob(c, out, last);
+  if (open) {
+    // The watchdog saw it begin (or wait to) and not end: what it hangs in,
+    // stuck there or waiting inside for an input, by the same rules.
+    next_type = open->type;
+    next_micro_batch = open->micro_batch;
+    out.in_flight = true;
+    out.in_flight_started = open->started;
+    out.in_flight_since = open->start;
+    out.in_flight_seen = open->seen;
+  } else if (plan.size() > k) {
     next_type = plan[k]->type;
     next_micro_batch = plan[k]->micro_batch;
     out.usual = plan[k]->end - plan[k]->start;
@@ -300,7 +325,7 @@ void PlaceLane(Context& c, size_t l) {
     return;
   }
   out.state = LaneState::kStuck;
-  out.ready = std::max(free_at, arrived);
+  out.ready = std::max(open ? open->start : free_at, arrived);
 }
 
 // Every optimizer of a finished step starting together, stages apart, is a

@@ -51,7 +51,7 @@ struct LaneStop {
   // from stage 3", "the gradients of stage 1 replica 0"); "" when it needed none.
   std::string input;
   Nanos input_arrived = 0;  // kStuck: the latest input's arrival
-  Nanos usual = 0;          // how long its next job took in its earlier step
+  Nanos usual = 0;          // how long its next job took in its earlier step; -1: no line of it anywhere
   // Its next job as libjobviz's watchdog saw it (Worker::in_flight): begun
   // at `since` (or, not started, enqueued then) and not ended at `seen`.
   bool in_flight = false, in_flight_started = false;

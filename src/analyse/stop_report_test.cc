@@ -77,9 +77,9 @@ TEST_CASE("An in-flight line names the job a rank hangs in, and how long") {
     spec.seed = seed;
     sim::StopTruth truth;
     Timeline t = sim::SimulateStop(spec, &truth);
-    bool any = false;
-    for (const Machine& m : t.machines)
-      for (const Worker& w : m.workers) any |= !w.in_flight.empty();
+    bool any = false;  // a line on a worker that stopped (live ones blocked behind it write theirs too)
+    const std::vector<const Worker*> workers = AllWorkers(t);
+    for (const int w : truth.dead_workers) any |= !workers[static_cast<size_t>(w)]->in_flight.empty();
     if (!any) continue;
     const StopReport r = Report(t);
     REQUIRE(r.kind == StopKind::kStopped);
@@ -92,7 +92,58 @@ TEST_CASE("An in-flight line names the job a rank hangs in, and how long") {
   FAIL("no seed gave an in-flight line");
 }
 
-TEST_CASE("Random stopped runs of 8 to 512 workers: the right stage and jobs in at least 92% (docs/analysis.md)") {
+TEST_CASE("Workers blocked inside a job on an input that never came wait; they are not the first to stop") {
+  sim::StopRun spec = Hybrid(sim::StopKind::kWorker, 1);
+  spec.in_flight = true;
+  size_t checked = 0;
+  for (std::uint64_t seed = 1; seed <= 30 && checked < 5; ++seed) {
+    spec.seed = seed;
+    sim::StopTruth truth;
+    Timeline t = sim::SimulateStop(spec, &truth);
+    if (!truth.stopped) continue;
+    const StopReport r = Report(t);
+    std::string why;
+    INFO("seed " << seed << ": " << r.sentence);
+    CHECK(sim::StopReportRight(r, t, truth, &why));
+    size_t waiting_inside = 0;
+    for (const LaneStop& lane : r.lanes) waiting_inside += lane.in_flight && lane.state == LaneState::kWaiting;
+    checked += waiting_inside > 0;
+  }
+  CHECK(checked == 5);
+}
+
+// The first step under a global all-reduce: no optimizer line anywhere, so
+// the counts look whole; or a machine died before its first job.
+TEST_CASE("A first step that never reached its optimizer, or a stage with no job at all: still named") {
+  sim::StopRun spec;
+  spec.run.pp = 8;
+  spec.run.mp = spec.run.dp = 1;
+  spec.run.topology = false;
+  spec.run.steps = 1;
+  spec.barrier = true;
+  size_t at_optimizer = 0, no_job = 0;
+  for (std::uint64_t seed = 1; seed <= 400 && (at_optimizer < 3 || no_job < 3); ++seed) {
+    spec.seed = seed;
+    spec.stop = seed % 2 ? sim::StopKind::kWorker : sim::StopKind::kMachine;
+    sim::StopTruth truth;
+    Timeline t = sim::SimulateStop(spec, &truth);
+    if (!truth.stopped) continue;
+    const bool optimizer = truth.first.front().next_type == "optimizer";
+    const bool none = truth.first.front().last_type.empty();
+    if (!optimizer && !none) continue;
+    const StopReport r = Report(t);
+    std::string why;
+    INFO("seed " << seed << ": " << r.sentence);
+    CHECK(sim::StopReportRight(r, t, truth, &why));
+    CHECK(r.unfinished_steps == 1);
+    at_optimizer += optimizer;
+    no_job += none;
+  }
+  CHECK(at_optimizer >= 3);
+  CHECK(no_job >= 3);
+}
+
+TEST_CASE("Random stopped runs of 8 to 512 workers: the right stage and jobs in at least 99% (docs/analysis.md)") {
   int right = 0, runs = 0;
   for (std::uint64_t seed = 1; seed <= 200; ++seed) {
     const sim::StopRun spec = sim::RandomStopRun(seed);
@@ -103,7 +154,7 @@ TEST_CASE("Random stopped runs of 8 to 512 workers: the right stage and jobs in 
     right += sim::StopReportRight(r, t, truth, &why);
     ++runs;
   }
-  CHECK(right * 100 >= runs * 92);
+  CHECK(right * 100 >= runs * 99);
 }
 
 TEST_CASE("Ten thousand workers: no crash, a worker named") {

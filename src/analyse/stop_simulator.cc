@@ -195,10 +195,21 @@ Timeline SimulateStop(const StopRun& spec, StopTruth* truth) {
         }
     }
     Nanos step_end = step_start;
-    for (auto& replica : lanes)
+    for (int replica = 0; replica < run.dp; ++replica)
       for (int s = 0; s < p; ++s) {
-        if (replica[s].next < order[s].size()) halted = true;
-        step_end = std::max(step_end, replica[s].free);
+        const Lane& lane = lanes[replica][s];
+        if (lane.next < order[s].size()) halted = true;
+        step_end = std::max(step_end, lane.free);
+        // A live worker blocked for good: its next job began (the stream
+        // reached it) and waits inside, in a receive or the all-reduce; the
+        // watchdog writes it once stall_after has passed.
+        if (spec.in_flight && stops && !lane.dead && lane.next < order[s].size()) {
+          const Planned job = order[s][lane.next];
+          const Name type = job.optimizer ? "optimizer" : job.forward ? "forward" : "backward";
+          for (int peer = 0; peer < run.mp; ++peer)
+            worker[rank_of(replica, s, peer)]->in_flight.push_back(
+                {"0", type, job.optimizer ? 0 : job.micro_batch, lane.free, 0, line++, true});
+        }
       }
     if (!halted) step_start = step_end + run.step_gap;
   }

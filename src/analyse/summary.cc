@@ -140,6 +140,10 @@ void AddStop(const Analysis& a, const Timeline& timeline, nlohmann::json& doc) {
     if (lane.state == LaneState::kWaiting && lane.waits_on >= 0)
       entry["waits_on"] = {{"replica", r.lanes[lane.waits_on].replica}, {"stage", r.lanes[lane.waits_on].stage}};
     if (lane.state == LaneState::kStuck) entry["ready_after_start_us"] = Micros(lane.ready - r.run_start);
+    if (lane.in_flight)  // libjobviz's watchdog line for its next job
+      entry["in_flight"] = {{"started", lane.in_flight_started},
+                            {"since_after_start_us", Micros(lane.in_flight_since - r.run_start)},
+                            {"waited_us", Micros(lane.in_flight_seen - lane.in_flight_since)}};
     stages.push_back(std::move(entry));
   }
   // Every log's end where the run stopped; otherwise only logs without a job.

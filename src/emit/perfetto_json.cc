@@ -1,5 +1,7 @@
 #include "emit/perfetto_json.h"
 
+#include "model/open_jobs.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -10,6 +12,7 @@
 #include "analyse/analysis.h"
 #include "emit/json_text.h"
 #include "jobviz/version.h"
+#include "model/open_jobs.h"
 #include "model/time_value.h"
 
 namespace jobviz {
@@ -146,28 +149,21 @@ struct JobFormat {
   JsonArgs args = JsonArgs::kCompact;
 };
 
-// A job the shim's watchdog saw begin and not end (Worker::in_flight): an
-// open slice on the worker's row from its start to the end of its log. Only
-// where it starts after the row's last job has ended, so slices still nest.
+// A job the shim's watchdog saw begin and not end (model/open_jobs.h): an
+// open slice on the worker's row from its start to the end of its log.
 void AppendInFlight(std::string& out, const Worker& worker, int pid, int tid, Nanos origin, std::string_view source_root) {
-  Nanos busy_until = 0;
-  for (const Job& job : worker.jobs) busy_until = std::max(busy_until, job.end);
-  for (const InFlightJob& job : worker.in_flight) {
-    if (job.start < busy_until) continue;
-    const Nanos log_end = std::max(job.seen, worker.end.stamped);
+  for (const OpenSlice& slice : OpenSlices(worker)) {
+    const InFlightJob& job = *slice.job;
     out += ",\n";
     JsonMembers event(out);
-    event.String("name", job.type.str() + " " + std::to_string(job.micro_batch) + " (never ended)")
-        .Raw("cat", "\"in_flight\"").Raw("ph", "\"X\"");
-    event.Int("pid", pid).Int("tid", tid).Micros("ts", job.start - origin).Micros("dur", log_end - job.start);
+    event.String("name", OpenSliceName(job)).Raw("cat", "\"in_flight\"").Raw("ph", "\"X\"");
+    event.Int("pid", pid).Int("tid", tid).Micros("ts", slice.start - origin).Micros("dur", slice.end - slice.start);
     JsonMembers args(event.Object("args"));
     args.String("job_id", job.id.str()).Int("micro_batch", job.micro_batch);
-    args.String("in_flight", job.started ? "began, never ended: still running when its log ends"
-                                         : "enqueued, never began: its stream was blocked");
+    args.String("in_flight", OpenSliceNote(job));
     args.String("source", SourcePrefix(worker, source_root) + std::to_string(job.line));
     args.Close();
     event.Close();
-    busy_until = log_end;
   }
 }
 

@@ -24,7 +24,11 @@ std::string LaneWorkers(const LaneStop& lane, const std::vector<const Worker*>& 
 std::string StateText(const LaneStop& lane) {
   switch (lane.state) {
     case LaneState::kFinished: return "finished";
-    case LaneState::kWaiting: return "waiting for " + lane.input;
+    case LaneState::kWaiting:
+      if (lane.in_flight)  // inside the job, blocked on its input (a receive, an all-reduce)
+        return "waiting for " + lane.input + (lane.in_flight_started ? ", inside it for " : ", to start it for ") +
+               FormatDuration(lane.in_flight_seen - lane.in_flight_since) + " (libjobviz's in-flight line)";
+      return "waiting for " + lane.input;
     case LaneState::kStuck:
       if (lane.in_flight)
         return std::string(lane.in_flight_started ? "stuck in it for " : "waiting to start it for ") +

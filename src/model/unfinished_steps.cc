@@ -14,6 +14,7 @@ namespace {
 struct TypeCount {
   std::uint32_t type = 0, count = 0;  // Name::index
   bool pass = false;                  // IsPassType
+  bool backward = false;              // a backward pass of some kind
 };
 struct StepCounts {
   std::int64_t step = kNoStep;
@@ -62,12 +63,63 @@ std::vector<StepCounts> CountByStep(const Worker& worker) {
     StepCounts& counts = steps.emplace_back(StepCounts{step, jobs.size(), {}});
     for (const auto& [type, micro_batch] : jobs) {
       if (counts.types.empty() || counts.types.back().type != type.index())
-        counts.types.push_back({type.index(), 0, IsPassType(type.str())});
+        counts.types.push_back({type.index(), 0, IsPassType(type.str()), type.str().starts_with("backward")});
       ++counts.types.back().count;
     }
   }
   std::sort(steps.begin(), steps.end(), [](const StepCounts& a, const StepCounts& b) { return a.step < b.step; });
   return steps;
+}
+
+// Whether the worker has a job begun after its last one that no line of
+// its last step ended: it never finished that step.
+bool OpenInLastStep(const Worker& worker, std::int64_t step) {
+  if (worker.in_flight.empty()) return false;
+  Nanos last_end = 0;
+  for (const Job& job : worker.jobs) last_end = std::max(last_end, job.end);
+  for (const InFlightJob& open : worker.in_flight) {
+    if (!OpenAfter(open, last_end)) continue;
+    size_t seen = 0;
+    bool ran = false;  // the same job already ran in the step: the line is of a later one
+    for (auto it = worker.jobs.rbegin(); it != worker.jobs.rend() && it->step == step && seen < 4096; ++it, ++seen)
+      ran |= it->type == open.type && it->micro_batch == open.micro_batch;
+    if (!ran) return true;
+  }
+  return false;
+}
+
+// With no closing job (optimizer) in a lone step, the workers whose logs
+// went silent well before the others': the largest gap between log ends,
+// with at most half the workers before it (a finished run's logs may end
+// apart, but not most of them early with a few going on). Only stamped
+// ends count (a job's end alone says nothing of when the log stopped).
+std::vector<size_t> SilentBeforeClosing(const std::vector<Worker*>& workers,
+                                        const std::vector<std::vector<StepCounts>>& counts) {
+  constexpr Nanos kGap = 6'000'000;  // 1 ms past the 5 ms clocks may be off across machines
+  std::vector<std::pair<Nanos, size_t>> ends;
+  for (size_t w = 0; w < workers.size(); ++w) {
+    if (counts[w].empty()) continue;
+    if (counts[w].size() != 1) return {};
+    for (const TypeCount& t : counts[w].front().types)
+      if (!t.pass) return {};
+    Nanos last_end = 0;
+    for (const Job& job : workers[w]->jobs) last_end = std::max(last_end, job.end);
+    if (workers[w]->end.stamped < last_end) return {};
+    ends.emplace_back(workers[w]->end.stamped, w);
+  }
+  if (ends.size() < 2) return {};
+  std::sort(ends.begin(), ends.end());
+  size_t cut = 0;
+  Nanos widest = 0;
+  for (size_t k = 1; k < ends.size(); ++k)
+    if (ends[k].first - ends[k - 1].first > widest) {
+      widest = ends[k].first - ends[k - 1].first;
+      cut = k;
+    }
+  if (widest <= kGap || 2 * cut > ends.size()) return {};
+  std::vector<size_t> silent;
+  for (size_t k = 0; k < cut; ++k) silent.push_back(ends[k].second);
+  return silent;
 }
 
 }  // namespace
@@ -170,7 +222,7 @@ UnfinishedSteps MarkUnfinishedSteps(Timeline* timeline, int threads) {
       for (const TypeCount& t : c.types) {
         auto it = std::find_if(st.workers_with.begin(), st.workers_with.end(),
                                [&](const TypeCount& x) { return x.type == t.type; });
-        if (it == st.workers_with.end()) st.workers_with.push_back({t.type, 1, t.pass});
+        if (it == st.workers_with.end()) st.workers_with.push_back({t.type, 1, t.pass, t.backward});
         else ++it->count;
       }
     }
@@ -202,6 +254,7 @@ UnfinishedSteps MarkUnfinishedSteps(Timeline* timeline, int threads) {
       whole += t.count;
       short_of |= last.Count(t.type) < need;
     }
+    short_of |= OpenInLastStep(*workers[w], last.step);
     WorkerStop& stop = result.workers[w];
     if (short_of) {
       stop = {last.step, last.jobs, want};
@@ -212,6 +265,31 @@ UnfinishedSteps MarkUnfinishedSteps(Timeline* timeline, int threads) {
     auto [it, inserted] = first_by_run.try_emplace(StepRun(stop.step), stop.step);
     if (!inserted) it->second = std::min(it->second, stop.step);
   }
+  if (first_by_run.empty()) {
+    // Workers with no job at all, in a step whose pipeline never turned
+    // (forward passes and not one backward): they stopped before their
+    // first job and held the others up.
+    std::int64_t no_turn = kNoStep;
+    for (const auto& [step, st] : per_step) {
+      bool forward = false, backward = false;
+      for (const TypeCount& t : st.workers_with) {
+        forward |= t.pass && !t.backward;
+        backward |= t.backward;
+      }
+      if (forward && !backward && (no_turn == kNoStep || step < no_turn)) no_turn = step;
+    }
+    for (size_t w = 0; w < workers.size() && no_turn != kNoStep; ++w)
+      if (counts[w].empty()) {
+        result.workers[w] = {no_turn, 0, 1};
+        first_by_run.try_emplace(StepRun(no_turn), no_turn);
+      }
+  }
+  if (first_by_run.empty())
+    for (const size_t w : SilentBeforeClosing(workers, counts)) {
+      const StepCounts& only = counts[w].front();
+      result.workers[w] = {only.step, only.jobs, only.jobs + 1};
+      first_by_run.try_emplace(StepRun(only.step), only.step);
+    }
   for (StepSpan& span : timeline->steps) {
     const auto it = first_by_run.find(StepRun(span.step));
     span.unfinished = it != first_by_run.end() && span.step >= it->second;

@@ -5,6 +5,10 @@
 // reached. Every step from the first such one on is unfinished: the
 // pipeline and the gradients' all-reduce tie every worker to the one that
 // stopped, so nothing after it is a step as the schedule runs it.
+// A job a watchdog line shows begun and never ended stops its worker short
+// too. A lone step with no closing job (optimizer) on any worker, all
+// passes run, is unfinished when a few logs went silent well before the
+// rest: the others blocked in the all-reduce before the optimizer.
 // A profiling window's end (every worker's last step whole) and a
 // --devices subset (the workers read each whole) are no stop.
 #pragma once
@@ -13,6 +17,7 @@
 #include <vector>
 
 #include "model/model.h"
+#include "model/open_jobs.h"
 
 namespace jobviz {
 
