@@ -4,6 +4,7 @@
 
 #include "emit/event_buffer.h"
 #include "emit/json_text.h"
+#include "model/open_jobs.h"
 
 namespace jobviz {
 
@@ -132,6 +133,16 @@ TraceStats WriteChromeTrace(const Timeline& timeline, const Sink& sink, int thre
   for (const EdgePiece& piece : pieces) stats.jobs += piece.last_job - piece.first_job;
   std::string steps;
   bool first = pieces.empty();
+  // Jobs begun and never ended (model/open_jobs.h), open to each log's end.
+  for (size_t m = 0; m < timeline.machines.size(); ++m)
+    for (const Worker& worker : timeline.machines[m].workers)
+      for (const OpenSlice& slice : OpenSlices(worker))
+        for (const char phase : {'B', 'E'}) {
+          if (!first) steps += ",\n";
+          first = false;
+          AppendEdge(steps, OpenSliceName(*slice.job), "in_flight", phase, phase == 'B' ? slice.start : slice.end,
+                     LegacyTid(worker, m, multi_machine), nullptr);
+        }
   for (const StepSpan& step : timeline.steps) {
     const std::string name = StepSliceName(step);
     for (const char phase : {'B', 'E'}) {

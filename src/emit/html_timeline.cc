@@ -13,6 +13,7 @@
 #include "emit/json_text.h"
 #include "emit/perfetto_proto.h"
 #include "emit/trace_events.h"
+#include "model/open_jobs.h"
 #include "model/step_window.h"
 #include "model/time_value.h"
 
@@ -84,6 +85,23 @@ void AppendScriptSafeString(std::string& out, std::string_view text) {
   AppendJsonString(out, text);
   for (size_t at = out.find('<', from); at != std::string::npos; at = out.find('<', at))
     out.replace(at, 1, "\\u003c");
+}
+
+// A row's jobs that never ended (model/open_jobs.h), when it has any:
+// "open":[[start, end, name, note, line], ...], times after the origin.
+void AppendOpenSlices(std::string& out, const Worker& worker, Nanos origin) {
+  const std::vector<OpenSlice> slices = OpenSlices(worker);
+  if (slices.empty()) return;
+  out += ",\"open\":[";
+  for (size_t i = 0; i < slices.size(); ++i) {
+    out += i ? ",[" : "[";
+    out += std::to_string(SaturatingSub(slices[i].start, origin)) + ',' + std::to_string(SaturatingSub(slices[i].end, origin)) + ',';
+    AppendScriptSafeString(out, OpenSliceName(*slices[i].job));
+    out += ',';
+    AppendScriptSafeString(out, OpenSliceNote(*slices[i].job));
+    out += ',' + std::to_string(slices[i].job->line) + ']';
+  }
+  out += ']';
 }
 
 bool IsSmallNumber(const std::string& text) {
@@ -207,7 +225,9 @@ std::string TimelineJson(const Timeline& timeline, const std::string& title, con
         AppendScriptSafeString(out, RowName(timeline.machines[m], worker, lane, timeline.topology));
         out += ",\"file\":";
         AppendScriptSafeString(out, worker.file);
-        out += ",\"first\":" + std::to_string(next_job) + ",\"count\":" + std::to_string(lane_jobs.size()) + '}';
+        out += ",\"first\":" + std::to_string(next_job) + ",\"count\":" + std::to_string(lane_jobs.size());
+        if (lane == 0) AppendOpenSlices(out, worker, origin);
+        out += '}';
         for (const Job* const& job : lane_jobs) {
           table_index[worker_index][static_cast<size_t>(job - worker.jobs.data())] =
               static_cast<std::uint32_t>(next_job + static_cast<size_t>(&job - lane_jobs.data()));

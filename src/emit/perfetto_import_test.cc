@@ -32,6 +32,7 @@
 #include "analyse/analysis.h"
 #include "analyse/bottleneck.h"
 #include "emit/perfetto_json.h"
+#include "model/open_jobs.h"
 
 using namespace jobviz;
 using nlohmann::json;
@@ -215,9 +216,22 @@ std::map<std::string, const Job*> JobsBySource(const Timeline& t) {
 void CheckExact(const Timeline& t, bool older) {
   const Imported imported = Import(TraceText(WritePerfettoTrace, t), older);
   const auto jobs = JobsBySource(t);
-  size_t job_slices = 0;
+  std::map<std::string, OpenSlice> open;  // the open slices of jobs that never ended (model/open_jobs.h)
+  for (const Machine& machine : t.machines)
+    for (const Worker& worker : machine.workers)
+      for (const OpenSlice& slice : OpenSlices(worker)) open[worker.file + ":" + std::to_string(slice.job->line)] = slice;
+  size_t job_slices = 0, open_slices = 0;
   for (const Slice& s : imported.slices) {
     if (!s.event["args"].contains("source")) continue;  // a step
+    if (s.event["cat"] == "in_flight") {
+      const OpenSlice& slice = open.at(s.source);
+      INFO(s.source);
+      CHECK(s.event["name"] == OpenSliceName(*slice.job));
+      REQUIRE(s.ts == slice.start);
+      REQUIRE(s.end == slice.end);
+      ++open_slices;
+      continue;
+    }
     ++job_slices;
     const Job& job = *jobs.at(s.source);
     INFO(s.source);
@@ -225,6 +239,7 @@ void CheckExact(const Timeline& t, bool older) {
     REQUIRE(s.end == job.end);
   }
   CHECK(job_slices == jobs.size());
+  CHECK(open_slices == open.size());
   for (size_t i = 0; i < t.steps.size(); ++i) {
     const Slice& s = *std::find_if(imported.slices.begin(), imported.slices.end(), [&](const Slice& x) {
       return x.source == "step" + std::to_string(t.steps[i].step);
@@ -259,6 +274,31 @@ TEST_CASE("Perfetto's number parse gives back every job and step to the nanoseco
     CheckExact(t, /*older=*/false);
     CheckExact(t, /*older=*/true);
   }
+}
+
+TEST_CASE("A job that never ended imports as an open slice to its log's end, to the nanosecond, nested") {
+  Timeline t = Pipeline(2, 2, 6, 2, 5);
+  Worker& stuck = t.machines[1].workers[0];
+  const Job& last = stuck.jobs.back();
+  // Its watchdog line: a backward that began 1.234567 us after the last job
+  // ended, its log's last stamped line 60 s later (odd nanoseconds on purpose).
+  stuck.in_flight.push_back({Name("7"), Name("backward"), 5, last.end + 1'234'567, last.end + 30'000'000'001, 999, true});
+  stuck.end.stamped = last.end + 60'000'000'003;
+  // One that began while the last job ran (a line later ended by a job line
+  // the log lost): not drawn, as it would not nest.
+  Worker& other = t.machines[0].workers[1];
+  other.in_flight.push_back({Name("8"), Name("forward"), 2, other.jobs.back().start + 1, other.jobs.back().start + 2, 998, true});
+  REQUIRE(OpenSlices(stuck).size() == 1);
+  CHECK(OpenSlices(stuck).front().end == stuck.end.stamped);
+  CHECK(OpenSlices(other).empty());
+  CheckExact(t, /*older=*/false);
+  CheckExact(t, /*older=*/true);
+  const Imported imported = Import(TraceText(WritePerfettoTrace, t), false);
+  const auto open = std::find_if(imported.slices.begin(), imported.slices.end(),
+                                 [](const Slice& s) { return s.event["cat"] == "in_flight"; });
+  REQUIRE(open != imported.slices.end());
+  CHECK(open->event["args"]["in_flight"] == "began, never ended: still running when its log ends");
+  CHECK(open->event["args"]["micro_batch"] == 5);
 }
 
 TEST_CASE("Epoch microseconds written raw would move jobs: the check can fail") {

@@ -12,6 +12,7 @@
 #include "analyse/analysis.h"
 #include "emit/packet_deflate.h"
 #include "emit/proto_wire.h"
+#include "model/open_jobs.h"
 #include "read/parallel_for.h"
 
 namespace jobviz {
@@ -53,15 +54,16 @@ constexpr size_t kSequencesAhead = 8;
 // The debug annotations of a job, by interned name id (1-based, in order).
 // critical_path is interned only by traces that mark a critical path, so
 // that the others keep their bytes.
-enum Annotation : std::uint64_t { kMachine = 1, kWorker, kTypeArg, kJobId, kMicroBatch, kStep, kSource, kRun, kCriticalPath };
-const char* const kAnnotationNames[] = {"machine", "worker", "type", "job_id", "micro_batch", "step", "source", "run", "critical_path"};
-static_assert(std::size(kAnnotationNames) == kCriticalPath, "one name per Annotation, interned as iid = the enum value");
+enum Annotation : std::uint64_t { kMachine = 1, kWorker, kTypeArg, kJobId, kMicroBatch, kStep, kSource, kRun, kCriticalPath, kInFlight };
+const char* const kAnnotationNames[] = {"machine", "worker", "type",          "job_id",   "micro_batch",
+                                        "step",    "source", "run", "critical_path", "in_flight"};
+static_assert(std::size(kAnnotationNames) == kInFlight, "one name per Annotation, interned as iid = the enum value");
 
 class ProtoTrace {
  public:
-  ProtoTrace(std::uint32_t sequence, size_t flush_bytes, const Sink& sink, bool critical_path)
-      : sequence_(sequence), flush_bytes_(flush_bytes), sink_(sink),
-        annotations_(critical_path ? kCriticalPath : kRun) {}
+  // `annotations`: how many of kAnnotationNames the trace uses (the last it uses).
+  ProtoTrace(std::uint32_t sequence, size_t flush_bytes, const Sink& sink, Annotation annotations)
+      : sequence_(sequence), flush_bytes_(flush_bytes), sink_(sink), annotations_(annotations) {}
 
   // A TracePacket around what `fill` writes into it.
   template <typename Fill>
@@ -306,6 +308,21 @@ void JobSlice(ProtoTrace& trace, std::uint64_t track, WorkerAnnotations& annotat
   trace.SliceEnd(job.end, track);
 }
 
+// A job begun and never ended (model/open_jobs.h), open to its log's end.
+void OpenJobSlice(ProtoTrace& trace, std::uint64_t track, WorkerAnnotations& annotations, const OpenSlice& slice) {
+  const InFlightJob& job = *slice.job;
+  const std::uint64_t name = trace.Name(OpenSliceName(job)), category = trace.Category("in_flight");
+  trace.Event(slice.start, [&] {
+    ProtoWire& wire = trace.wire();
+    SliceBeginFields(wire, track, name, category);
+    StringAnnotation(wire, kJobId, job.id);  // the args the JSON trace gives it
+    IntAnnotation(wire, kMicroBatch, job.micro_batch);
+    StringAnnotation(wire, kInFlight, OpenSliceNote(job));
+    StringAnnotation(wire, kSource, annotations.source_prefix(), std::to_string(job.line));
+  });
+  trace.SliceEnd(slice.end, track);
+}
+
 // The Steps process; its label names the directory the jobs' sources are relative to.
 void StepsProcess(ProtoTrace& trace, const Timeline& timeline, std::string_view source_root, TraceStats* stats,
                   const CriticalPathView& critical, int critical_tid) {
@@ -386,6 +403,7 @@ void GroupProcess(ProtoTrace& trace, const Timeline& timeline, const FlowChains&
                marks.OnCriticalPath(j));
       ++stats->jobs;
     }
+    for (const OpenSlice& slice : OpenSlices(*worker)) OpenJobSlice(trace, RowUuid(groups, r.first_tid), annotations, slice);
   }
 }
 
@@ -456,10 +474,16 @@ TraceStats WritePerfettoProto(const Timeline& timeline, const Sink& sink, const 
   bool sampled = false;
   const std::vector<CounterPoint> busy = BusyWorkers(timeline, &sampled, options.threads);
   const TraceParts parts{timeline, flows, groups, source_root, critical, busy, sampled};
+  // Only the names a trace uses are interned: a trace without open jobs or
+  // critical paths stays as it was before either existed.
+  bool open_jobs = false;
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers) open_jobs = open_jobs || !OpenSlices(worker).empty();
+  const Annotation annotations = open_jobs ? kInFlight : !critical.empty() ? kCriticalPath : kRun;
   std::vector<TraceStats> stats(sequences);
   if (!options.compress) {  // straight to the sink, one sequence after the other
     for (size_t i = 0; i < sequences; ++i) {
-      ProtoTrace trace(static_cast<std::uint32_t>(i + 1), kFlushBytes, sink, !critical.empty());
+      ProtoTrace trace(static_cast<std::uint32_t>(i + 1), kFlushBytes, sink, annotations);
       WriteSequence(trace, parts, i, &stats[i]);
     }
   } else {  // compressed in parallel, each written as soon as the ones before it are
@@ -471,7 +495,7 @@ TraceStats WritePerfettoProto(const Timeline& timeline, const Sink& sink, const 
     WriteInOrder(sequences, options.threads, [&](size_t i, std::string& out) {
       PacketCompressor compressor(out);
       const Sink compress = [&](std::string_view packets) { compressor.Compress(packets); };
-      ProtoTrace trace(static_cast<std::uint32_t>(i + 1), kPackedPieceBytes, compress, !critical.empty());
+      ProtoTrace trace(static_cast<std::uint32_t>(i + 1), kPackedPieceBytes, compress, annotations);
       WriteSequence(trace, parts, i, &stats[i]);
     }, sink, ahead);
   }

@@ -364,6 +364,37 @@ def check_window(page, work, jobviz, root):
     check(steps == [1], f"windowed page holds steps {steps}")
 
 
+def check_open_job(page, work, jobviz, root):
+    """A run that stopped (test/fixtures/stopped/worker_in_flight): the jobs
+    libjobviz's watchdog saw begin and never end are drawn open to their log's
+    end, and hovering one names it."""
+    html = os.path.join(work, "stopped.html")
+    result = subprocess.run([jobviz, "--log_dir", os.path.join(root, "test/fixtures/stopped/worker_in_flight"),
+                             "--multi_machine", "--no-chrome", "--no-summary", "-q", "-o", os.path.join(work, "s.json"),
+                             "--html", html], capture_output=True, text=True)
+    check(result.returncode == 0, f"jobviz on the stopped run: {result.returncode} {result.stderr[-300:]}")
+    load(page, html)
+    target = page.evaluate("""(() => {
+        const data = JSON.parse(document.getElementById('jobviz-data').textContent);
+        const index = data.rows.findIndex(r => r.open && r.open.length);
+        if (index < 0) return null;
+        const [start, stop, name, note, line] = data.rows[index].open[0];
+        const label = document.querySelectorAll('#timeline .rows div[data-worker]')[index].getBoundingClientRect();
+        const c = document.querySelector('canvas.body').getBoundingClientRect(), v = jobvizReport.view;
+        const mid = (start + stop) / 2;
+        return {x: c.left + (mid - v.t0) * c.width / (v.t1 - v.t0), y: label.top + label.height / 2, name, note,
+                line, inView: v.t1 >= stop}; })()""")
+    check(target is not None, "the stopped run's page holds no open job")
+    if not target:
+        return
+    check(target["inView"], "the whole view does not reach the open job's end")
+    page.mouse("mouseMoved", target["x"], target["y"])
+    tip = page.evaluate("document.getElementById('tip').style.display === 'block' && document.getElementById('tip').textContent")
+    shown = facts(tip) if tip else {}
+    check(shown.get("job") == target["name"] and shown.get("state") == target["note"] and
+          shown.get("source", "").endswith(":%d" % target["line"]), f"hovering the open job shows {tip!r}, not {target}")
+
+
 def main():
     jobviz, root, out_dir = (os.path.abspath(a) for a in sys.argv[1:4])
     if not cdp.find_chromium():
@@ -397,6 +428,7 @@ def main():
             requests = [u for u in page.requested_urls() if not u.startswith(("file://", "data:"))]
             check(requests == [], f"the page asked the network for {requests}")
             check_window(page, work, jobviz, root)
+            check_open_job(page, work, jobviz, root)
             check(page.problems() == [], f"console: {page.problems()}")
     print("FAILED:" if failures else "ok:", len(failures), "failures")
     return 1 if failures else 0

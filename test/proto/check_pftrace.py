@@ -292,7 +292,9 @@ def main():
                  # summary), from FindCriticalPaths otherwise (every case above): the same paths
                  ("critical_path", os.path.join(root, "test/fixtures/hybrid/mp2sharding4pp4_skewed"), 2,
                   multi + ["--summary-json", os.path.join(scratch, "critical_summary.json")]),
-                 ("no_critical_path", os.path.join(root, "test/fixtures/hybrid/dp2pp2"), 2, multi + ["--no-critical-path"])]
+                 ("no_critical_path", os.path.join(root, "test/fixtures/hybrid/dp2pp2"), 2, multi + ["--no-critical-path"]),
+                 # a run that stopped: the watchdog's job that never ended, open to its log's end
+                 ("in_flight", os.path.join(root, "test/fixtures/stopped/worker_in_flight"), 1, multi)]
         for name, source, threads, extra in cases:
             logs = os.path.join(scratch, name + "_logs")
             shutil.copytree(source, logs, ignore=shutil.ignore_patterns("pipeline_profile*"))
@@ -317,8 +319,11 @@ def main():
                                             len(packed), len(plain)))
             marked = sum(1 for s in slices if s["args"].get("critical_path") == 1)
             path_slices = sum(1 for s in slices if s["cat"] == ["critical_path"])
-            if (name != "no_critical_path") != (marked > 0 and path_slices > 0):
+            if (name not in ("no_critical_path", "in_flight")) != (marked > 0 and path_slices > 0):
                 failures.append("%s: %d jobs marked on a critical path, %d slices on its row" % (name, marked, path_slices))
+            open_slices = sum(1 for s in slices if s["cat"] == ["in_flight"])
+            if (name == "in_flight") != (open_slices > 0):
+                failures.append("%s: %d open slices of jobs that never ended" % (name, open_slices))
             if name == "generated" and (sequences < 3 or pieces <= sequences):
                 failures.append("generated: wanted several sequences, one with several pieces")
     for failure in failures:

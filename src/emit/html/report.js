@@ -61,6 +61,11 @@
     if (jobs.start[i] < minTime) minTime = jobs.start[i];
     if (end[i] > maxTime) maxTime = end[i];
   }
+  // Jobs that never ended (the watchdog's lines): open to their log's end.
+  data.rows.forEach((row) => (row.open || []).forEach(([start, stop]) => {
+    minTime = Math.min(minTime, start);
+    maxTime = Math.max(maxTime, stop);
+  }));
   if (!isFinite(minTime)) { minTime = 0; maxTime = 1; }
   const pad = Math.max((maxTime - minTime) * 0.01, 1);
   const full = {t0: minTime - pad, t1: maxTime + pad};
@@ -306,6 +311,7 @@
   // A job's label leads with what identifies it: the full "forward 3" where
   // it fits, else "F3" (initials of the type's words, then the micro-batch).
   const IDLE = 'rgba(214, 51, 108, 0.10)';
+  const OPEN_FILL = 'rgba(200, 30, 30, 0.12)', OPEN_EDGE = '#b3261e';  // a job that never ended
   const idleSpan = data.steps.step.length ? [Math.min(...data.steps.start), Math.max(...data.steps.end)] : null;
   const shortNames = data.types.map((type) =>
     type.split('_').filter((w) => w).map((w) => (/^\d+$/.test(w) ? w : w[0].toUpperCase())).join(''));
@@ -345,6 +351,38 @@
     linkJobs(ctx, handOffs, width, top, scale, true);
     ctx.stroke();
     ctx.restore();
+  }
+
+  // A job that began and never ended: a dashed box to its log's end, named.
+  function drawOpen(ctx, row, y, width, scale) {
+    for (const [start, stop, name] of row.open || []) {
+      if (stop < view.t0 || start > view.t1) continue;
+      const x0 = (start - view.t0) * scale, x1 = Math.max((stop - view.t0) * scale, x0 + 2);
+      ctx.fillStyle = OPEN_FILL;
+      ctx.fillRect(x0, y + 2, x1 - x0, rowHeight - 4);
+      ctx.save();
+      ctx.strokeStyle = OPEN_EDGE;
+      ctx.setLineDash([4, 3]);
+      ctx.strokeRect(x0 + 0.5, y + 2.5, x1 - x0 - 1, rowHeight - 5);
+      ctx.beginPath(); ctx.rect(x0, y, x1 - x0, rowHeight); ctx.clip();
+      ctx.fillStyle = OPEN_EDGE;
+      if (x1 - x0 > 20) ctx.fillText(name, Math.max(x0, 0) + 3, y + rowHeight / 2);
+      ctx.restore();
+    }
+  }
+  function openAt(event) {
+    const rect = bodyCanvas.getBoundingClientRect();
+    const x = event.clientX - rect.left, y = event.clientY - rect.top;
+    const entry = layout[Math.floor((y + scroller.scrollTop) / rowHeight)];
+    if (!entry || entry.row === undefined) return null;
+    const row = data.rows[entry.row];
+    const t = view.t0 + x * (view.t1 - view.t0) / rect.width;
+    const slice = (row.open || []).find(([start, stop]) => start <= t && t <= stop);
+    return slice ? {row, slice} : null;
+  }
+  function openFacts({row, slice: [start, stop, name, note, line]}) {
+    return [['worker', row.label], ['job', name], ['state', note], ['start', formatOffset(start - zero)],
+            ['open for', formatDuration(stop - start) + ' (to its log\'s end)'], ['source', row.file + ':' + line]];
   }
 
   function drawBody() {
@@ -413,6 +451,7 @@
         }
       }
       flush();
+      drawOpen(ctx, row, y, width, scale);
     }
     if (showCritical) drawCritical(ctx, width, top, firstRow, lastRow, scale);
     if (selected >= 0) drawHandOffs(ctx, width, top, scale);
@@ -617,8 +656,9 @@
   }
   function hover(event) {
     const i = jobAt(event);
-    if (i < 0) { tip.style.display = 'none'; return; }
-    tip.textContent = jobFacts(i).map(([k, v]) => k + ': ' + v).join('\n');
+    const open = i < 0 ? openAt(event) : null;
+    if (i < 0 && !open) { tip.style.display = 'none'; return; }
+    tip.textContent = (open ? openFacts(open) : jobFacts(i)).map(([k, v]) => k + ': ' + v).join('\n');
     tip.style.display = 'block';
     tip.style.left = Math.min(event.clientX + 14, window.innerWidth - tip.offsetWidth - 8) + 'px';
     tip.style.top = Math.min(event.clientY + 14, window.innerHeight - tip.offsetHeight - 8) + 'px';
