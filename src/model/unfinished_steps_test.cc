@@ -91,3 +91,60 @@ TEST_CASE("The set of unfinished steps answers for job steps") {
   CHECK_FALSE(set.Contains(1));
   CHECK_FALSE(set.Contains(kNoStep));
 }
+
+TEST_CASE("A watchdog line of a job that never ended stops its worker short, unless that job ended") {
+  Timeline t = TwoWorkers(2);
+  Worker& w = t.machines[0].workers[1];
+  // Its step whole by count, then a forward of the next step that began and never ended.
+  w.in_flight.push_back({"9", "forward", 0, w.jobs.back().end + kMs, w.jobs.back().end + 61'000 * kMs, 99, true});
+  SECTION("a job of the step it was in: the step is unfinished") {
+    // One step, no optimizer line on either worker (both blocked in the
+    // all-reduce): the counts look whole; the line alone says otherwise.
+    t = TwoWorkers(1);
+    for (Worker& each : t.machines[0].workers) each.jobs.pop_back();
+    Worker& stuck = t.machines[0].workers[1];
+    stuck.in_flight.push_back({"9", "optimizer", 0, stuck.jobs.back().end, stuck.jobs.back().end + 60'000 * kMs, 99, true});
+    const UnfinishedSteps u = MarkUnfinishedSteps(&t);
+    CHECK(u.workers[1].step == 0);
+    CHECK(u.workers[0].step == kNoStep);
+    CHECK(t.steps[0].unfinished);
+  }
+  SECTION("a job of the step that had already run in it (a later step's): not this step") {
+    const UnfinishedSteps u = MarkUnfinishedSteps(&t);
+    CHECK(u.workers[1].step == kNoStep);
+  }
+  SECTION("a line written while the last job still ran, which then ended: no stop") {
+    w.in_flight.back() = {"9", "backward", 1, w.jobs.back().start, w.jobs.back().start + kMs, 98, true};
+    const UnfinishedSteps u = MarkUnfinishedSteps(&t);
+    CHECK(u.first == kNoStep);
+  }
+}
+
+TEST_CASE("A lone step with no optimizer anywhere: a few logs silent well before the rest stopped it") {
+  Timeline t = TwoWorkers(1);
+  t.machines[0].workers.push_back(t.machines[0].workers[1]);
+  t.machines[0].workers.push_back(t.machines[0].workers[1]);
+  for (Worker& w : t.machines[0].workers) {
+    w.jobs.pop_back();  // every optimizer blocked in the all-reduce: no line
+    w.end.stamped = w.jobs.back().end + 80 * kMs;  // the logs went on to the kill
+  }
+  SECTION("one log ended well before the others: its worker stopped the step") {
+    Worker& silent = t.machines[0].workers[2];
+    silent.end.stamped = silent.jobs.back().end + kMs;
+    const UnfinishedSteps u = MarkUnfinishedSteps(&t);
+    CHECK(u.first == 0);
+    CHECK(t.steps[0].unfinished);
+    CHECK(u.workers[2].step == 0);
+    CHECK(u.workers[0].step == kNoStep);
+  }
+  SECTION("logs ending together: a run that simply has no optimizer lines finished") {
+    const UnfinishedSteps u = MarkUnfinishedSteps(&t);
+    CHECK(u.first == kNoStep);
+  }
+  SECTION("most logs ended early, one went on (a rank saving a checkpoint): no stop") {
+    t.machines[0].workers[3].end.stamped += 500 * kMs;
+    for (size_t w = 0; w < 3; ++w) t.machines[0].workers[w].end.stamped -= 70 * kMs;
+    const UnfinishedSteps u = MarkUnfinishedSteps(&t);
+    CHECK(u.first == kNoStep);
+  }
+}
