@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "analyse/schedule.h"
 #include "analyse/stop_blame.h"
@@ -329,15 +330,21 @@ void PlaceLane(Context& c, size_t l) {
 }
 
 // Every optimizer of a finished step starting together, stages apart, is a
-// barrier all stages join (a global gradient-norm all-reduce).
+// barrier all stages join (a global gradient-norm all-reduce). Judged on
+// each machine that holds two stages or more, on its one clock: machines'
+// clocks may be off by more than the optimizers' spread (docs/clock-alignment.md).
+// Only where no machine does, across machines.
 bool GlobalBarrier(const Context& c) {
-  std::map<std::int64_t, std::pair<Nanos, Nanos>> spread;  // step -> earliest, latest optimizer start
+  constexpr int kAllMachines = -1;
+  // (machine or kAllMachines, step) -> earliest, latest optimizer start
+  std::map<std::pair<int, std::int64_t>, std::pair<Nanos, Nanos>> spread;
   std::vector<Nanos> passes;
-  std::map<int, int> stages;
+  std::map<int, std::set<int>> stages;  // machine or kAllMachines -> its stages
   for (size_t l = 0; l < c.graph.lanes.size(); ++l) {
     if (c.graph.lanes[l].workers.empty()) continue;
-    ++stages[c.graph.lanes[l].stage];
     const Worker& w = *c.graph.workers[c.graph.lanes[l].workers.front()];
+    stages[kAllMachines].insert(c.graph.lanes[l].stage);
+    stages[w.machine].insert(c.graph.lanes[l].stage);
     std::map<std::int64_t, std::pair<bool, Nanos>> first_after;  // step -> (a pass seen, first non-pass after)
     for (const Job& job : w.jobs) {
       if (job.step == kNoStep) continue;
@@ -352,21 +359,29 @@ bool GlobalBarrier(const Context& c) {
     }
     for (const auto& [step, entry] : first_after) {
       if (entry.second == 0) continue;
-      auto [it, inserted] = spread.try_emplace(step, entry.second, entry.second);
-      it->second.first = std::min(it->second.first, entry.second);
-      it->second.second = std::max(it->second.second, entry.second);
+      for (const int machine : {kAllMachines, w.machine}) {
+        auto [it, inserted] = spread.try_emplace({machine, step}, entry.second, entry.second);
+        it->second.first = std::min(it->second.first, entry.second);
+        it->second.second = std::max(it->second.second, entry.second);
+      }
     }
   }
-  if (stages.size() < 2 || spread.empty() || passes.empty()) return false;
+  if (stages[kAllMachines].size() < 2 || spread.empty() || passes.empty()) return false;
   std::nth_element(passes.begin(), passes.begin() + static_cast<std::ptrdiff_t>(passes.size() / 2), passes.end());
   const Nanos tolerance = std::max<Nanos>(50'000, passes[passes.size() / 2] / 4);
+  std::vector<int> judges;
+  for (const auto& [machine, its] : stages)
+    if (machine != kAllMachines && its.size() >= 2) judges.push_back(machine);
+  if (judges.empty()) judges.push_back(kAllMachines);
   size_t checked = 0;
   for (const StepSpan& span : c.timeline.steps) {
     if (span.unfinished) continue;
-    const auto it = spread.find(span.step);
-    if (it == spread.end()) continue;
-    if (it->second.second - it->second.first > tolerance) return false;
-    ++checked;
+    for (const int machine : judges) {
+      const auto it = spread.find({machine, span.step});
+      if (it == spread.end()) continue;
+      if (it->second.second - it->second.first > tolerance) return false;
+      ++checked;
+    }
   }
   return checked > 0;
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 namespace jobviz {
@@ -226,6 +227,22 @@ UnfinishedSteps MarkUnfinishedSteps(Timeline* timeline, int threads) {
         else ++it->count;
       }
     }
+  // The same by stage, where roles are known: a stage's tensor-parallel
+  // peers block inside the same job, so a type all other stages ran is
+  // missing on two workers, not one.
+  struct StageTypes {
+    std::set<int> with_jobs;
+    std::map<std::uint32_t, std::set<int>> stages_with;  // type -> stages that ran it
+  };
+  std::unordered_map<std::int64_t, StageTypes> per_step_stage;
+  for (size_t w = 0; w < workers.size(); ++w) {
+    if (!workers[w]->role.known()) continue;
+    for (const StepCounts& c : counts[w]) {
+      StageTypes& st = per_step_stage[c.step];
+      st.with_jobs.insert(workers[w]->role.stage);
+      for (const TypeCount& t : c.types) st.stages_with[t.type].insert(workers[w]->role.stage);
+    }
+  }
   for (size_t w = 0; w < workers.size(); ++w) {
     const std::vector<StepCounts>& steps = counts[w];
     if (steps.empty()) continue;
@@ -242,6 +259,10 @@ UnfinishedSteps MarkUnfinishedSteps(Timeline* timeline, int threads) {
     if (const auto it = per_step.find(last.step); it != per_step.end() && it->second.with_jobs >= 3 && !at_an_end(w))
       for (const TypeCount& t : it->second.workers_with)
         if (last.Count(t.type) == 0 && t.count + 1 == it->second.with_jobs) Add(expected, t.type, 1, t.pass);
+    if (const auto it = per_step_stage.find(last.step);
+        it != per_step_stage.end() && it->second.with_jobs.size() >= 3 && !at_an_end(w))
+      for (const auto& [type, stages] : it->second.stages_with)
+        if (last.Count(type) == 0 && stages.size() + 1 == it->second.with_jobs.size()) Add(expected, type, 1, false);
     size_t want = 0, whole = 0;
     bool short_of = false;
     const auto most = step_most.find(last.step);
