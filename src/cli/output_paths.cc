@@ -1,8 +1,11 @@
 #include "cli/output_paths.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
+
+#include "emit/atomic_file.h"
 
 namespace jobviz {
 
@@ -12,6 +15,12 @@ std::string InodeKey(const struct stat& st) {
   return "inode " + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
 }
 
+bool IsCharacterDevice(const std::string& path) {
+  struct stat st {};
+  const int fd = DescriptorOf(path);
+  return (fd >= 0 ? fstat(fd, &st) : stat(path.c_str(), &st)) == 0 && S_ISCHR(st.st_mode);
+}
+
 // How the user named it, for messages.
 std::string Named(const OutputRequest& output) { return output.flag + " " + output.path; }
 
@@ -19,11 +28,17 @@ std::string Named(const OutputRequest& output) { return output.flag + " " + outp
 
 std::string FileIdentity(const std::string& path) {
   struct stat st {};
+  // A descriptor of ours ("-", /dev/stdout, a link to /proc/self/fd/1):
+  // what it is open on, which a path to the same file shares.
+  if (const int fd = DescriptorOf(path); fd >= 0 && fstat(fd, &st) == 0) return InodeKey(st);
   if (stat(path.c_str(), &st) == 0) return InodeKey(st);
-  const std::filesystem::path p(path);
-  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : ".";
-  if (stat(dir.c_str(), &st) == 0) return InodeKey(st) + "/" + p.filename().string();
-  return "path " + std::filesystem::absolute(p).lexically_normal().string();
+  // Not there yet: its links and ".." resolved as far as the path exists
+  // (nodir/../a.json is a.json: the writer makes nodir and climbs out).
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  if (ec) p = std::filesystem::absolute(path).lexically_normal();
+  if (stat(p.parent_path().c_str(), &st) == 0) return InodeKey(st) + "/" + p.filename().string();
+  return "path " + p.string();
 }
 
 std::string OutputClash(const std::vector<OutputRequest>& outputs) {
@@ -31,9 +46,10 @@ std::string OutputClash(const std::vector<OutputRequest>& outputs) {
     if (outputs[i].to_stderr) continue;
     for (size_t j = 0; j < i; ++j) {
       if (outputs[j].to_stderr) continue;
-      const bool both_stdout = outputs[i].path == "-" && outputs[j].path == "-";
+      const bool both_stdout = DescriptorOf(outputs[i].path) == STDOUT_FILENO && DescriptorOf(outputs[j].path) == STDOUT_FILENO;
       if (both_stdout) return Named(outputs[j]) + " and " + Named(outputs[i]) + " both want standard output";
-      if (outputs[i].path == "-" || outputs[j].path == "-") continue;
+      // Two writes into one device (-o /dev/null --html /dev/null) do no harm.
+      if (IsCharacterDevice(outputs[i].path) && IsCharacterDevice(outputs[j].path)) continue;
       if (FileIdentity(outputs[i].path) == FileIdentity(outputs[j].path))
         return Named(outputs[j]) + " and " + Named(outputs[i]) + " are the same file";
     }

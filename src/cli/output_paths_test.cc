@@ -46,6 +46,18 @@ TEST_CASE("Outputs that share a file or standard output clash") {
   CHECK(OutputClash({Out(s.at("a.json")), Out(s.at("sub/../a.json"), "--chrome-output")}) ==
         "-o " + s.at("a.json") + " and --chrome-output " + s.at("sub/../a.json") + " are the same file");
   CHECK(OutputClash({Out("-"), Out("-", "--summary-json")}) == "-o - and --summary-json - both want standard output");
+  // Through a directory that does not exist yet: the writer makes nodir and climbs out of it.
+  CHECK(OutputClash({Out(s.at("nodir/../same.json")), Out(s.at("same.json"), "--html")}) ==
+        "-o " + s.at("nodir/../same.json") + " and --html " + s.at("same.json") + " are the same file");
+  CHECK(OutputClash({Out(s.at("nodir/../../same.json")), Out(s.at("same.json"), "--html")}).empty());
+  // A link of one's own to standard output is standard output.
+  fs::create_symlink("/dev/stdout", s.at("to_stdout"));
+  CHECK(OutputClash({Out(s.at("to_stdout")), Out("-", "--summary-json")}) ==
+        "-o " + s.at("to_stdout") + " and --summary-json - both want standard output");
+  CHECK(OutputClash({Out("/proc/self/fd/1"), Out("/dev/stdout", "--html")}) ==
+        "-o /proc/self/fd/1 and --html /dev/stdout both want standard output");
+  // Two writes into one device do no harm.
+  CHECK(OutputClash({Out("/dev/null"), Out("/dev/null", "--html")}).empty());
   OutputRequest tables{OutputFormat::kSummaryTables, "-", true, "--summary"};
   CHECK(OutputClash({Out("-"), tables}).empty());  // the tables go to stderr then
 }

@@ -62,7 +62,48 @@ void RemoveStaleTempFiles(const std::string& path) {
   }
 }
 
+// N of "/dev/fd/N", "/proc/self/fd/N" or "/proc/<our pid>/fd/N"; "/dev/stdout" and
+// its kin; -1 otherwise.
+int DescriptorPath(const std::string& path) {
+  if (path == "/dev/stdin") return 0;
+  if (path == "/dev/stdout") return 1;
+  if (path == "/dev/stderr") return 2;
+  for (const std::string& prefix : {std::string("/dev/fd/"), std::string("/proc/self/fd/"),
+                                    "/proc/" + std::to_string(getpid()) + "/fd/", std::string("/proc/thread-self/fd/")}) {
+    if (path.size() <= prefix.size() || path.compare(0, prefix.size(), prefix) != 0 || path.size() - prefix.size() > 9)
+      continue;
+    const std::string digits = path.substr(prefix.size());
+    if (std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return std::stoi(digits);
+  }
+  return -1;
+}
+
 }  // namespace
+
+int DescriptorOf(const std::string& path) {
+  if (path == "-") return STDOUT_FILENO;
+  std::error_code ec;
+  std::filesystem::path at = std::filesystem::absolute(path, ec).lexically_normal();
+  if (ec) return -1;
+  // Link by link (a descriptor's own link names what it is open on, not itself).
+  for (int hops = 0; hops < 40; ++hops) {
+    const int fd = DescriptorPath(at.string());
+    if (fd >= 0) return fcntl(fd, F_GETFD) == -1 ? -1 : fd;
+    // Its directories may be links too (/proc/self is one).
+    const std::filesystem::path parent = std::filesystem::canonical(at.parent_path(), ec);
+    if (ec) return -1;
+    const std::filesystem::path resolved = parent / at.filename();
+    if (DescriptorPath(resolved.string()) >= 0) {
+      at = resolved;
+      continue;
+    }
+    if (!std::filesystem::is_symlink(resolved, ec)) return -1;
+    const std::filesystem::path target = std::filesystem::read_symlink(resolved, ec);
+    if (ec) return -1;
+    at = (target.is_absolute() ? target : parent / target).lexically_normal();
+  }
+  return -1;
+}
 
 bool AtomicFile::Open(const std::string& path, bool gzip) {
   path_ = path;
@@ -79,7 +120,12 @@ bool AtomicFile::Open(const std::string& path, bool gzip) {
   struct stat target;
   const bool exists = stat(path.c_str(), &target) == 0;  // through symlinks
   int fd = -1;
-  if (exists && !S_ISREG(target.st_mode) && !S_ISDIR(target.st_mode)) {
+  if (const int own = DescriptorOf(path); own >= 0) {
+    // One of this process's descriptors (-o /dev/stdout > out): renaming
+    // would replace the machine's /dev/stdout link, and `out` get nothing.
+    streamed_ = true;
+    fd = fcntl(own, F_DUPFD_CLOEXEC, 0);
+  } else if (exists && !S_ISREG(target.st_mode) && !S_ISDIR(target.st_mode)) {
     // A device, FIFO or socket: renaming over it would put a regular file in
     // its place (-o /dev/null as root) or leave its reader waiting forever.
     streamed_ = true;

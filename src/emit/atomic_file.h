@@ -2,7 +2,8 @@
 // goes to a temporary file beside the target, which is renamed over the
 // target only once it is complete. An abandoned writer removes its temp file.
 // Only regular files (and new paths) are replaced so: a target that is a
-// device, a FIFO or a socket (or a symlink to one: /dev/stdout) is written
+// device, a FIFO or a socket (or a symlink to one), or a descriptor of this
+// process (/dev/stdout, whatever it is open on: DescriptorOf), is written
 // into as it is, streamed like "-". A symlink to a regular file is replaced
 // by the new file, as rename(2) does, and what it pointed to is left alone.
 //
@@ -21,6 +22,13 @@
 #include "emit/gzip_stream.h"
 
 namespace jobviz {
+
+// The descriptor of this process that `path` names, through any symlinks
+// (/dev/stdout, /dev/fd/N, /proc/self/fd/N, /proc/<our pid>/fd/N, or a link
+// of one's own to one of them); -1 when it names none. "-" is 1. Such a path
+// is written through that descriptor, never renamed over: /dev/stdout is a
+// link every process of the machine shares.
+int DescriptorOf(const std::string& path);
 
 class AtomicFile {
  public:

@@ -2,7 +2,9 @@
 
 #include "read/temp_dir_test_util.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <sys/sysmacros.h>
 
 #include <catch2/catch.hpp>
@@ -119,4 +121,31 @@ TEST_CASE("A character device stays a device (a null device node of its own, as 
   REQUIRE(Write(node, "into the device"));
   CHECK(fs::is_character_file(node));
   CHECK(Entries(dir.path) == 1);
+}
+
+TEST_CASE("A path to one of this process's descriptors is written through it, never renamed over") {
+  TempDir dir;
+  // A regular file open on a descriptor of ours, as `> out` opens stdout.
+  const fs::path out = dir.path / "out";
+  const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  REQUIRE(fd >= 0);
+  const std::string by_proc = "/proc/self/fd/" + std::to_string(fd);
+  CHECK(DescriptorOf(by_proc) == fd);
+  CHECK(DescriptorOf("/dev/fd/" + std::to_string(fd)) == fd);
+  CHECK(DescriptorOf("-") == 1);
+  CHECK(DescriptorOf("/dev/stdout") == 1);
+  CHECK(DescriptorOf(out.string()) == -1);  // the file itself is a file, not a descriptor
+  CHECK(DescriptorOf("/dev/fd/999999") == -1);  // not open
+  // A link of one's own, through a link to /proc/self/fd/N.
+  fs::create_symlink(by_proc, dir.path / "mine");
+  fs::create_symlink(dir.path / "mine", dir.path / "mine2");
+  CHECK(DescriptorOf((dir.path / "mine2").string()) == fd);
+  REQUIRE(Write(dir.path / "mine2", "through the link\n"));
+  REQUIRE(Write(by_proc, "and by its name\n"));
+  ::close(fd);
+  // Both went into the file the descriptor is open on, one after the other,
+  // and the links are still links: nothing was renamed over them.
+  CHECK(Contents(out) == "through the link\nand by its name\n");
+  CHECK(fs::is_symlink(dir.path / "mine"));
+  CHECK(fs::is_symlink(dir.path / "mine2"));
 }
