@@ -53,7 +53,8 @@ jobviz_status jobviz_set_profile_window(jobviz_profiler* profiler, int64_t start
 /* Writes the line that tells jobviz this rank's pipeline stage (pp_rank),
  * replica (dp_rank: data parallel or sharding) and tensor-parallel index
  * (tp_rank), for frameworks that do not print Paddle's HybridParallelInfo
- * line. Once per profiler; values 0..999999 (else INVALID_ARGUMENT). */
+ * line. Once per profiler; values 0..999999 whose (pp_rank+1)(dp_rank+1)
+ * (tp_rank+1) is at most 10,000,000 ranks (else INVALID_ARGUMENT). */
 jobviz_status jobviz_set_topology(jobviz_profiler* profiler, int pp_rank, int dp_rank, int tp_rank);
 /* The watchdog: a job begun and not ended after `seconds` (default 60), or
  * enqueued and never begun, gets a line at once (docs/runtime-shim.md);

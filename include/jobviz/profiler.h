@@ -49,7 +49,8 @@ struct ProfilerConfig {
   // pp_rank >= 0 the constructor writes one HybridParallelInfo line, Paddle's
   // with coordinates: "HybridParallelInfo: rank_id: 5, pp_rank: 1, dp_rank: 0,
   // tp_rank: 1"; -1 (the
-  // default): none (SetTopology can write it later). Values below 10^6.
+  // default): none (SetTopology can write it later). Values below 10^6, and
+  // (pp_rank+1)(dp_rank+1)(tp_rank+1) at most 10^7 (what jobviz reads back).
   int pp_rank = -1, dp_rank = 0, tp_rank = 0;
   // The watchdog: a job begun and not ended after this many seconds gets a
   // line at once ("Profiler Info: Job (7) still running, ..."), and one
@@ -124,7 +125,7 @@ class Profiler {
   // Writes the HybridParallelInfo line that tells jobviz this rank's stage,
   // replica and tensor-parallel index (ProfilerConfig::pp_rank). Once per
   // profiler: false (and nothing written) for a second call, a value outside
-  // 0..999999, or after Shutdown.
+  // 0..999999 or a product past 10^7 ranks (ProfilerConfig), or after Shutdown.
   bool SetTopology(int pp_rank, int dp_rank, int tp_rank);
 
   // Changes the watchdog's wait (ProfilerConfig::stall_after_s); 0 turns it off.

@@ -271,12 +271,32 @@ def nccl_communicator_from_group(rank: int, size: int,
 
 
 def _topology_index(name: str, value: Any) -> int:
-    """A pp_rank, dp_rank or tp_rank: an int from 0 to 999999 (as jobviz reads the line)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} is an int, not {type(value).__name__}")
+    """A pp_rank, dp_rank or tp_rank: an integer (int, or anything with __index__, as NumPy's
+    integers have) from 0 to 999999 (as jobviz reads the line)."""
+    if isinstance(value, bool):
+        raise TypeError(f"{name} is an int, not bool")
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} is an int, not {type(value).__name__}") from None
     if not 0 <= value < 1_000_000:
         raise ValueError(f"{name} must be 0..999999, not {value}")
     return value
+
+
+def _topology_place(pp_rank: Any, dp_rank: Any, tp_rank: Any) -> Optional[Tuple[int, int, int]]:
+    """The three coordinates, checked whether or not pp_rank is given; None without pp_rank.
+    A job that holds them all has at most 10,000,000 ranks, what jobviz reads back."""
+    dp = _topology_index("dp_rank", 0 if dp_rank is None else dp_rank)
+    tp = _topology_index("tp_rank", 0 if tp_rank is None else tp_rank)
+    if pp_rank is None:
+        if dp or tp:
+            raise ValueError("dp_rank and tp_rank are written with pp_rank: give pp_rank too")
+        return None
+    pp = _topology_index("pp_rank", pp_rank)
+    if (pp + 1) * (dp + 1) * (tp + 1) > 10_000_000:
+        raise ValueError(f"pp_rank {pp}, dp_rank {dp}, tp_rank {tp} need more than the 10,000,000 ranks a job can have")
+    return pp, dp, tp
 
 
 class Profiler(_Handle):
@@ -292,7 +312,9 @@ class Profiler(_Handle):
     pp_rank, dp_rank, tp_rank: where this rank sits in a hybrid-parallel job (pipeline
       stage, data-parallel or sharding replica, tensor-parallel index), written once as a
       HybridParallelInfo line (Paddle's, with pp_rank/dp_rank/tp_rank) so that jobviz knows the pipelines; give pp_rank to write it
-      (dp_rank and tp_rank default to 0). Not needed where Paddle prints HybridParallelInfo.
+      (dp_rank and tp_rank default to 0; given without pp_rank, ValueError). Integers 0..999999
+      (NumPy's too) whose (pp_rank+1)(dp_rank+1)(tp_rank+1) is at most 10,000,000 ranks.
+      Not needed where Paddle prints HybridParallelInfo.
     stall_after: the watchdog's wait in seconds (default 60): a job begun and not ended
       after it, or enqueued and never begun, gets a line at once, so that jobviz can say
       what a hung rank hangs in; 0 turns it off.
@@ -302,8 +324,8 @@ class Profiler(_Handle):
 
     def __init__(self, rank: int, local_worker: int, world_size: int, log_path: Optional[str] = None,
                  window: Optional[Tuple[int, int]] = None, emulate_clock_offset_ns: int = 0,
-                 emulate_clock_drift_ppm: float = 0.0, pp_rank: Optional[int] = None, dp_rank: int = 0,
-                 tp_rank: int = 0, stall_after: float = 60.0) -> None:
+                 emulate_clock_drift_ppm: float = 0.0, pp_rank: Optional[int] = None, dp_rank: Optional[int] = None,
+                 tp_rank: Optional[int] = None, stall_after: float = 60.0) -> None:
         super().__init__()
         world_size = _integer("world_size", world_size, 1, _INT32_MAX)
         rank = _integer("rank", rank, 0, world_size - 1)
@@ -313,10 +335,7 @@ class Profiler(_Handle):
         if isinstance(stall_after, bool) or not isinstance(stall_after, (int, float)) or \
                 not math.isfinite(stall_after) or stall_after < 0:
             raise ValueError(f"stall_after must be a finite number of seconds >= 0, not {stall_after!r}")
-        place = None
-        if pp_rank is not None:
-            place = tuple(_topology_index(name, value) for name, value in
-                          (("pp_rank", pp_rank), ("dp_rank", dp_rank), ("tp_rank", tp_rank)))
+        place = _topology_place(pp_rank, dp_rank, tp_rank)
         _check(_lib.jobviz_profiler_create_emulated(int(rank), int(local_worker), int(world_size), path, int(start),
                                                     int(end), int(emulate_clock_offset_ns),
                                                     float(emulate_clock_drift_ppm), ctypes.byref(self._handle)),

@@ -2,6 +2,7 @@
 (the same as the ``jobviz`` command), with ARGS, in place of this process."""
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import sys
@@ -33,7 +34,24 @@ def _candidates() -> Iterator[str]:
         yield found
 
 
+def _why_not(path: str) -> str:
+    """Why JOBVIZ_CLI cannot be run, in words; "" when it can."""
+    if not os.path.exists(path):
+        return "there is no such file"
+    if os.path.isdir(path):
+        return "it is a directory, not the jobviz program"
+    if not os.access(path, os.X_OK):
+        return "it is not executable (chmod +x it, or point JOBVIZ_CLI at the jobviz program)"
+    return ""
+
+
 def find_cli() -> str:
+    explicit = os.environ.get("JOBVIZ_CLI")
+    if explicit:
+        why = _why_not(explicit)
+        if why:
+            raise FileNotFoundError(f"jobviz: JOBVIZ_CLI={explicit} cannot be run: {why}")
+        return explicit
     tried: List[str] = []
     for candidate in _candidates():
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
@@ -49,7 +67,14 @@ def main() -> int:
     except FileNotFoundError as e:
         print(e, file=sys.stderr)
         return 2
-    os.execv(cli, [cli] + sys.argv[1:])
+    try:
+        os.execv(cli, [cli] + sys.argv[1:])
+    except OSError as e:  # a file the kernel cannot run: no #! line, another machine's binary
+        source = "JOBVIZ_CLI=" + cli if os.environ.get("JOBVIZ_CLI") else cli
+        print(f"jobviz: cannot run {source}: {e.strerror}"
+              + (" (not a program for this machine, nor a script with a #! line)" if e.errno == errno.ENOEXEC else ""),
+              file=sys.stderr)
+        return 2
     return 0  # not reached
 
 

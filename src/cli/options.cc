@@ -142,14 +142,17 @@ void AddClockOptions(CLI::App& app, DrawFlags& f) {
       ->check(kNotEmpty);
   app.add_option("--stage_order,--stage-order", f.stage_order,
                  "Pipeline stage order, first stage first (default: machine order, then worker)")
-      ->type_name("M:W,M:W,...");
+      ->type_name("M:W,M:W,...")
+      ->check(kNotEmpty);
   app.add_option("--topology", f.topology,
                  "Hybrid-parallel degrees, e.g. pp=4,mp=2,sharding=4,dp=1 (default: from the logs' HybridParallelInfo or "
                  "jobviz topology lines, else inferred); none: every worker its own stage")
-      ->type_name("AXIS=N,...");
+      ->type_name("AXIS=N,...")
+      ->check(kNotEmpty);
   app.add_option("--rank-order,--rank_order", f.rank_order,
                  "How --topology lays out global ranks, outermost axis first (default Paddle's: dp,pp,sharding,sep,mp)")
-      ->type_name("AXIS,...");
+      ->type_name("AXIS,...")
+      ->check(kNotEmpty);
 }
 
 std::string CheckInputs(const InputPlan& inputs, bool merge) {

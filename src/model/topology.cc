@@ -102,7 +102,7 @@ bool ParseDegrees(const std::string& text, AxisValues* degrees, std::string* err
     }
     (*degrees)[a] = degree;
   }
-  if (RankCount(*degrees) > 10'000'000) {
+  if (RankCount(*degrees) > kMaxRanks) {
     *error = "the degrees multiply to more than 10,000,000 ranks";
     return false;
   }
@@ -148,6 +148,12 @@ std::int64_t RankCount(const AxisValues& degrees) {
   std::int64_t count = 1;
   for (const std::int32_t degree : degrees) count = std::min<std::int64_t>(count * std::max<std::int32_t>(degree, 1), 1'000'000'000'000);
   return count;
+}
+
+std::int64_t RanksNeeded(const ParallelPlace& place) {
+  AxisValues widths{};
+  for (size_t a = 0; a < kAxes; ++a) widths[a] = std::max(place.degree[a], place.index[a] + 1);
+  return RankCount(widths);
 }
 
 }  // namespace jobviz

@@ -84,4 +84,14 @@ ParallelPlace PlaceOfRank(std::int64_t rank, const AxisValues& degrees, const st
 
 std::int64_t RankCount(const AxisValues& degrees);
 
+// The fewest ranks a job holding `place` has: the product over the axes of
+// the stated degree or the coordinate + 1, whichever is larger (saturating
+// far above kMaxRanks).
+std::int64_t RanksNeeded(const ParallelPlace& place);
+
+// The most ranks a job jobviz places may have (ten times the largest runs
+// known): degrees, coordinates, rank ids and their products are checked
+// against it where they are read, so no role or count can wrap.
+inline constexpr std::int64_t kMaxRanks = 10'000'000;
+
 }  // namespace jobviz

@@ -66,6 +66,13 @@ bool RolesFromLines(const std::vector<Worker*>& workers, const std::vector<std::
       degrees[a] = std::max({degrees[a], degree, lines[w]->place.index[a] + 1});
     }
   }
+  // Each line was checked on its own (parse/hybrid_info.h); together, the
+  // widest coordinate on every axis must still make a job that can be.
+  if (RankCount(degrees) > kMaxRanks) {
+    warnings->push_back("topology lines disagree: together they need " + DescribeDegrees(degrees) +
+                        ", more than the 10,000,000 ranks a job can have; the lines are not used (give --topology)");
+    return false;
+  }
   for (size_t w = 0; w < workers.size(); ++w)
     if (lines[w]) workers[w]->role = RoleOf(lines[w]->place, degrees, lines[w]->rank);
   if (const std::string twins = DuplicateRole(workers); !twins.empty()) {

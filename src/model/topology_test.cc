@@ -253,6 +253,22 @@ TEST_CASE("Lines that contradict each other are reported with the files and not 
                                  "machine0/workerlog.1 says 4") == 0);
 }
 
+TEST_CASE("Lines each of a size a job can have, together past 10,000,000 ranks: not used, never wrapped") {
+  Timeline t = Workers(1, 2);
+  AddLines(&t, Degrees(1, 2, 1, 1, 1));
+  // Coordinates only (libjobviz's form): each line alone needs 10^4 ranks, both 10^8.
+  for (Worker& w : t.machines[0].workers) w.markers[0].place.degree = {};
+  t.machines[0].workers[0].markers[0].place.index[static_cast<size_t>(ParallelAxis::kDp)] = 9999;
+  t.machines[0].workers[1].markers[0].place.index[static_cast<size_t>(ParallelAxis::kMp)] = 9999;
+  const TopologyOutcome outcome = ResolveTopology({}, &t);
+  REQUIRE_FALSE(outcome.warnings.empty());
+  CHECK(outcome.warnings[0] ==
+        "topology lines disagree: together they need pp2 × mp10000 × dp10000, more than the 10,000,000 ranks a job "
+        "can have; the lines are not used (give --topology)");
+  CHECK(t.topology.source != TopologySource::kShimLines);
+  for (const Worker& w : t.machines[0].workers) CHECK(w.role.peer < 10'000);
+}
+
 TEST_CASE("Lines: a rank other than the launcher's, missing lines and a degree product that is not the file count are said") {
   Timeline t = Workers(2, 2);
   AddLines(&t, Degrees(1, 2, 1, 1, 2));

@@ -167,6 +167,8 @@ LogRecord RecordFrom(const json& j) {
       r.place.index[a] = static_cast<std::int32_t>(index);
       r.place.degree[a] = static_cast<std::int32_t>(degree);
     }
+    if (r.rank >= kMaxRanks || RanksNeeded(r.place) > kMaxRanks)
+      throw BadRecord(SkipReason::kMalformedTopology, "more ranks than the 10,000,000 a job can have");
   } else {
     throw std::runtime_error("unknown record kind '" + kind + "'");
   }

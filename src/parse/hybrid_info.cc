@@ -1,5 +1,6 @@
 #include "parse/hybrid_info.h"
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <optional>
@@ -9,7 +10,7 @@ namespace jobviz {
 
 namespace {
 
-bool IsSpace(char c) { return c == ' ' || c == '\t'; }
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
 std::string_view Trim(std::string_view text) {
   while (!text.empty() && IsSpace(text.front())) text.remove_prefix(1);
@@ -69,16 +70,48 @@ std::optional<std::vector<std::int64_t>> RankList(std::string_view text) {
   }
 }
 
+// The text without terminal colour escapes (ESC [ ... letter): Python's
+// logging may wrap a message in them.
+std::string WithoutEscapes(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\x1b' && i + 1 < text.size() && text[i + 1] == '[') {
+      i += 2;
+      while (i < text.size() && !IsLetter(text[i])) ++i;
+      continue;
+    }
+    out += text[i];
+  }
+  return out;
+}
+
+// A rank twice in one group would put two coordinates on one rank.
+std::optional<std::int64_t> Repeated(std::vector<std::int64_t> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  const auto twice = std::adjacent_find(ranks.begin(), ranks.end());
+  return twice == ranks.end() ? std::nullopt : std::optional<std::int64_t>(*twice);
+}
+
 }  // namespace
 
 bool ParseHybridFields(std::string_view text, std::int64_t rank, ParallelPlace* place, bool* by_coordinates,
                        std::string* error) {
-  auto fields = SplitFields(text);
+  const std::string clean = WithoutEscapes(text);
+  auto fields = SplitFields(clean);
   if (const auto tp = fields.find("tp_rank"); tp != fields.end() && !fields.count("mp_rank")) fields["mp_rank"] = tp->second;
   *place = ParallelPlace{};
   *by_coordinates = false;
   for (size_t a = 0; a < kAxes; ++a) {
     const std::string name = AxisName(static_cast<ParallelAxis>(a));
+    std::optional<std::int64_t> degree;  // checked whatever else the line gives for the axis
+    if (const auto it = fields.find(name + "_degree"); it != fields.end()) {
+      degree = Integer(it->second);
+      if (!degree || *degree < 1 || *degree > 1'000'000) {
+        *error = name + "_degree is not a whole number from 1 to 1000000";
+        return false;
+      }
+    }
     if (const auto coordinate = fields.find(name + "_rank"); coordinate != fields.end()) {
       const auto index = Integer(coordinate->second);
       if (!index || *index >= 1'000'000) {
@@ -88,14 +121,6 @@ bool ParseHybridFields(std::string_view text, std::int64_t rank, ParallelPlace* 
       place->index[a] = static_cast<std::int32_t>(*index);  // degree 0: not stated, the largest index + 1
       *by_coordinates = true;
       continue;
-    }
-    std::optional<std::int64_t> degree;
-    if (const auto it = fields.find(name + "_degree"); it != fields.end()) {
-      degree = Integer(it->second);
-      if (!degree || *degree < 1 || *degree > 1'000'000) {
-        *error = name + "_degree is not a whole number from 1";
-        return false;
-      }
     }
     const auto group_field = fields.find(name + "_group");
     const bool has_group = group_field != fields.end() && group_field->second != "None";
@@ -112,6 +137,14 @@ bool ParseHybridFields(std::string_view text, std::int64_t rank, ParallelPlace* 
       *error = name + "_group is not a list of ranks";
       return false;
     }
+    if (group->size() > static_cast<size_t>(kMaxRanks)) {
+      *error = name + "_group holds more ranks than a job can have (10,000,000)";
+      return false;
+    }
+    if (const auto twice = Repeated(*group)) {
+      *error = name + "_group holds rank " + std::to_string(*twice) + " twice";
+      return false;
+    }
     if (degree && static_cast<std::int64_t>(group->size()) != *degree) {
       *error = name + "_group holds " + std::to_string(group->size()) + " ranks but " + name + "_degree is " +
                std::to_string(*degree);
@@ -126,6 +159,12 @@ bool ParseHybridFields(std::string_view text, std::int64_t rank, ParallelPlace* 
     }
     place->index[a] = static_cast<std::int32_t>(position);
     place->degree[a] = static_cast<std::int32_t>(group->size());
+  }
+  // Every axis at least as wide as the rank's coordinate on it: no product
+  // of them (roles, pipelines, replicas) may pass what a job can have.
+  if (RanksNeeded(*place) > kMaxRanks) {
+    *error = "its degrees and coordinates multiply to more than the 10,000,000 ranks a job can have";
+    return false;
   }
   return true;
 }

@@ -85,8 +85,9 @@ const std::vector<LineFormat>& LineFormats() {
        "HybridParallelInfo:",
        {
            {"HybridParallelInfo: rank_id: <integer>", R"(HybridParallelInfo:\s*rank_id:\s*(\d+))"},
-           {", <name>: <integer, None or [ranks]>, ...",
-            R"(((?:\s*,\s*[\w/ ]+?(?::group)?\s*:\s*(?:\d+|None|\[[^\]]*\]))*))"},
+           // The rest of the line: its fields are read (and checked, each
+           // with its reason) by parse/hybrid_info.h, not cut short here.
+           {", <name>: <integer, None or [ranks]>, ...", R"((.*))"},
        },
        {
            "[2024-04-30 17:28:28,401] [    INFO] topology.py:288 - HybridParallelInfo: rank_id: 0, mp_degree: 2, "

@@ -268,15 +268,22 @@ ParsedLine LineParser::ParseClean(std::string_view text, size_t keyword_pos, int
       parsed.rank = integer(1);
       std::string why;
       bool by_coordinates = false;
+      if (numbers_ok && parsed.rank >= kMaxRanks) {
+        ParsedLine bad;
+        bad.format = parsed.format;
+        bad.error_column = static_cast<size_t>(groups[1].data() - text.data());
+        bad.reason = "rank_id " + std::to_string(parsed.rank) + " is past the most ranks a job can have (10,000,000)";
+        return bad;
+      }
       if (numbers_ok && !ParseHybridFields(group(2), parsed.rank, &parsed.place, &by_coordinates, &why)) {
         ParsedLine bad;
         bad.format = parsed.format;
         bad.error_column = static_cast<size_t>(groups[2].data() - text.data());
         bad.expected = "fields that place the rank (e.g. pp_group holding rank_id)";
+        bad.reason = why;
         return bad;
       }
       if (by_coordinates) parsed.kind = ParsedLine::Kind::kShimTopology;
-      numbers_ok &= parsed.rank < kRunStride;
       break;
     }
   }

@@ -51,6 +51,8 @@ struct ParsedLine {
   // and what was expected there.
   size_t error_column = 0;
   std::string_view expected;
+  // Or, where a format's own check refused the fields, why (told instead).
+  std::string reason;
 };
 
 class LineParser {

@@ -173,3 +173,41 @@ TEST_CASE("Step numbers leave room for the run in a step key") {
   CHECK(push.expected == "a step number below 1000000000000");
   CHECK(Parse("Schedule Profiler start at step 1000000000000 and end at step 4").kind == Kind::kMalformed);
 }
+
+// docs/bad-input.md: a topology line is read whole or skipped whole, with why.
+TEST_CASE("A topology line with a value it cannot take is skipped whole, with the reason; unknown fields are ignored") {
+  const auto reason = [](std::string_view line) {
+    const ParsedLine p = Parse(line);
+    return p.kind == Kind::kMalformed ? p.reason : std::string("read");
+  };
+  // Values the docs call valid whose products pass what a job can have: refused, never wrapped.
+  CHECK(reason("HybridParallelInfo: rank_id: 3, pp_rank: 1, dp_rank: 999999, tp_rank: 999999") ==
+        "its degrees and coordinates multiply to more than the 10,000,000 ranks a job can have");
+  CHECK(reason("HybridParallelInfo: rank_id: 3, pp_rank: 1, sep_rank: 999999, tp_rank: 999") ==
+        "its degrees and coordinates multiply to more than the 10,000,000 ranks a job can have");
+  // Paddle's form: groups of 4,000 ranks on two axes (16,000,000 ranks).
+  std::string groups = "HybridParallelInfo: rank_id: 0, dp_degree: 4000, sharding_degree: 4000, dp_group: [0";
+  for (int r = 1; r < 4000; ++r) groups += ", " + std::to_string(r * 4000);
+  groups += "], sharding_group: [0";
+  for (int r = 1; r < 4000; ++r) groups += ", " + std::to_string(r);
+  groups += "]";
+  CHECK(reason(groups) == "its degrees and coordinates multiply to more than the 10,000,000 ranks a job can have");
+  // A bad value of a field it reads: the line is skipped (not read up to it).
+  CHECK(reason("HybridParallelInfo: rank_id: 1, pp_degree: -4, pp_group: [0, 1]") ==
+        "pp_degree is not a whole number from 1 to 1000000");
+  CHECK(reason("HybridParallelInfo: rank_id: 1, pp_rank: -1") == "pp_rank is not a whole number below 1000000");
+  CHECK(reason("HybridParallelInfo: rank_id: 1, pp_degree: \xd9\xa4, pp_group: [0, 1]") ==
+        "pp_degree is not a whole number from 1 to 1000000");
+  CHECK(reason("HybridParallelInfo: rank_id: 1, pp_degree: 4, pp_group: [0, 0, 1, 1]") == "pp_group holds rank 0 twice");
+  CHECK(reason("HybridParallelInfo: rank_id: 1000000000000, pp_rank: 0") ==
+        "rank_id 1000000000000 is past the most ranks a job can have (10,000,000)");
+  // A field it does not know, before the real ones: ignored, the rest read.
+  const ParsedLine p = Parse("HybridParallelInfo: rank_id: 1, order: dp-pp-mp, pp_degree: 2, pp_group: [0, 1]");
+  REQUIRE(p.kind == Kind::kHybridInfo);
+  CHECK(p.place.at(ParallelAxis::kPp) == 1);
+  CHECK(p.place.degree[static_cast<size_t>(ParallelAxis::kPp)] == 2);
+  // Colour escapes around the message do not spoil the last value.
+  const ParsedLine q = Parse("HybridParallelInfo: rank_id: 1, pp_rank: 1, tp_rank: 0\x1b[0m");
+  REQUIRE(q.kind == Kind::kShimTopology);
+  CHECK(q.place.at(ParallelAxis::kPp) == 1);
+}

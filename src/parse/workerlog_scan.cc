@@ -211,7 +211,7 @@ void Scanner::HandleRecord(std::string_view line, const ParsedLine& parsed, bool
       return;
     }
     Skip(MalformedReason(parsed.format), line, parsed.error_column,
-         "expected '" + std::string(parsed.expected) + "'");
+         parsed.reason.empty() ? "expected '" + std::string(parsed.expected) + "'" : parsed.reason);
     return;
   }
 

@@ -10,9 +10,16 @@ namespace jobviz {
 namespace {
 
 // As jobviz reads the topology line: each value 0..999999.
+// Each coordinate below 1,000,000, and a job that holds them all (every
+// axis at least coordinate + 1 wide) at most 10,000,000 ranks: what jobviz
+// reads back (model/topology.h kMaxRanks), so the line is never skipped.
 bool ValidTopology(int pp_rank, int dp_rank, int tp_rank) {
   constexpr int kLimit = 1'000'000;
-  return pp_rank >= 0 && dp_rank >= 0 && tp_rank >= 0 && pp_rank < kLimit && dp_rank < kLimit && tp_rank < kLimit;
+  constexpr std::int64_t kMostRanks = 10'000'000;
+  if (pp_rank < 0 || dp_rank < 0 || tp_rank < 0 || pp_rank >= kLimit || dp_rank >= kLimit || tp_rank >= kLimit)
+    return false;
+  const std::int64_t ranks = (std::int64_t{pp_rank} + 1) * (std::int64_t{dp_rank} + 1);
+  return ranks <= kMostRanks && ranks * (std::int64_t{tp_rank} + 1) <= kMostRanks;
 }
 
 // An advisory lock on the log (flock: per open file, so a second profiler in
@@ -29,7 +36,9 @@ bool LockLog(const std::string& path, int* fd) {
 Profiler::Profiler(ProfilerConfig config) : config_(std::move(config)), impl_(std::make_unique<Impl>()) {
   // Checked before the writer thread starts: a constructor that throws later would leave it running.
   if (config_.pp_rank >= 0 && !ValidTopology(config_.pp_rank, config_.dp_rank, config_.tp_rank))
-    throw std::invalid_argument("jobviz: pp_rank, dp_rank and tp_rank must be 0..999999");
+    throw std::invalid_argument(
+        "jobviz: pp_rank, dp_rank and tp_rank must be 0..999999, and (pp_rank+1)(dp_rank+1)(tp_rank+1) at most "
+        "10,000,000 ranks");
   if (config_.host_name.empty()) {
     char host[256] = {};
     gethostname(host, sizeof host - 1);

@@ -338,6 +338,8 @@ TEST_CASE("The topology line is written once, parses back to the rank's place, a
   const std::string c_path = TempLog();
   REQUIRE(jobviz_profiler_create(0, 0, 1, c_path.c_str(), -1, -1, &c_profiler) == JOBVIZ_OK);
   CHECK(jobviz_set_topology(c_profiler, -1, 0, 0) == JOBVIZ_ERROR_INVALID_ARGUMENT);
+  // Each below 10^6, but a job that holds them has 10^12 ranks: jobviz would skip the line.
+  CHECK(jobviz_set_topology(c_profiler, 0, 999999, 999999) == JOBVIZ_ERROR_INVALID_ARGUMENT);
   CHECK(jobviz_set_topology(c_profiler, 1, 0, 3) == JOBVIZ_OK);
   CHECK(jobviz_set_topology(c_profiler, 1, 0, 3) == JOBVIZ_ERROR_INVALID_ARGUMENT);
   CHECK(jobviz_set_topology(nullptr, 1, 0, 3) == JOBVIZ_ERROR_INVALID_ARGUMENT);

@@ -98,7 +98,28 @@ class PackageTest(unittest.TestCase):
                 jobviz.Profiler(rank=0, local_worker=0, world_size=1, log_path=self.log, pp_rank=bad)
             with self.assertRaises(error):
                 jobviz.Profiler(rank=0, local_worker=0, world_size=1, log_path=self.log, pp_rank=0, tp_rank=bad)
+        # dp_rank and tp_rank are checked without pp_rank too, and only written with it.
+        for kwargs, error in ((dict(dp_rank=-5), ValueError), (dict(tp_rank="x"), TypeError),
+                              (dict(dp_rank=3), ValueError),
+                              # each below 10^6, but a job holding them would have 10^12 ranks
+                              (dict(pp_rank=0, dp_rank=999_999, tp_rank=999_999), ValueError)):
+            with self.assertRaises(error, msg=str(kwargs)):
+                jobviz.Profiler(rank=0, local_worker=0, world_size=1, log_path=self.log, **kwargs)
         self.assertFalse(os.path.exists(self.log))
+
+    def test_topology_takes_integer_like_values(self):
+        """Anything with __index__ (NumPy's integers) is an int here, as the docs say."""
+        class Index:
+            def __init__(self, value):
+                self.value = value
+
+            def __index__(self):
+                return self.value
+
+        jobviz.Profiler(rank=0, local_worker=0, world_size=1, log_path=self.log, pp_rank=Index(1),
+                        dp_rank=Index(2), tp_rank=Index(3)).close()
+        with open(self.log) as f:
+            self.assertIn("HybridParallelInfo: rank_id: 0, pp_rank: 1, dp_rank: 2, tp_rank: 3", f.read())
 
     def test_watchdog_writes_a_line_for_a_job_still_running(self):
         """stall_after: a job begun and not ended gets its in-flight line while it runs;
@@ -303,6 +324,21 @@ class PackageTest(unittest.TestCase):
         missing = subprocess.run([sys.executable, "-m", "jobviz"], capture_output=True, text=True, env=env)
         self.assertEqual(missing.returncode, 2)
         self.assertIn("/nonexistent/jobviz", missing.stderr)
+        # JOBVIZ_CLI set but unusable: why, not "set JOBVIZ_CLI"; never a traceback.
+        with tempfile.TemporaryDirectory() as scratch:
+            no_exec, no_shebang = os.path.join(scratch, "no_exec"), os.path.join(scratch, "no_shebang")
+            for path, mode in ((no_exec, 0o644), (no_shebang, 0o755)):
+                with open(path, "w") as f:
+                    f.write("echo hi\n")
+                os.chmod(path, mode)
+            for cli, why in ((scratch, "is a directory"), (no_exec, "not executable"),
+                             (no_shebang, "Exec format error")):
+                run = subprocess.run([sys.executable, "-m", "jobviz"], capture_output=True, text=True,
+                                     env=dict(os.environ, JOBVIZ_CLI=cli))
+                self.assertEqual(run.returncode, 2, run.stderr)
+                self.assertIn(why, run.stderr)
+                self.assertNotIn("Traceback", run.stderr)
+                self.assertNotIn("set JOBVIZ_CLI", run.stderr)
 
     def test_a_missing_library_is_named_clearly(self):
         env = dict(os.environ, JOBVIZ_LIBRARY="/nonexistent/libjobviz.so")
