@@ -276,6 +276,40 @@ TEST_CASE("Elements named in brackets: workers by name, stages by number, in gat
   CHECK(stage_rows);
 }
 
+TEST_CASE("Workers are picked by name only, and every name, however odd, is a gate the diff and --fail-on agree on") {
+  for (const std::string machine : {"machine0].x", "machine1[y", "back\\slash", "a>b=c"}) {
+    INFO(machine);
+    Timeline t = Fixture();
+    t.machines[0].name = machine;
+    t.topology.source = TopologySource::kOption;
+    t.topology.degrees[static_cast<size_t>(ParallelAxis::kPp)] = 2;
+    t.machines[0].workers[0].role = {0, 1, 0, 0};  // worker 0 sits at stage 1
+    t.machines[0].workers[1].role = {1, 0, 0, 0};
+    const nlohmann::json summary = SummaryJson(Analyze(t), t, RunCounts{});
+    std::string error;
+    // workers[1] is no worker's name: not the worker at stage 1, nor the one at index 1.
+    CHECK_FALSE(ResolveMetric(summary, "workers[1].bubble_ratio", &error));
+    CHECK_FALSE(ResolveMetric(summary, "workers[0].bubble_ratio", &error));
+    const std::string name = summary["workers"][1]["name"].get<std::string>();
+    const std::string path = "workers[" + GateKey(name) + "].bubble_ratio";
+    const auto condition = ParseCondition(path + " > 0.9", &error);
+    REQUIRE(condition);
+    CHECK(condition->path == path);
+    CHECK(condition->op == ">");
+    CHECK(CheckMetricPath(SummarySchema(), path, &error));
+    REQUIRE(ResolveMetric(summary, path, &error).has_value());
+    CHECK(*ResolveMetric(summary, path, &error) == summary["workers"][1]["bubble_ratio"].get<double>());
+    // The diff prints the same key, and it resolves.
+    bool found = false;
+    for (const MetricChange& row : DiffSummaries(summary, summary)) {
+      if (row.metric.rfind("workers[", 0) != 0) continue;
+      CHECK(ResolveMetric(summary, row.metric, &error).has_value());
+      found |= row.metric == path;
+    }
+    CHECK(found);
+  }
+}
+
 TEST_CASE("The diff ranks changes by significance and says worse or better only where the direction is known") {
   // The new run: steps 20% slower because machine0 worker 1 got slow; that
   // worker idles less (its own bubble drops), the run's bubble rises.

@@ -35,11 +35,18 @@ struct Target {
   std::string field, aggregate;  // set when `node` is an array
 };
 
-// "a.b[x.y].c" -> a, b[x.y], c: a dot inside brackets belongs to the key.
+// "a.b[x.y].c" -> a, b[x.y], c: a dot inside brackets belongs to the key,
+// and a backslash there takes the next character as it is (GateKey).
 std::vector<std::string> SplitPath(const std::string& path) {
   std::vector<std::string> parts(1);
   int depth = 0;
-  for (const char c : path) {
+  for (size_t k = 0; k < path.size(); ++k) {
+    const char c = path[k];
+    if (c == '\\' && depth > 0 && k + 1 < path.size()) {
+      parts.back() += c;
+      parts.back() += path[++k];
+      continue;
+    }
     if (c == '.' && depth == 0) {
       parts.emplace_back();
       continue;
@@ -50,14 +57,44 @@ std::vector<std::string> SplitPath(const std::string& path) {
   return parts;
 }
 
-// The element of an array of objects that `key` names: its "name", or its
-// "stage" number (stage_table[2]). In the schema (`any_key`) the one element.
+std::string Unescaped(const std::string& key) {
+  std::string out;
+  for (size_t k = 0; k < key.size(); ++k) out += key[k] == '\\' && k + 1 < key.size() ? key[++k] : key[k];
+  return out;
+}
+
+// Where `op` first stands outside brackets: a name in them may hold any
+// character (a machine called "a>b").
+size_t FindOperator(const std::string& text, std::string_view op) {
+  int depth = 0;
+  for (size_t k = 0; k < text.size(); ++k) {
+    const char c = text[k];
+    if (c == '\\' && depth > 0) {
+      ++k;
+    } else if (c == '[') {
+      ++depth;
+    } else if (c == ']' && depth > 0) {
+      --depth;
+    } else if (depth == 0 && text.compare(k, op.size(), op) == 0) {
+      return k;
+    }
+  }
+  return std::string::npos;
+}
+
+// The element of an array of objects that `key` names: in an array whose
+// elements have a "name" (workers), the one of that name; in one without
+// (stage_table), the one whose "stage" number it is. In the schema
+// (`any_key`) the one element.
 const nlohmann::json* Element(const nlohmann::json& array, const std::string& key, bool any_key) {
   if (any_key) return array.empty() ? nullptr : &array[0];
   for (const auto& item : array) {
     if (!item.is_object()) continue;
     const auto name = item.find("name");
-    if (name != item.end() && name->is_string() && name->get<std::string>() == key) return &item;
+    if (name != item.end() && name->is_string()) {
+      if (name->get<std::string>() == key) return &item;
+      continue;  // named: never picked by position or stage (workers[1] is no worker of stage 1)
+    }
     const auto stage = item.find("stage");
     if (stage != item.end() && stage->is_number_integer() && std::to_string(stage->get<std::int64_t>()) == key) return &item;
   }
@@ -73,7 +110,8 @@ std::optional<Target> Follow(const nlohmann::json& root, const std::string& path
   for (size_t i = 0; i < parts.size(); ++i) {
     const size_t open = parts[i].find('[');
     if (open != std::string::npos && parts[i].back() == ']' && node->is_object()) {
-      const std::string member = parts[i].substr(0, open), key = parts[i].substr(open + 1, parts[i].size() - open - 2);
+      const std::string member = parts[i].substr(0, open),
+                        key = Unescaped(parts[i].substr(open + 1, parts[i].size() - open - 2));
       const auto it = node->find(member);
       if (it == node->end() || !it->is_array()) {
         *error = "'" + path + "': no list '" + member + "' in the summary";
@@ -171,12 +209,21 @@ bool ParseRelative(const std::string& value, Condition* c) {
 
 }  // namespace
 
+std::string GateKey(const std::string& name) {
+  std::string out;
+  for (const char c : name) {
+    if (c == '[' || c == ']' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 std::optional<Condition> ParseCondition(const std::string& text, std::string* error) {
   // "stopped": the run did not finish its last step (docs/analysis.md, "Where the run stopped").
   if (Trimmed(text) == "stopped") return Condition{text, "stopped.unfinished_steps", ">", 0};
   static const char* kOps[] = {">=", "<=", "==", "!=", ">", "<"};
   for (const char* op : kOps) {
-    const size_t at = text.find(op);
+    const size_t at = FindOperator(text, op);
     if (at == std::string::npos) continue;
     Condition c{text, Trimmed(text.substr(0, at)), op, 0};
     const std::string value = Trimmed(text.substr(at + std::string(op).size()));

@@ -28,6 +28,10 @@ struct Condition {
 // metric changed as it says. `baseline` is null without --baseline.
 std::optional<double> Threshold(const Condition& condition, const nlohmann::json* baseline, std::string* error);
 
+// A name as a key in brackets (workers[KEY]): '[', ']' and '\\' escaped
+// with a backslash, so that every name, however odd, names its element.
+std::string GateKey(const std::string& name);
+
 // Parses "METRIC OP NUMBER"; the number must be finite.
 std::optional<Condition> ParseCondition(const std::string& text, std::string* error);
 

@@ -149,7 +149,7 @@ std::vector<MetricChange> DiffSummaries(const nlohmann::json& base, const nlohma
   for (const char* path : {"lagging_peers.behind_us.count", "lagging_peers.behind_us.max", "last_replicas.late_by_us.max"})
     add(path);
   for (const auto& [key, worker] : MatchWorkers(base, now))
-    rows.push_back({"workers[" + worker.name + "].bubble_ratio", worker.base, worker.now});
+    rows.push_back({"workers[" + GateKey(worker.name) + "].bubble_ratio", worker.base, worker.now});
   for (MetricChange& row : rows) ClassifyMetric(row);
   std::stable_sort(rows.begin(), rows.end(), [](const MetricChange& a, const MetricChange& b) {
     const bool a_both = a.base && a.now, b_both = b.base && b.now;
