@@ -18,16 +18,19 @@ namespace {
 constexpr const char* kPolicy =
     "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:";
 
+// Text the page shows: markup-safe, and no name in it can reorder the rest (BidiInert).
+std::string HtmlText(const std::string& text) { return MarkupText(BidiInert(text)); }
+
 std::string Table(const std::vector<std::vector<std::string>>& rows, bool gates) {
   std::string out = "<table class=\"summary\">\n<tr>";
-  for (const std::string& cell : rows.front()) out += "<th>" + MarkupText(cell) + "</th>";
+  for (const std::string& cell : rows.front()) out += "<th>" + HtmlText(cell) + "</th>";
   out += "</tr>\n";
   for (size_t r = 1; r < rows.size(); ++r) {
     out += "<tr>";
     for (size_t c = 0; c < rows[r].size(); ++c) {
       const bool result = gates && c + 1 == rows[r].size();
       out += result ? "<td class=\"" + std::string(rows[r][c] == "passed" ? "passed" : "failed") + "\">" : "<td>";
-      out += MarkupText(rows[r][c]) + "</td>";
+      out += HtmlText(rows[r][c]) + "</td>";
     }
     out += "</tr>\n";
   }
@@ -45,11 +48,11 @@ std::string Header(const FinishedRun& run, const std::vector<SummarySection>& se
   if (!run.gates.empty()) {
     const bool failed = std::any_of(run.gates.begin(), run.gates.end(), [](const GateResult& g) { return !g.value || g.failed; });
     out += std::string("<p class=\"headline ") + (failed ? "gates-failed" : "gates-passed") + "\" id=\"gates\">" +
-           MarkupText(GatesVerdict(run.gates)) + "</p>\n" + Table(GateRows(run.gates), true);
+           HtmlText(GatesVerdict(run.gates)) + "</p>\n" + Table(GateRows(run.gates), true);
   }
   for (const SummarySection& section : sections)
-    if (!section.text.empty()) out += "<p class=\"headline\">" + MarkupText(section.text) + "</p>\n";
-  if (!timeline.window_note.empty()) out += "<p class=\"notice\" id=\"window\">" + MarkupText(timeline.window_note) + "</p>\n";
+    if (!section.text.empty()) out += "<p class=\"headline\">" + HtmlText(section.text) + "</p>\n";
+  if (!timeline.window_note.empty()) out += "<p class=\"notice\" id=\"window\">" + HtmlText(timeline.window_note) + "</p>\n";
   return out + "</header>\n";
 }
 
@@ -73,14 +76,14 @@ std::string Summary(const FinishedRun& run, const std::vector<SummarySection>& s
   std::string out = "<section id=\"summary\">\n<h2>Summary</h2>\n";
   for (const SummarySection& section : sections) {
     if (section.rows.empty()) continue;
-    out += "<h3>" + MarkupText(section.title) + "</h3>\n" + Table(ShownRows(section.rows), false);
+    out += "<h3>" + HtmlText(section.title) + "</h3>\n" + Table(ShownRows(section.rows), false);
     if (section.rows.size() > kShownRows + 1)
       out += "<details><summary>All " + std::to_string(section.rows.size() - 1) + " rows</summary>\n" +
              Table(section.rows, false) + "</details>\n";
   }
   if (!run.warnings.empty()) {
     out += "<h3>Warnings</h3>\n<ul>\n";
-    for (const std::string& warning : run.warnings) out += "<li>" + MarkupText(warning) + "</li>\n";
+    for (const std::string& warning : run.warnings) out += "<li>" + HtmlText(warning) + "</li>\n";
     out += "</ul>\n";
   }
   if (run.skipped.total() > 0) {

@@ -82,7 +82,10 @@ Window ChooseWindow(const Timeline& timeline, size_t max_jobs, size_t total) {
 // A JSON string safe inside <script>: no "<" (so no "</script>").
 void AppendScriptSafeString(std::string& out, std::string_view text) {
   const size_t from = out.size();
-  AppendJsonString(out, text);
+  // Every string the page shows: a name cannot reorder it (BidiInert; all
+  // such controls begin with byte E2, rare in names and ids).
+  if (text.find('\xe2') == std::string_view::npos) AppendJsonString(out, text);
+  else AppendJsonString(out, BidiInert(text));
   for (size_t at = out.find('<', from); at != std::string::npos; at = out.find('<', at))
     out.replace(at, 1, "\\u003c");
 }

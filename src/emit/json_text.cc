@@ -161,4 +161,27 @@ std::string MarkupText(const std::string& text) {
   return out;
 }
 
+std::string BidiInert(std::string_view text) {
+  constexpr std::string_view kFsi = "\xe2\x81\xa8", kPdi = "\xe2\x81\xa9";
+  std::string out;
+  size_t copied = 0;
+  for (size_t at = text.find('\xe2'); at != std::string_view::npos && at + 2 < text.size(); at = text.find('\xe2', at + 1)) {
+    const unsigned char second = static_cast<unsigned char>(text[at + 1]), third = static_cast<unsigned char>(text[at + 2]);
+    const bool embedding = second == 0x80 && third >= 0xaa && third <= 0xae;  // LRE RLE PDF LRO RLO
+    const bool isolate = second == 0x81 && third >= 0xa6 && third <= 0xa9;    // LRI RLI FSI PDI
+    if (!embedding && !isolate) continue;
+    out.append(text.substr(copied, at - copied));
+    out.append(kFsi);
+    out.append(text.substr(at, 3));
+    if (embedding) out.append(kPdi);                         // closes it, and our FSI
+    else if (third != 0xa9) out.append(kPdi).append(kPdi);  // closes the initiator, then ours
+    // a PDI closes our FSI itself
+    copied = at + 3;
+    at += 2;
+  }
+  if (copied == 0) return std::string(text);
+  out.append(text.substr(copied));
+  return out;
+}
+
 }  // namespace jobviz

@@ -42,6 +42,14 @@ std::string TerminalText(std::string_view text);
 // U+FFFE and U+FFFF (no XML characters either) as U+FFFD.
 std::string MarkupText(const std::string& text);
 
+// `text` with every explicit bidirectional control (U+202A-U+202E
+// embeddings and overrides, U+2066-U+2069 isolates) shut inside an isolate
+// of its own (FSI ... PDI), so that a name holding one (a right-to-left
+// override in a machine's name) cannot reorder the page's text around it
+// (Unicode's bidi algorithm, UAX #9: a PDI ends every embedding and override
+// begun inside its isolate). Text without them comes back as it is.
+std::string BidiInert(std::string_view text);
+
 // Appends one JSON object member by member, straight into `out`:
 //   JsonMembers(out).Int("pid", 1).String("name", "x").Close();  ->  {"pid":1,"name":"x"}
 // Keys are escaped when they need it (machine names), values as their type says.

@@ -94,3 +94,18 @@ TEST_CASE("Terminal text: control characters as '?', newlines, tabs and UTF-8 ke
   CHECK(TerminalText("x\x9b" "1m") == "x?1m");                  // the same as a lone byte (Latin-1)
   CHECK(TerminalText("\xc2\xa0") == "\xc2\xa0");                // U+00A0 is no control
 }
+
+TEST_CASE("Bidi controls in a name are shut in an isolate of their own; other text is left as it is") {
+  const std::string fsi = "\u2068", pdi = "\u2069";
+  CHECK(BidiInert("machine0 worker 1") == "machine0 worker 1");
+  CHECK(BidiInert("caf\u00e9 \u2014 \u05d0") == "caf\u00e9 \u2014 \u05d0");  // E2 bytes that are no controls, RTL letters
+  // A right-to-left override: closed by the PDI right after it, so what follows keeps its order.
+  CHECK(BidiInert("m\u202e0 worker 1") == "m" + fsi + "\u202e" + pdi + "0 worker 1");
+  for (const char* embedding : {"\u202a", "\u202b", "\u202c", "\u202d"})
+    CHECK(BidiInert(std::string("a") + embedding + "b") == "a" + fsi + embedding + pdi + "b");
+  // An isolate initiator needs its own PDI before ours; a PDI closes ours.
+  CHECK(BidiInert("a\u2067b") == "a" + fsi + "\u2067" + pdi + pdi + "b");
+  CHECK(BidiInert("a\u2069b") == "a" + fsi + "\u2069b");
+  CHECK(BidiInert("\u202e") == fsi + "\u202e" + pdi);  // at the very end
+  CHECK(BidiInert("\xe2\x80") == "\xe2\x80");           // a cut sequence is no control
+}

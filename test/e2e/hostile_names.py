@@ -86,6 +86,29 @@ def main():
         if "| ``job_types.<script>x</script>`\\|.mean_us`` |" not in diff:
             failures.append("diff --md: a hostile key is not one inert code span:\n" + diff)
 
+        # A right-to-left override in a machine's name (U+202E) cannot reorder the HTML page's
+        # text around it: wherever the page holds it (row labels, headers, the jump box's list,
+        # the summary's tables and sentences), it sits in an isolate of its own (FSI U+2068 ...
+        # PDI U+2069; UAX #9: a PDI ends every override begun inside its isolate). No script runs
+        # from a name either: the <img> directory above stays text.
+        rtl_logs = os.path.join(root, b"rtl_logs")
+        rtl_name = "machine\u202e0".encode()
+        for m in (rtl_name, b"machine1"):
+            os.makedirs(os.path.join(rtl_logs, m))
+            with open(os.path.join(rtl_logs, m, b"workerlog.0"), "wb") as f:
+                f.write(JOB % (b"1", 0, 100, 101))
+        for logs_dir, page in ((rtl_logs, b"rtl.html"), (html_logs, b"img.html")):
+            r = run(jobviz, b"--log_dir", logs_dir, b"--multi_machine", b"-q", b"--no-chrome", b"-o", b"r.json",
+                    b"--html", page, cwd=root)
+            html = open(os.path.join(root, page), encoding="utf-8").read() if r.returncode == 0 else ""
+            if logs_dir == rtl_logs:
+                overrides = [i for i, c in enumerate(html) if c == "\u202e"]
+                loose = [i for i in overrides if html[i - 1:i] != "\u2068" or html[i + 1:i + 2] != "\u2069"]
+                if not overrides or loose:
+                    failures.append("--html: %d right-to-left overrides, %d not isolated" % (len(overrides), len(loose)))
+            elif "<img src=x" in html or not html:
+                failures.append("--html: a name became markup")
+
         # kill -9 during a write leaves PATH.tmp.PID; the next run writing PATH removes it
         # (when that process is gone), and leaves a live process's alone.
         dead = subprocess.Popen(["true"])

@@ -208,8 +208,10 @@
   jumpList.id = 'jump-list';
   for (const row of data.rows) if (!row.lane) jumpList.append(new Option(row.label));
   toolbar.append(jump, jumpList);
+  // Labels may hold isolates around bidi controls (BidiInert); typed text does not.
+  const plain = (text) => text.replace(/[\u2066-\u2069]/g, '');
   function jumpTo(label) {
-    const index = data.rows.findIndex((row) => row.label === label);
+    const index = data.rows.findIndex((row) => plain(row.label) === plain(label));
     if (index < 0) return false;
     if (collapsed.has(data.rows[index].machine)) setCollapsed([data.rows[index].machine], false);
     const r = layout.findIndex((entry) => entry.row === index);
