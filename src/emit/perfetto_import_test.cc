@@ -223,7 +223,7 @@ void CheckExact(const Timeline& t, bool older) {
   size_t job_slices = 0, open_slices = 0;
   for (const Slice& s : imported.slices) {
     if (!s.event["args"].contains("source")) continue;  // a step
-    if (s.event["cat"] == "in_flight") {
+    if (s.event.value("cat", "") == "in_flight") {
       const OpenSlice& slice = open.at(s.source);
       INFO(s.source);
       CHECK(s.event["name"] == OpenSliceName(*slice.job));
@@ -295,7 +295,7 @@ TEST_CASE("A job that never ended imports as an open slice to its log's end, to 
   CheckExact(t, /*older=*/true);
   const Imported imported = Import(TraceText(WritePerfettoTrace, t), false);
   const auto open = std::find_if(imported.slices.begin(), imported.slices.end(),
-                                 [](const Slice& s) { return s.event["cat"] == "in_flight"; });
+                                 [](const Slice& s) { return s.event.value("cat", "") == "in_flight"; });
   REQUIRE(open != imported.slices.end());
   CHECK(open->event["args"]["in_flight"] == "began, never ended: still running when its log ends");
   CHECK(open->event["args"]["micro_batch"] == 5);
