@@ -27,7 +27,7 @@ void EndWorkers(const GraphLanes& graph, StopReport* r) {
     WorkerEnding& e = r->workers[w];
     e.worker = static_cast<std::uint32_t>(w);
     e.no_jobs = worker.jobs.empty();
-    for (const Job& job : worker.jobs) e.last_time = std::max(e.last_time, job.end);
+    e.last_time = LastJobEnd(worker);
     e.stamped = worker.end.stamped != 0 && worker.end.stamped >= e.last_time;
     e.last_time = std::max(e.last_time, worker.end.stamped);
     e.lines = worker.end.lines;
@@ -188,15 +188,14 @@ void BlameStop(const Timeline& timeline, const GraphLanes& graph, StopReport* r)
     }
     const LaneStop& b = r->lanes[best];
     // Logs that went silent within a millisecond of each other went
-    // together (one machine); of those, a lane at a closing job no line
-    // shows may be waiting in an all-reduce for one still in its passes.
-    const auto silence = [&](const LaneStop& x) {
-      const Nanos own = silent_for(x), other = silent_for(&x == &lane ? b : lane);
-      return own - other > kMilli || other - own > kMilli ? own : std::max(own, other);
-    };
+    // together (one machine): equal here. Of those, a lane at a closing job
+    // no line shows may be waiting in an all-reduce for one still in its passes.
+    Nanos silent_lane = silent_for(lane), silent_best = silent_for(b);
+    if (silent_lane - silent_best <= kMilli && silent_best - silent_lane <= kMilli)
+      silent_lane = silent_best = std::max(silent_lane, silent_best);
     const auto seen_job = [](const LaneStop& x) { return x.in_flight || x.usual >= 0; };
-    if (std::make_tuple(lane.waiting_workers, silence(lane), seen_job(lane), -lane.ready) >
-        std::make_tuple(b.waiting_workers, silence(b), seen_job(b), -b.ready))
+    if (std::make_tuple(lane.waiting_workers, silent_lane, seen_job(lane), -lane.ready) >
+        std::make_tuple(b.waiting_workers, silent_best, seen_job(b), -b.ready))
       best = static_cast<int>(l);
   }
   if (best < 0) {

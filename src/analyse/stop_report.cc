@@ -102,8 +102,10 @@ bool IsPass(Name type) {
   return kinds.Of(type).pass != Pass::kOther;
 }
 
-// The plain "forward" and "backward" of the run, if that is what it runs.
-void LearnPlainPasses(Context& c) {
+// What a first step's order is read from: the plain "forward" and
+// "backward" of the run (if that is what it runs), the most micro-batches
+// begun, and the job that closes a step's passes.
+void LearnFirstStepOrder(Context& c) {
   const auto closing = [&]() -> const Job* {
     for (const Worker* w : c.graph.workers)
       for (size_t j = 1; j < w->jobs.size(); ++j)
@@ -412,7 +414,7 @@ StopReport ReportStop(const Timeline& timeline, const UnfinishedSteps& unfinishe
   }
   r.barrier = GlobalBarrier(c);
   if (std::none_of(c.positions.begin(), c.positions.end(), [](const Position& p) { return !p.plan.empty(); }))
-    LearnPlainPasses(c);
+    LearnFirstStepOrder(c);
   r.lanes.resize(c.graph.lanes.size());
   for (size_t l = 0; l < c.graph.lanes.size(); ++l) {
     const StageLane& lane = c.graph.lanes[l];

@@ -42,15 +42,25 @@ std::string FileIdentity(const std::string& path) {
 }
 
 std::string OutputClash(const std::vector<OutputRequest>& outputs) {
+  // What each output is, looked up once (each costs a few stat calls).
+  struct Target {
+    bool to_stdout = false, device = false;
+    std::string identity;
+  };
+  std::vector<Target> targets(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (!outputs[i].to_stderr)
+      targets[i] = {DescriptorOf(outputs[i].path) == STDOUT_FILENO, IsCharacterDevice(outputs[i].path),
+                    FileIdentity(outputs[i].path)};
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (outputs[i].to_stderr) continue;
     for (size_t j = 0; j < i; ++j) {
       if (outputs[j].to_stderr) continue;
-      const bool both_stdout = DescriptorOf(outputs[i].path) == STDOUT_FILENO && DescriptorOf(outputs[j].path) == STDOUT_FILENO;
-      if (both_stdout) return Named(outputs[j]) + " and " + Named(outputs[i]) + " both want standard output";
+      if (targets[i].to_stdout && targets[j].to_stdout)
+        return Named(outputs[j]) + " and " + Named(outputs[i]) + " both want standard output";
       // Two writes into one device (-o /dev/null --html /dev/null) do no harm.
-      if (IsCharacterDevice(outputs[i].path) && IsCharacterDevice(outputs[j].path)) continue;
-      if (FileIdentity(outputs[i].path) == FileIdentity(outputs[j].path))
+      if (targets[i].device && targets[j].device) continue;
+      if (targets[i].identity == targets[j].identity)
         return Named(outputs[j]) + " and " + Named(outputs[i]) + " are the same file";
     }
   }

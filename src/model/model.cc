@@ -62,6 +62,12 @@ std::vector<Worker*> AllWorkers(Timeline* timeline) {
   return workers;
 }
 
+Nanos LastJobEnd(const Worker& worker) {
+  Nanos last = 0;
+  for (const Job& job : worker.jobs) last = std::max(last, job.end);
+  return last;
+}
+
 std::vector<const Worker*> AllWorkers(const Timeline& timeline) {
   std::vector<const Worker*> workers;
   for (const Machine& machine : timeline.machines)

@@ -212,6 +212,10 @@ struct Timeline {
 // All jobs of all workers.
 size_t CountJobs(const Timeline& timeline);
 
+// The latest end of the worker's jobs (0: none). Jobs are sorted by start,
+// so the last one need not end last.
+Nanos LastJobEnd(const Worker& worker);
+
 // Every worker of the timeline, in machine then worker order.
 std::vector<Worker*> AllWorkers(Timeline* timeline);
 std::vector<const Worker*> AllWorkers(const Timeline& timeline);

@@ -11,8 +11,7 @@ bool OpenAfter(const InFlightJob& job, Nanos last_end) {
 std::vector<OpenSlice> OpenSlices(const Worker& worker) {
   std::vector<OpenSlice> slices;
   if (worker.in_flight.empty()) return slices;
-  Nanos busy_until = 0;
-  for (const Job& job : worker.jobs) busy_until = std::max(busy_until, job.end);
+  Nanos busy_until = LastJobEnd(worker);
   std::vector<const InFlightJob*> order;
   for (const InFlightJob& job : worker.in_flight) order.push_back(&job);
   std::stable_sort(order.begin(), order.end(), [](const InFlightJob* a, const InFlightJob* b) { return a->start < b->start; });

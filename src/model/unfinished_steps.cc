@@ -76,8 +76,7 @@ std::vector<StepCounts> CountByStep(const Worker& worker) {
 // its last step ended: it never finished that step.
 bool OpenInLastStep(const Worker& worker, std::int64_t step) {
   if (worker.in_flight.empty()) return false;
-  Nanos last_end = 0;
-  for (const Job& job : worker.jobs) last_end = std::max(last_end, job.end);
+  const Nanos last_end = LastJobEnd(worker);
   for (const InFlightJob& open : worker.in_flight) {
     if (!OpenAfter(open, last_end)) continue;
     size_t seen = 0;
@@ -103,9 +102,7 @@ std::vector<size_t> SilentBeforeClosing(const std::vector<Worker*>& workers,
     if (counts[w].size() != 1) return {};
     for (const TypeCount& t : counts[w].front().types)
       if (!t.pass) return {};
-    Nanos last_end = 0;
-    for (const Job& job : workers[w]->jobs) last_end = std::max(last_end, job.end);
-    if (workers[w]->end.stamped < last_end) return {};
+    if (workers[w]->end.stamped < LastJobEnd(*workers[w])) return {};
     ends.emplace_back(workers[w]->end.stamped, w);
   }
   if (ends.size() < 2) return {};

@@ -70,22 +70,6 @@ std::optional<std::vector<std::int64_t>> RankList(std::string_view text) {
   }
 }
 
-// The text without terminal colour escapes (ESC [ ... letter): Python's
-// logging may wrap a message in them.
-std::string WithoutEscapes(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\x1b' && i + 1 < text.size() && text[i + 1] == '[') {
-      i += 2;
-      while (i < text.size() && !IsLetter(text[i])) ++i;
-      continue;
-    }
-    out += text[i];
-  }
-  return out;
-}
-
 // A rank twice in one group would put two coordinates on one rank.
 std::optional<std::int64_t> Repeated(std::vector<std::int64_t> ranks) {
   std::sort(ranks.begin(), ranks.end());
@@ -97,8 +81,7 @@ std::optional<std::int64_t> Repeated(std::vector<std::int64_t> ranks) {
 
 bool ParseHybridFields(std::string_view text, std::int64_t rank, ParallelPlace* place, bool* by_coordinates,
                        std::string* error) {
-  const std::string clean = WithoutEscapes(text);
-  auto fields = SplitFields(clean);
+  auto fields = SplitFields(text);  // colour escapes already gone (LineParser::Parse strips them)
   if (const auto tp = fields.find("tp_rank"); tp != fields.end() && !fields.count("mp_rank")) fields["mp_rank"] = tp->second;
   *place = ParallelPlace{};
   *by_coordinates = false;
