@@ -1,5 +1,7 @@
 #include "analyse/analysis.h"
 
+#include "analyse/cause_text.h"
+
 #include "align/pipeline_order.h"
 #include "model/unfinished_steps.h"
 #include "model/time_value.h"
@@ -192,6 +194,9 @@ Analysis Analyze(const Timeline& timeline, int threads) {
   CountStagesAndMicroBatches(timeline, workers, threads, &a);
   a.schedule = RecogniseSchedule(timeline, a.stages, a.micro_batches, a.job_types);
   a.bottleneck = AnalyzeBottleneck(timeline, a.steps, threads, &a.slow_workers);
+  const double* ideal = a.schedule.ideal_bubble ? &*a.schedule.ideal_bubble : nullptr;
+  a.verdict = PlainVerdict(a.bottleneck, {a.bottleneck.slowest_stage, a.bottleneck.slowest_stage_factor, &a.slow_workers},
+                           a.bubble_ratio, ideal);
   a.topology = timeline.topology;
   if (timeline.topology.hybrid()) {
     a.stage_table = AnalyzeStages(timeline, a.workers);

@@ -55,6 +55,9 @@ struct Analysis {
   // peers and replicas.
   Bottleneck bottleneck;
   std::vector<SlowWorker> slow_workers;
+  // What is wrong and what to do, in plain words (analyse/cause_text.h):
+  // the first line of every report of a finished run.
+  std::string verdict;
   // With a hybrid topology (Topology::hybrid()): the stages, and what only
   // replicas and tensor-parallel peers can show (analyse/hybrid_analysis.h).
   Topology topology;

@@ -8,9 +8,11 @@
 #include <cstdio>
 #include <map>
 #include <numeric>
+#include <tuple>
 #include <unordered_map>
 
 #include "analyse/analysis.h"
+#include "analyse/cause_text.h"
 #include "analyse/step_graph.h"
 #include "analyse/step_jobs.h"
 #include "read/parallel_for.h"
@@ -27,7 +29,7 @@ Nanos PathBreakdown::hand_off_total() const {
   for (const HandOff& h : hand_offs) t += h.time;
   return t;
 }
-Nanos PathBreakdown::total() const { return compute_total() + hand_off_total() + stall + step_start + step_gaps; }
+Nanos PathBreakdown::total() const { return compute_total() + hand_off_total() + all_reduce + stall + step_start + step_gaps; }
 
 const char* WhatIfKey(WhatIfKind kind) {
   switch (kind) {
@@ -63,7 +65,12 @@ struct Speeds {
   int slowest_stage = -1;
   std::unordered_map<std::uint32_t, double> balance;             // type index -> factor (< 1) on the slowest stage
   std::vector<std::unordered_map<std::uint32_t, double>> slow;   // per worker: type index -> its factor
+  std::vector<std::unordered_map<std::uint32_t, Nanos>> median;  // per worker: type index -> its median
   bool any_slow = false;
+  std::vector<SlowStage> slow_stages;
+  std::vector<double> speed;
+  size_t outlier_count = 0;
+  std::vector<OutlierJob> outliers;
   // Per lane, for each job type of its stage: the stage's median and the
   // balancing factor (1 off the slowest stage), looked up per job.
   struct TypeSpeed {
@@ -93,23 +100,90 @@ void AddLaneTypes(const GraphLanes& lanes, Speeds* s) {
 
 Nanos MedianOf(std::vector<Nanos>& values) { return PercentileOf(values, 50); }
 
-std::string Factor(double f) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", f);
-  return buf;
+bool IsOutlier(Nanos duration, Nanos median) { return static_cast<double>(duration) > kOutlierFactor * static_cast<double>(median); }
+
+// Durations by (worker, type); medians per worker and type.
+struct WorkerType {
+  std::uint32_t worker, type;
+  Name name;
+  std::vector<Nanos> durations;
+  Nanos median = 0;
+};
+
+// Stages whose pass jobs take longer than the other stages' (docs/analysis.md,
+// "Slow workers and slow stages"): per (stage, type), the median of its
+// workers' medians, its slow workers left out (a bad GPU is not a bad split);
+// a stage's factor is its job time at those medians over the same jobs at
+// the median of the other stages'.
+std::vector<SlowStage> FindSlowStages(const std::vector<WorkerType>& per, const GraphLanes& lanes, const Speeds& s,
+                                      PerName<JobKind, ClassifyJobType>& kinds) {
+  struct StageType {
+    std::vector<Nanos> medians;
+    size_t jobs = 0;
+    Nanos median = 0;
+  };
+  std::map<std::pair<int, std::uint32_t>, StageType> by_key;  // (stage, type)
+  for (const WorkerType& wt : per) {
+    if (kinds.Of(wt.name).pass == Pass::kOther) continue;
+    StageType& st = by_key[{lanes.lanes[lanes.lane_of[wt.worker]].stage, wt.type}];
+    st.jobs += wt.durations.size();
+    if (!s.slow[wt.worker].count(wt.type)) st.medians.push_back(wt.median);
+  }
+  std::map<int, std::pair<double, double>> time;  // stage -> (at its speed, at the others')
+  for (auto& [key, st] : by_key) st.median = MedianOf(st.medians);
+  for (const auto& [key, st] : by_key) {
+    std::vector<Nanos> others;
+    for (const auto& [other, ot] : by_key)
+      if (other.second == key.second && other.first != key.first && !ot.medians.empty()) others.push_back(ot.median);
+    if (others.empty() || st.medians.empty()) continue;
+    auto& [own, reference] = time[key.first];
+    own += static_cast<double>(st.median) * static_cast<double>(st.jobs);
+    reference += static_cast<double>(MedianOf(others)) * static_cast<double>(st.jobs);
+  }
+  std::vector<SlowStage> slow;
+  for (const auto& [stage, t] : time)
+    if (t.second > 0 && t.first >= kSlowFactor * t.second) slow.push_back({stage, t.first / t.second});
+  std::stable_sort(slow.begin(), slow.end(), [](const SlowStage& a, const SlowStage& b) { return a.factor > b.factor; });
+  return slow;
+}
+
+// The jobs over kOutlierFactor times their worker's median of the type;
+// the worst kShownOutliers by time above the median.
+constexpr size_t kShownOutliers = 5;
+void FindOutliers(const Timeline& timeline, const GraphLanes& lanes, const Speeds& s, const UnfinishedStepSet& unfinished,
+                  size_t* count, std::vector<OutlierJob>* worst) {
+  struct Found {
+    Nanos excess;
+    std::uint32_t worker, job;
+  };
+  std::vector<Found> found;
+  for (std::uint32_t w = 0; w < lanes.workers.size(); ++w) {
+    if (lanes.lane_of[w] < 0) continue;
+    const std::vector<Job>& jobs = lanes.workers[w]->jobs;
+    for (std::uint32_t j = 0; j < jobs.size(); ++j) {
+      if (unfinished.Contains(jobs[j].step)) continue;
+      const auto it = s.median[w].find(jobs[j].type.index());
+      const Nanos d = jobs[j].end - jobs[j].start;
+      if (it != s.median[w].end() && IsOutlier(d, it->second)) found.push_back({d - it->second, w, j});
+    }
+  }
+  *count = found.size();
+  const size_t shown = std::min(found.size(), kShownOutliers);
+  std::partial_sort(found.begin(), found.begin() + static_cast<std::ptrdiff_t>(shown), found.end(), [](const Found& a, const Found& b) {
+    return std::tie(b.excess, a.worker, a.job) < std::tie(a.excess, b.worker, b.job);
+  });
+  for (size_t i = 0; i < shown; ++i) {
+    const Worker& worker = *lanes.workers[found[i].worker];
+    const Job& job = worker.jobs[found[i].job];
+    worst->push_back({WorkerName(timeline, worker), job.step, job.type.str(), job.micro_batch, job.end - job.start,
+                      job.end - job.start - found[i].excess});
+  }
 }
 
 Speeds MeasureSpeeds(const Timeline& timeline, const GraphLanes& lanes, int threads, std::vector<SlowWorker>* slow_workers) {
   Speeds s;
   s.slow.resize(lanes.workers.size());
   PerName<JobKind, ClassifyJobType> kinds;
-  // Durations by (worker, type); medians per worker and type.
-  struct WorkerType {
-    std::uint32_t worker, type;
-    Name name;
-    std::vector<Nanos> durations;
-    Nanos median = 0;
-  };
   // Each worker's durations by type, on its own thread (a worker has a few types).
   std::vector<std::vector<WorkerType>> per_worker(lanes.workers.size());
   std::vector<Nanos> load(lanes.workers.size(), 0);
@@ -172,7 +246,11 @@ Speeds MeasureSpeeds(const Timeline& timeline, const GraphLanes& lanes, int thre
   ParallelFor(per.size(), threads, [&](size_t i) {
     per[i].median = MedianOf(per[i].durations);  // reorders them: the count below does not mind
   });
+  s.median.resize(lanes.workers.size());
+  for (const WorkerType& wt : per) s.median[wt.worker][wt.type] = wt.median;
+  FindOutliers(timeline, lanes, s, unfinished, &s.outlier_count, &s.outliers);
   std::map<std::uint32_t, SlowWorker> found;
+  std::vector<std::pair<double, double>> time(lanes.workers.size());  // per worker: (at its medians, at its references')
   for (const WorkerType& wt : per) {
     const Worker& worker = *lanes.workers[wt.worker];
     const Name type_name = wt.name;
@@ -188,9 +266,12 @@ Speeds MeasureSpeeds(const Timeline& timeline, const GraphLanes& lanes, int thre
     if (others.empty() || wt.durations.size() < 2) continue;
     const Nanos reference = MedianOf(others);
     if (reference <= 0) continue;
+    time[wt.worker].first += static_cast<double>(wt.median) * static_cast<double>(wt.durations.size());
+    time[wt.worker].second += static_cast<double>(reference) * static_cast<double>(wt.durations.size());
     const double factor = static_cast<double>(wt.median) / static_cast<double>(reference);
     size_t slower = 0;
-    for (Nanos d : wt.durations) slower += static_cast<double>(d) > 1.05 * static_cast<double>(reference);
+    const double above = 1 + (kSlowFactor - 1) / 2;
+    for (Nanos d : wt.durations) slower += static_cast<double>(d) > above * static_cast<double>(reference);
     if (factor < kSlowFactor || static_cast<double>(slower) < kSlowConsistency * static_cast<double>(wt.durations.size())) continue;
     s.slow[wt.worker][wt.type] = factor;
     SlowWorker& sw = found[wt.worker];
@@ -202,6 +283,10 @@ Speeds MeasureSpeeds(const Timeline& timeline, const GraphLanes& lanes, int thre
     sw.factor = std::max(sw.factor, factor);
     sw.types.push_back({type_name.str(), factor, slower, wt.durations.size()});
   }
+  s.speed.assign(lanes.workers.size(), 0);
+  for (size_t w = 0; w < lanes.workers.size(); ++w)
+    if (time[w].second > 0) s.speed[w] = time[w].first / time[w].second;
+  s.slow_stages = FindSlowStages(per, lanes, s, kinds);
   for (auto& [w, sw] : found) {
     std::sort(sw.types.begin(), sw.types.end(), [](const SlowJobType& a, const SlowJobType& b) { return a.type < b.type; });
     slow_workers->push_back(std::move(sw));
@@ -220,26 +305,43 @@ struct StepResult {
   size_t graph_workers = 0, contradicted = 0, overlaps = 0;
   std::vector<PathBreakdown::Compute> compute;
   std::vector<PathBreakdown::HandOff> hand_offs;
-  Nanos stall = 0, step_start = 0;
+  Nanos all_reduce = 0, stall = 0, step_start = 0;
+  bool barrier = false;
   CriticalPathStep path;
   std::vector<MemberJob> marks;  // the path's jobs, every peer's
 };
 
-// The duration of a lane job when its slow peers run at their reference speed.
-Nanos FixedDuration(const StepGraph& g, const StageJob& node, const GraphLanes& lanes, const Speeds& speeds) {
+// The duration of a lane job when each peer's job takes `duration(worker,
+// job)` (a peer's job as measured: -1): the lane job ends when its last peer's does.
+Nanos MembersDuration(const StepGraph& g, const StageJob& node, const GraphLanes& lanes, const auto& duration) {
   Nanos end = node.start;
   bool changed = false;
   for (std::uint32_t k = 0; k < node.members; ++k) {
     const MemberJob& m = g.members[node.first_member + k];
     const Job& job = lanes.workers[m.worker]->jobs[m.job];
-    double factor = 1;
-    if (const auto it = speeds.slow[m.worker].find(job.type.index()); it != speeds.slow[m.worker].end()) {
-      factor = it->second;
-      changed = true;
-    }
-    end = std::max(end, job.start + static_cast<Nanos>(std::llround(static_cast<double>(job.end - job.start) / factor)));
+    const Nanos d = duration(m.worker, job);
+    changed |= d >= 0;
+    end = std::max(end, job.start + (d >= 0 ? d : job.end - job.start));
   }
   return changed ? end - node.start : node.end - node.start;
+}
+
+// The duration of a lane job when its slow peers run at their reference speed.
+Nanos FixedDuration(const StepGraph& g, const StageJob& node, const GraphLanes& lanes, const Speeds& speeds) {
+  return MembersDuration(g, node, lanes, [&](std::uint32_t worker, const Job& job) -> Nanos {
+    const auto it = speeds.slow[worker].find(job.type.index());
+    if (it == speeds.slow[worker].end()) return -1;
+    return static_cast<Nanos>(std::llround(static_cast<double>(job.end - job.start) / it->second));
+  });
+}
+
+// The duration of a lane job when its peers' outlier jobs take their worker's median.
+Nanos WithoutOutliers(const StepGraph& g, const StageJob& node, const GraphLanes& lanes, const Speeds& speeds) {
+  return MembersDuration(g, node, lanes, [&](std::uint32_t worker, const Job& job) -> Nanos {
+    const auto it = speeds.median[worker].find(job.type.index());
+    if (it == speeds.median[worker].end() || !IsOutlier(job.end - job.start, it->second)) return -1;
+    return it->second;
+  });
 }
 
 // The step's critical path, by cause, into `r`.
@@ -278,6 +380,11 @@ void AddCriticalPath(const StepGraph& g, const GraphLanes& lanes, std::int64_t s
         pending.from_stage = from;
         break;
       }
+      case PathPartKind::kAllReduce:
+        r.all_reduce += part.length;
+        pending.all_reduce = part.length;
+        pending.from_stage = lanes.lanes[g.jobs[part.from].lane].stage;
+        break;
       case PathPartKind::kStall:
         r.stall += part.length;
         pending.stall = part.length;
@@ -332,6 +439,7 @@ StepResult AnalyzeStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_
   r.graph_workers = g.graph_workers;
   r.contradicted = g.contradicted;
   r.overlaps = g.overlaps;
+  r.barrier = g.global_barrier;
   AddCriticalPath(g, lanes, step, &r);
   if (!speeds_or_null) return r;  // the critical path only (the traces)
   const Speeds& speeds = *speeds_or_null;
@@ -350,7 +458,7 @@ StepResult AnalyzeStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_
     const Speeds::TypeSpeed* type = speeds.Of(node.lane, node.type.index());
     const double balance = type ? type->balance : 1;
     const auto balanced = [&](Nanos d) { return balance == 1 ? d : static_cast<Nanos>(std::llround(static_cast<double>(d) * balance)); };
-    const Nanos median = type ? type->median : measured;
+    const Nanos median = WithoutOutliers(g, node, lanes, speeds);
     const Nanos fixed = speeds.any_slow ? FixedDuration(g, node, lanes, speeds) : measured;
     Nanos* const row = &durations[i * kReplays];
     std::fill_n(row, kReplays, measured);
@@ -375,61 +483,6 @@ StepResult AnalyzeStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_
   return r;
 }
 
-std::string Gain(double gain) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", -gain * 100.0);
-  return buf;
-}
-
-// What each replay changed, in words.
-std::string ChangeText(WhatIfKind kind, const Speeds& speeds, const std::vector<SlowWorker>& slow, const Bottleneck& b) {
-  switch (kind) {
-    case WhatIfKind::kBalancedStages:
-      return "stage " + std::to_string(speeds.slowest_stage) + "'s jobs at the median speed of the other stages";
-    case WhatIfKind::kFreeHandOffs: return "every hand-off without latency";
-    case WhatIfKind::kNoOutliers: return "every job at the median duration of its stage and type";
-    case WhatIfKind::kNoStall: return "no stall: jobs start as soon as their worker and inputs are ready";
-    case WhatIfKind::kNoSlowWorkers:
-      return slow.empty() ? "no slow worker found" : std::to_string(slow.size()) + " slow worker" + (slow.size() == 1 ? "" : "s") +
-                                                         " at the speed of " + slow.front().compared_with;
-    case WhatIfKind::kNoStepGaps: return "no time between steps (" + FormatDuration(b.step_gap) + " each)";
-    case WhatIfKind::kAll: case WhatIfKind::kCount: break;
-  }
-  return "all of the above";
-}
-
-// The link with the most hand-off time on the critical paths: "stage 1→2".
-std::string WorstLink(const PathBreakdown& path) {
-  const PathBreakdown::HandOff* worst = nullptr;
-  for (const auto& h : path.hand_offs)
-    if (!worst || h.time > worst->time) worst = &h;
-  if (!worst) return "";
-  return "stage " + std::to_string(worst->from) + "\u2192" + std::to_string(worst->to) + " " +
-         (worst->from < worst->to ? "forward" : "backward");
-}
-
-std::string CauseText(const WhatIf& w, const Bottleneck& b, const Speeds& speeds, const std::vector<SlowWorker>& slow) {
-  const std::string save = " would save " + FormatDuration(w.saved) + " per step (" + Gain(w.gain) + ")";
-  switch (w.kind) {
-    case WhatIfKind::kBalancedStages:
-      return "stage " + std::to_string(speeds.slowest_stage) + " is the bottleneck: balancing it" + save;
-    case WhatIfKind::kFreeHandOffs:
-      return "hand-offs take " + FormatDuration(b.steps ? b.path.hand_off_total() / static_cast<Nanos>(b.steps) : 0) +
-             " per step on the critical path (most on " + WorstLink(b.path) + "): free hand-offs" + save;
-    case WhatIfKind::kNoOutliers: return "outlier jobs: every job at its stage's median" + save;
-    case WhatIfKind::kNoStall:
-      return "stalls (a worker free, its inputs there, yet waiting: what the logs do not show): removing them" + save;
-    case WhatIfKind::kNoSlowWorkers: {
-      std::string who = slow.front().name + " (" + Factor(slow.front().factor) + "x " + slow.front().compared_with + ")";
-      if (slow.size() > 1) who += " and " + std::to_string(slow.size() - 1) + " more";
-      return "slow worker" + std::string(slow.size() > 1 ? "s " : " ") + who + ": at their reference speed" + save;
-    }
-    case WhatIfKind::kNoStepGaps: return "time between steps (" + FormatDuration(b.step_gap) + " each): removing it" + save;
-    case WhatIfKind::kAll: case WhatIfKind::kCount: break;
-  }
-  return "";
-}
-
 // With `slow_workers` null, the critical paths only: no speeds, no replays.
 Bottleneck Bottlenecks(const Timeline& timeline, const std::vector<StepWindow>& steps, int threads,
                        std::vector<SlowWorker>* slow_workers) {
@@ -452,6 +505,10 @@ Bottleneck Bottlenecks(const Timeline& timeline, const std::vector<StepWindow>& 
   Speeds speeds = slow_workers ? MeasureSpeeds(timeline, lanes, threads, slow_workers) : Speeds();
   if (slow_workers) {
     speeds.any_slow = !slow_workers->empty();
+    b.slow_stages = speeds.slow_stages;
+    b.outlier_count = speeds.outlier_count;
+    b.speed = speeds.speed;
+    b.outliers = speeds.outliers;
     AddLaneTypes(lanes, &speeds);
   }
   // Steps handed out one at a time to threads that each keep their StepWork.
@@ -491,8 +548,10 @@ Bottleneck Bottlenecks(const Timeline& timeline, const std::vector<StepWindow>& 
     }
     for (const auto& c : r.compute) compute[{c.stage, c.type}] += c.time;
     for (const auto& h : r.hand_offs) hand_offs[{h.from, h.to}] += h.time;
+    b.path.all_reduce += r.all_reduce;
     b.path.stall += r.stall;
     b.path.step_start += r.step_start;
+    b.barrier_steps += r.barrier;
     for (const MemberJob& mark : r.marks) b.marks[mark.worker].push_back(mark.job);
     b.critical_paths.push_back(std::move(r.path));
   }
@@ -511,6 +570,15 @@ Bottleneck Bottlenecks(const Timeline& timeline, const std::vector<StepWindow>& 
   for (const auto& [key, time] : compute) b.path.compute.push_back({key.first, key.second, time});
   for (const auto& [key, time] : hand_offs) b.path.hand_offs.push_back({key.first, key.second, time});
   if (!slow_workers) return b;
+  b.slowest_stage = speeds.slowest_stage;
+  if (!speeds.balance.empty()) {  // the types' factors, as a slow stage's (without one: their mean)
+    double sum = 0;
+    for (const auto& [type, factor] : speeds.balance) sum += 1 / factor;
+    b.slowest_stage_factor = sum / static_cast<double>(speeds.balance.size());
+  }
+  for (const SlowStage& stage : b.slow_stages)
+    if (stage.stage == speeds.slowest_stage) b.slowest_stage_factor = stage.factor;
+  const CauseFacts facts{b.slowest_stage, b.slowest_stage_factor, slow_workers};
   // What-ifs against the replayed run: its steps and the gaps between them.
   const Nanos run_time = replayed + gaps;
   for (size_t k = 0; k < kWhatIfs; ++k) {
@@ -534,7 +602,7 @@ Bottleneck Bottlenecks(const Timeline& timeline, const std::vector<StepWindow>& 
       w.saved = 0;
       w.gain = 0;
     }
-    w.change = ChangeText(w.kind, speeds, *slow_workers, b);
+    w.change = ChangeText(w.kind, facts, b);
     b.what_if.push_back(std::move(w));
   }
   // Causes worth fixing, by gain; a slow worker (the most specific cause)
@@ -542,7 +610,7 @@ Bottleneck Bottlenecks(const Timeline& timeline, const std::vector<StepWindow>& 
   // usually why its stage is the slowest.
   for (const WhatIf& w : b.what_if)
     if (w.kind != WhatIfKind::kAll && w.applies && w.gain >= kCauseFloor)
-      b.causes.push_back({w.kind, CauseText(w, b, speeds, *slow_workers), w.saved, w.gain});
+      b.causes.push_back({w.kind, CauseText(w, facts, b), w.saved, w.gain});
   std::stable_sort(b.causes.begin(), b.causes.end(), [](const Cause& x, const Cause& y) { return x.gain > y.gain; });
   for (size_t i = 1; i < b.causes.size(); ++i)
     if (b.causes[i].kind == WhatIfKind::kNoSlowWorkers && b.causes[i].gain >= 0.9 * b.causes[0].gain)

@@ -32,6 +32,10 @@ struct PathBreakdown {
   };
   std::vector<Compute> compute;    // by stage, then type
   std::vector<HandOff> hand_offs;  // by link
+  // Optimizers waiting for the gradients' all-reduce after the last pass of
+  // their stage's replicas (or of every stage, under a global all-reduce):
+  // communication outside the pipeline, which no what-if removes.
+  Nanos all_reduce = 0;
   Nanos stall = 0;       // waits with the worker free and its inputs there
   Nanos step_start = 0;  // a path's first job starting after its step's first job
   Nanos step_gaps = 0;   // from one step's last job to the next step's first
@@ -69,8 +73,8 @@ struct CriticalJob {
   Name type;
   std::int64_t micro_batch = 0;
   Nanos start = 0, end = 0;
-  Nanos hand_off = 0, stall = 0;  // the wait before it, by cause
-  int from_stage = -1;            // the stage that handed over, -1: none
+  Nanos hand_off = 0, all_reduce = 0, stall = 0;  // the wait before it, by cause
+  int from_stage = -1;  // the stage that handed over (or whose last pass the all-reduce waited for), -1: none
 };
 
 struct CriticalPathStep {
@@ -83,7 +87,7 @@ struct CriticalPathStep {
 struct SlowJobType {
   std::string type;
   double factor = 1;          // its median duration over the reference's
-  size_t slower = 0, jobs = 0;  // jobs more than 5% slower than the reference, of jobs compared
+  size_t slower = 0, jobs = 0;  // jobs more than half kSlowFactor slower than the reference, of jobs compared
 };
 struct SlowWorker {
   int machine = 0, worker = 0;
@@ -93,9 +97,31 @@ struct SlowWorker {
   double factor = 1;          // the largest of its types'
   std::vector<SlowJobType> types;
 };
+// A job far slower than its worker's other jobs of its type: more than
+// kOutlierFactor times their median (a hiccup: a page fault storm, a
+// preempted host thread, a retried collective).
+inline constexpr double kOutlierFactor = 1.5;
+struct OutlierJob {
+  std::string worker;      // "machine2 worker 5"
+  std::int64_t step = kNoStep;
+  std::string type;
+  std::int64_t micro_batch = 0;
+  Nanos duration = 0, median = 0;  // the job's, and its worker's median of the type
+};
+
+// A stage whose jobs take longer than the other stages' jobs of the same
+// types (its slow workers left out): an unbalanced split, fixed by moving
+// layers, where a slow worker is a bad GPU or host.
+struct SlowStage {
+  int stage = 0;
+  double factor = 1;  // its job time over the same jobs at the other stages' median speed
+};
 // A worker is slow when a job type's median is this much above its
-// reference's, in at least kSlowConsistency of its jobs of that type.
-inline constexpr double kSlowFactor = 1.10;
+// reference's, with at least kSlowConsistency of its jobs of that type
+// more than half that much above (a steady slowdown, not a few outliers).
+// A stage is slow when its job time is this much above the other stages'.
+// Measured against randomized runs (tools/eval_why.cc, docs/analysis.md).
+inline constexpr double kSlowFactor = 1.07;
 inline constexpr double kSlowConsistency = 0.75;
 
 struct Bottleneck {
@@ -109,9 +135,19 @@ struct Bottleneck {
   size_t contradicted = 0;     // hand-offs the clocks contradict (left out)
   size_t overlaps = 0;         // jobs that start before their stage's previous job ended
   bool per_worker_only = false;  // no peers or replicas: a slow worker shows as a slow stage
+  size_t barrier_steps = 0;      // steps whose optimizers all waited for a global all-reduce
   PathBreakdown path;
   std::vector<WhatIf> what_if;  // every WhatIfKind, in order
   std::vector<Cause> causes;    // ranked
+  std::vector<SlowStage> slow_stages;  // slowest first
+  int slowest_stage = -1;              // the most job time per worker; what balanced_stages balances
+  double slowest_stage_factor = 1;     // its job time over the other stages' for the same jobs
+  // Per worker (Analysis::workers order): its pass jobs' time at its own
+  // medians over the same jobs at its reference's (the median of its
+  // stage's other workers, peers and replicas); 0: no other worker to compare.
+  std::vector<double> speed;
+  size_t outlier_count = 0;
+  std::vector<OutlierJob> outliers;    // the worst few (most time above the median), worst first
   std::vector<CriticalPathStep> critical_paths;
   // Per worker (Analysis::workers order), the indices of its jobs on a
   // critical path, sorted: what the traces and the HTML report mark.

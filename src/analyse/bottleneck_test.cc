@@ -202,8 +202,11 @@ TEST_CASE("The summary carries the breakdown, the what-ifs and the slow workers;
   // The verdict comes first in every rendering of the sections.
   const std::vector<SummarySection> sections = SummarySections(a, t);
   REQUIRE(sections.size() > 4);
-  CHECK(sections[0].text.find("Pipeline bubble") == 0);
-  CHECK(sections[1].text.find("Top cause: slow worker machine0 worker 3") == 0);
+  // Plain words first: who, how much slower, what to check, what it gains.
+  CHECK(sections[0].text.find("machine0 worker 3 runs its jobs 1.3") == 0);
+  CHECK(sections[0].text.find("check that GPU") != std::string::npos);
+  CHECK(sections[1].text.find("Pipeline bubble") == 0);
+  CHECK(sections[2].text.find("Top cause: slow worker machine0 worker 3") == 0);
   size_t slow_line = 0;
   while (slow_line < sections.size() && sections[slow_line].text.find("Slow worker: machine0 worker 3") != 0) ++slow_line;
   CHECK(slow_line < 5);
@@ -240,7 +243,7 @@ TEST_CASE("Hand-offs pair by rank and micro-batch, and by micro-batch alone wher
   CHECK(g.contradicted == 0);
 }
 
-TEST_CASE("Each optimizer waits for the latest other replica through one reduce group per stage: inputs stay linear in jobs") {
+TEST_CASE("Each optimizer waits for the latest replica through one reduce group per stage: inputs stay linear in jobs") {
   SimRun run;
   run.dp = 8;
   run.steps = 1;
@@ -267,14 +270,13 @@ TEST_CASE("Each optimizer waits for the latest other replica through one reduce 
     REQUIRE(node.inputs == 1);
     const GraphInput& in = g.inputs[node.first_input];
     CHECK(in.group >= 0);
-    // The sender is the latest last pass of the stage's other replicas.
+    // The sender is the latest last pass of the stage's replicas (its own too).
     const int stage = lanes.lanes[node.lane].stage;
     Nanos latest = 0;
     for (const StageJob& other : g.jobs)
-      if (other.pass != Pass::kOther && other.lane != node.lane && lanes.lanes[other.lane].stage == stage)
-        latest = std::max(latest, other.end);
+      if (other.pass != Pass::kOther && lanes.lanes[other.lane].stage == stage) latest = std::max(latest, other.end);
     CHECK(g.jobs[in.from].end == latest);
-    if (stage == 2 && lanes.lanes[node.lane].replica != 5) CHECK(lanes.lanes[g.jobs[in.from].lane].replica == 5);
+    if (stage == 2) CHECK(lanes.lanes[g.jobs[in.from].lane].replica == 5);
   }
   CHECK(optimizers == 32);
   // Replays run together: the one with nothing removed is the measured
@@ -295,4 +297,118 @@ TEST_CASE("A slow replica among eight: fixing it predicts the run without it") {
   for (int s = 0; s < 4; ++s)
     for (int p = 0; p < 2; ++p) slow.worker_factor[{5, s, p}] = 1.3;
   CheckPrediction(slow, WhatIfKind::kNoSlowWorkers, clean);
+}
+
+// A run whose optimizers all wait for a global all-reduce (gradient-norm
+// clipping): 8 stages, one pipeline, 400 us hand-offs.
+SimRun BarrierRun() {
+  SimRun run;
+  run.pp = 8;
+  run.mp = run.dp = 1;
+  run.topology = false;
+  run.barrier = true;
+  run.latency = 400 * kUs;
+  run.reduce_latency = 3000 * kUs;  // a slow collective: large enough to be noted
+  return run;
+}
+
+TEST_CASE("A global all-reduce before the optimizers is modelled, not read as stall: free hand-offs predict the run without latency") {
+  const SimRun run = BarrierRun();
+  SimRun instant = run;
+  instant.latency = 0;
+  CheckPrediction(run, WhatIfKind::kFreeHandOffs, instant);
+  const Analysis a = Run(run);
+  const Bottleneck& b = a.bottleneck;
+  CHECK(b.barrier_steps == b.steps);
+  // The optimizers' wait is the all-reduce's, after the last backward anywhere; hardly any stall is left.
+  CHECK(static_cast<double>(b.path.stall) < 0.02 * static_cast<double>(b.path.total()));
+  CHECK(b.path.all_reduce == 3000 * kUs * static_cast<Nanos>(b.steps));
+  for (const CriticalPathStep& step : b.critical_paths) {
+    REQUIRE(step.jobs.size() >= 2);
+    const CriticalJob& last = step.jobs.back();
+    CHECK(last.type == "optimizer");
+    CHECK(last.all_reduce == 3000 * kUs);
+    CHECK(step.jobs[step.jobs.size() - 2].stage == 0);  // stage 0's last backward ends last in 1F1B
+  }
+  bool noted = false;
+  for (const SummarySection& section : SummarySections(a, Simulate(run)))
+    noted |= section.text.find("Note: the optimizers wait") == 0 && section.text.find("global all-reduce") != std::string::npos;
+  CHECK(noted);
+}
+
+TEST_CASE("Without a global all-reduce, an optimizer waiting for its replicas is no hand-off of a stage to itself") {
+  SimRun run;
+  run.dp = 4;
+  run.reduce_latency = 100 * kUs;
+  run.worker_factor[{2, 3, 0}] = 1.2;
+  const Analysis a = Run(run);
+  CHECK(a.bottleneck.barrier_steps == 0);
+  for (const PathBreakdown::HandOff& h : a.bottleneck.path.hand_offs) CHECK(h.from != h.to);
+}
+
+TEST_CASE("Under a global all-reduce, one replica's slow stage: fixing its workers predicts the run without it") {
+  SimRun slow;
+  slow.pp = 4;
+  slow.mp = 2;
+  slow.dp = 2;
+  slow.barrier = true;
+  for (int p = 0; p < 2; ++p) slow.worker_factor[{1, 1, p}] = 1.2;
+  SimRun clean = slow;
+  clean.worker_factor.clear();
+  CheckPrediction(slow, WhatIfKind::kNoSlowWorkers, clean);
+}
+
+TEST_CASE("Outlier jobs are named: worker, step, type and micro-batch; a slow worker is no outlier") {
+  SimRun run;
+  run.worker_factor[{1, 2, 0}] = 1.3;
+  Timeline t = Simulate(run);
+  Worker& w = t.machines[1].workers[1];  // rank 5: replica 0, stage 2, peer 1
+  Job* backward = nullptr;
+  for (Job& job : w.jobs)
+    if (job.step == 2 && job.type == "backward" && job.micro_batch == 5) backward = &job;
+  REQUIRE(backward);
+  backward->end = backward->start + 3 * (backward->end - backward->start);
+  const Analysis a = Analyze(t, 1);
+  REQUIRE(a.bottleneck.outlier_count == 1);
+  const OutlierJob& o = a.bottleneck.outliers.front();
+  CHECK(o.worker == "machine1 worker 1");
+  CHECK(o.step == 2);
+  CHECK(o.type == "backward");
+  CHECK(o.micro_batch == 5);
+  CHECK(o.duration == backward->end - backward->start);
+  const nlohmann::json doc = SummaryJson(a, t, {});
+  CHECK(doc["outlier_jobs"]["count"] == 1);
+  CHECK(doc["outlier_jobs"]["worst"][0]["micro_batch"] == 5);
+}
+
+TEST_CASE("Slow stages and slow workers are told apart; every worker has a speed against its peers") {
+  SimRun stage;
+  stage.stage_factor[1] = 1.25;
+  const Analysis a = Run(stage);
+  REQUIRE(a.bottleneck.slow_stages.size() == 1);
+  CHECK(a.bottleneck.slow_stages[0].stage == 1);
+  CHECK(a.bottleneck.slow_stages[0].factor == Approx(1.25).margin(0.03));
+  CHECK(a.slow_workers.empty());
+  CHECK(a.verdict.find("Stage 1 is 1.2") == 0);
+  CHECK(a.verdict.find("of its layers to other stages") != std::string::npos);
+
+  SimRun worker;
+  worker.worker_factor[{0, 1, 1}] = 1.25;
+  const Analysis b = Run(worker);
+  CHECK(b.bottleneck.slow_stages.empty());  // its peer and the other replica run at the usual speed
+  REQUIRE(b.bottleneck.speed.size() == 16);
+  CHECK(b.bottleneck.speed[3] == Approx(1.25).margin(0.03));  // rank 3: replica 0, stage 1, peer 1
+  for (size_t w = 0; w < 16; ++w)
+    if (w != 3) CHECK(b.bottleneck.speed[w] == Approx(1.0).margin(0.03));
+  const nlohmann::json doc = SummaryJson(b, Simulate(worker), {});
+  CHECK(doc["workers"][3]["speed"].get<double>() == Approx(1.25).margin(0.03));
+  std::string error;
+  CHECK(ResolveMetric(doc, "workers.speed.max", &error) == Approx(1.25).margin(0.03));
+
+  const Analysis clean = Run({});
+  bool said = false;
+  for (const SummarySection& section : SummarySections(clean, Simulate({})))
+    said |= section.text.find("Slow workers: none: no worker is more than ") == 0;
+  CHECK(said);
+  CHECK(clean.verdict.find("Nothing here is worth fixing") == 0);
 }

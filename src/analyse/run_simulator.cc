@@ -28,13 +28,14 @@ Timeline Simulate(const SimRun& run) {
     t.topology.degrees[static_cast<size_t>(ParallelAxis::kDp)] = run.dp;
   }
   const auto rank_of = [&](int replica, int stage, int peer) { return (replica * run.pp + stage) * run.mp + peer; };
-  Random random{42};
+  Random random{42}, outliers{4242};
   std::uint64_t line = 1;
+  int step = 0;
   const auto duration = [&](Nanos base, int replica, int stage, int peer) {
-    double d = static_cast<double>(base) * (1 + run.jitter * (2 * random.Next() - 1));
+    double d = static_cast<double>(base) * (1 + run.jitter * (2 * random.Next() - 1)) * (1 + run.drift * step);
     if (auto it = run.stage_factor.find(stage); it != run.stage_factor.end()) d *= it->second;
     if (auto it = run.worker_factor.find({replica, stage, peer}); it != run.worker_factor.end()) d *= it->second;
-    if (run.outlier_share > 0 && random.Next() < run.outlier_share) d *= run.outlier_factor;
+    if (outliers.Next() < run.outlier_share) d *= run.outlier_factor;
     return static_cast<Nanos>(d);
   };
   const auto latency = [&](int from, int to) {
@@ -42,7 +43,7 @@ Timeline Simulate(const SimRun& run) {
     return run.latency + (it != run.link_extra.end() ? it->second : 0);
   };
   Nanos step_start = 1'700'000'000'000'000'000;
-  for (int step = 0; step < run.steps; ++step) {
+  for (step = 0; step < run.steps; ++step) {
     std::vector<std::vector<std::pair<bool, int>>> order(run.pp);
     for (int s = 0; s < run.pp; ++s) order[s] = OneF1BOrder(run.pp, s, run.micro_batches);
     Nanos step_end = step_start;
@@ -83,10 +84,14 @@ Timeline Simulate(const SimRun& run) {
       }
       for (int s = 0; s < run.pp; ++s) last_backward_end[replica][s] = free[s];
     }
-    // The optimizer waits for the gradients of every replica of its stage.
+    // The optimizer waits for the gradients of every replica of its stage
+    // (with a barrier: of every stage too).
+    Nanos last_anywhere = 0;
+    for (const auto& replica : last_backward_end) last_anywhere = std::max(last_anywhere, *std::max_element(replica.begin(), replica.end()));
     for (int s = 0; s < run.pp; ++s) {
       Nanos ready = 0;
       for (int replica = 0; replica < run.dp; ++replica) ready = std::max(ready, last_backward_end[replica][s]);
+      ready = (run.barrier ? last_anywhere : ready) + run.reduce_latency;
       for (int replica = 0; replica < run.dp; ++replica)
         for (int peer = 0; peer < run.mp; ++peer) {
           const Nanos d = duration(run.optimizer, replica, s, peer);

@@ -37,12 +37,19 @@ struct SimRun {
   std::map<int, double> stage_factor;                 // stage -> slower by
   std::map<std::pair<int, int>, Nanos> link_extra;    // (from stage, to stage) -> added latency
   std::map<std::tuple<int, int, int>, double> worker_factor;  // (replica, stage, peer) -> slower by
-  double outlier_share = 0, outlier_factor = 3;
+  double outlier_share = 0, outlier_factor = 3;  // drawn from a stream of their own: jitter stays as without
+  double drift = 0;          // every job slower by this share per step (thermal, fragmentation)
+  // Every optimizer waits for the last pass of every stage and replica (a
+  // global all-reduce, as gradient-norm clipping makes it), not only for its
+  // stage's replicas; `reduce_latency` after that last pass either way.
+  bool barrier = false;
+  Nanos reduce_latency = 0;
 };
 
 // The run: machines of 4 workers; rank = ((replica * pp) + stage) * mp +
 // peer (Paddle's order, dp outermost); each step 1F1B per replica, event
-// by event, then each stage's optimizer after every replica's last backward.
+// by event, then each stage's optimizer after every replica's last backward
+// (with `barrier`, after the last backward anywhere).
 Timeline Simulate(const SimRun& run);
 
 }  // namespace jobviz::sim

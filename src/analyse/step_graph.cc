@@ -387,13 +387,16 @@ void AddInputs(const GraphLanes& lanes, Room& room, std::int32_t n, StepGraph* g
       break;
     case Pass::kOther:
       // The optimizer's gradients are reduced across replicas: the first job
-      // after the lane's last pass waits for the other replicas' last pass.
+      // after the lane's last pass waits for the other replicas' last pass
+      // (under a global all-reduce, for every other lane's).
       if (after_last_pass && room.group_of_lane[node.lane] >= 0) {
         const std::int32_t group = room.group_of_lane[node.lane];
         const std::int32_t own = room.last_pass[node.lane];
         const ReduceGroup& reduce = g->groups[group];
         const auto first = g->group_senders.begin() + reduce.first_sender, last = first + reduce.senders;  // by end
-        const std::int32_t latest = last[-1] != own ? last[-1] : reduce.senders > 1 ? last[-2] : -1;
+        // The latest of every lane's, its own too: the all-reduce ends a
+        // while after the last gradients are in, whoever sent them.
+        const std::int32_t latest = reduce.senders > 1 ? last[-1] : -1;
         if (latest < 0) break;
         if (g->jobs[latest].end <= node.start) {
           g->inputs.push_back({latest, group, 0});
@@ -414,11 +417,12 @@ void AddInputs(const GraphLanes& lanes, Room& room, std::int32_t n, StepGraph* g
 // latency up to its latest input's arrival, stall after it (docs/analysis.md).
 void ClassifyGaps(const GraphLanes& lanes, Room& room, StepGraph* g) {
   // Links by receiving stage and where the input comes from: the stage
-  // before, the stage after, the same stage of another replica, or the
-  // other end of the pipeline (interleaved wrap-around).
+  // before, the stage after, the other end of the pipeline (interleaved
+  // wrap-around), or a reduce group (into the job after the passes: the
+  // only inputs of such a job).
   const auto link = [&](const StageJob& from, const StageJob& to) {
     const int from_stage = lanes.lanes[from.lane].stage, to_stage = lanes.lanes[to.lane].stage;
-    const int kind = from_stage == to_stage - 1 ? 0 : from_stage == to_stage + 1 ? 1 : from_stage == to_stage ? 2 : 3;
+    const int kind = !IsPass(to.pass) ? 3 : from_stage == to_stage - 1 ? 0 : from_stage == to_stage + 1 ? 1 : 2;
     return static_cast<size_t>(lanes.stage_rank[to.lane]) * 4 + static_cast<size_t>(kind);
   };
   const size_t links = static_cast<size_t>(lanes.stage_count) * 4;
@@ -576,14 +580,45 @@ void OrderForReplay(Room& room, StepGraph* g) {
   }
 }
 
+// Whether every optimizer waited for the last pass anywhere: every lane's
+// first job after its passes starts after the latest last pass of any lane
+// (less half a typical last pass, for what the clocks leave), on two stages
+// or more. Without a global all-reduce, the stage whose passes end first
+// (the last, in 1F1B) starts its optimizer a backward or more before the
+// first stage's passes end.
+bool WaitsForEveryStage(const GraphLanes& lanes, const Room& room, const StepGraph& g) {
+  Nanos latest = std::numeric_limits<Nanos>::min();
+  std::vector<Nanos> lengths;
+  int first_stage = -1;
+  bool two_stages = false;
+  for (size_t l = 0; l < lanes.lanes.size(); ++l) {
+    if (room.last_pass[l] < 0) continue;
+    const StageJob& last = g.jobs[room.last_pass[l]];
+    latest = std::max(latest, last.end);
+    lengths.push_back(last.end - last.start);
+    if (room.first_after_pass[l] < 0) continue;
+    if (first_stage < 0) first_stage = lanes.lanes[l].stage;
+    two_stages |= lanes.lanes[l].stage != first_stage;
+  }
+  if (!two_stages) return false;
+  const auto middle = lengths.begin() + static_cast<std::ptrdiff_t>(lengths.size() / 2);
+  std::nth_element(lengths.begin(), middle, lengths.end());
+  const Nanos slack = *middle / 2;
+  for (size_t l = 0; l < lanes.lanes.size(); ++l)
+    if (room.last_pass[l] >= 0 && room.first_after_pass[l] >= 0 && g.jobs[room.first_after_pass[l]].start < latest - slack)
+      return false;
+  return true;
+}
+
 // One reduce group per stage with replicas: the last pass of each of its
-// lanes, sorted by end.
+// lanes, sorted by end. Under a global all-reduce, one group of every lane.
 void GroupReplicas(const GraphLanes& lanes, Room& room, StepGraph* g) {
   room.group_of_lane.assign(lanes.lanes.size(), -1);
   room.group_of_stage.assign(static_cast<size_t>(lanes.stage_count), -1);
+  g->global_barrier = WaitsForEveryStage(lanes, room, *g);
   for (size_t l = 0; l < lanes.lanes.size(); ++l) {
-    if (room.last_pass[l] < 0 || lanes.lanes[l].other_replicas.empty()) continue;
-    std::int32_t& group = room.group_of_stage[lanes.stage_rank[l]];
+    if (room.last_pass[l] < 0 || (lanes.lanes[l].other_replicas.empty() && !g->global_barrier)) continue;
+    std::int32_t& group = room.group_of_stage[g->global_barrier ? 0 : lanes.stage_rank[l]];
     if (group < 0) {
       group = static_cast<std::int32_t>(g->groups.size());
       g->groups.push_back({});
@@ -625,6 +660,7 @@ void BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<const s
   g.groups.clear();
   g.group_senders.clear();
   g.contradicted = g.overlaps = g.graph_workers = 0;
+  g.global_barrier = false;
   room.Reset(lanes.lanes.size());
   // Sized once: a step of a large run holds a job per job of the step, and
   // vectors that double on the way would leave up to half of them unused.
@@ -701,9 +737,13 @@ std::vector<PathPart> CriticalPath(const StepGraph& g) {
     }
     if (node.binding_is_input) {
       Nanos lag = 0;
+      bool reduce = false;
       for (std::uint32_t k = 0; k < node.inputs; ++k)
-        if (g.inputs[node.first_input + k].from == node.binding) lag = g.inputs[node.first_input + k].lag;
-      parts.push_back({PathPartKind::kHandOff, n, node.binding, lag});
+        if (g.inputs[node.first_input + k].from == node.binding) {
+          lag = g.inputs[node.first_input + k].lag;
+          reduce = g.inputs[node.first_input + k].group >= 0;
+        }
+      parts.push_back({reduce ? PathPartKind::kAllReduce : PathPartKind::kHandOff, n, node.binding, lag});
       covered += lag;
     }
     n = node.binding;
@@ -720,8 +760,6 @@ std::array<ReplayResult, kReplays> Replay(const StepGraph& g, const ReplaySet& s
   const size_t n = g.jobs.size();
   std::vector<Nanos>& end = scratch.end;
   end.resize((n + g.groups.size()) * K);
-  scratch.second.resize(g.groups.size() * K);
-  scratch.top.resize(g.groups.size() * K);
   std::array<Nanos, K> hand_off{}, stall{}, last{}, busy{}, ready{};
   for (size_t k = 0; k < K; ++k) {
     hand_off[k] = set.free_hand_offs[k] ? 0 : 1;
@@ -730,27 +768,12 @@ std::array<ReplayResult, kReplays> Replay(const StepGraph& g, const ReplaySet& s
   }
   for (const std::int32_t id : g.order) {
     Nanos* const out = &end[static_cast<size_t>(id) * K];
-    if (static_cast<size_t>(id) >= n) {  // a reduce group: its latest and second-latest sender, per replay
-      const size_t r = static_cast<size_t>(id) - n;
-      const ReduceGroup& reduce = g.groups[r];
-      Nanos* const second = &scratch.second[r * K];
-      std::int32_t* const top = &scratch.top[r * K];
-      for (size_t k = 0; k < K; ++k) {
-        out[k] = second[k] = kNone;
-        top[k] = -1;
-      }
+    if (static_cast<size_t>(id) >= n) {  // a reduce group: its latest sender's end, per replay
+      const ReduceGroup& reduce = g.groups[static_cast<size_t>(id) - n];
+      std::fill_n(out, K, kNone);
       for (std::uint32_t i = 0; i < reduce.senders; ++i) {
-        const std::int32_t sender = g.group_senders[reduce.first_sender + i];
-        const Nanos* const sent = &end[static_cast<size_t>(sender) * K];
-        for (size_t k = 0; k < K; ++k) {
-          if (top[k] < 0 || sent[k] > out[k]) {
-            second[k] = out[k];
-            out[k] = sent[k];
-            top[k] = sender;
-          } else {
-            second[k] = std::max(second[k], sent[k]);
-          }
-        }
+        const Nanos* const sent = &end[static_cast<size_t>(g.group_senders[reduce.first_sender + i]) * K];
+        for (size_t k = 0; k < K; ++k) out[k] = std::max(out[k], sent[k]);
       }
       continue;
     }
@@ -764,17 +787,10 @@ std::array<ReplayResult, kReplays> Replay(const StepGraph& g, const ReplaySet& s
         for (size_t k = 0; k < K; ++k) ready[k] = std::max(ready[k], sent[k] + in.lag * hand_off[k]);
         continue;
       }
-      // The latest of the group but the receiver's own replica (whose last pass is on its lane).
-      const size_t r = static_cast<size_t>(in.group);
-      const Nanos* const latest = &end[(n + r) * K];
-      for (size_t k = 0; k < K; ++k) {
-        Nanos sent = latest[k];
-        if (g.jobs[scratch.top[r * K + k]].lane == node.lane) {
-          sent = scratch.second[r * K + k];
-          if (sent == kNone) continue;
-        }
-        ready[k] = std::max(ready[k], sent + in.lag * hand_off[k]);
-      }
+      // The group's latest sender, the receiver's own lane too (it is done by then anyway).
+      const Nanos* const latest = &end[(n + static_cast<size_t>(in.group)) * K];
+      for (size_t k = 0; k < K; ++k)
+        ready[k] = std::max(ready[k], latest[k] + in.lag);  // the all-reduce is no hand-off: no replay frees it
     }
     const Nanos measured = node.end - node.start;
     for (size_t k = 0; k < K; ++k) {

@@ -74,10 +74,11 @@ struct StageJob {
 static_assert(sizeof(StageJob) == 64);
 
 // A hand-off into a job: the sender, and the latency the replay adds to the
-// sender's end (ClassifyGaps). An optimizer waits for the other replicas of
-// its stage through their reduce group: `from` is then the one whose last
-// pass ended last as measured, and a replay takes the latest of the group
-// but its own replica's.
+// sender's end (ClassifyGaps). An optimizer waits for the replicas of its
+// stage (under a global all-reduce, every lane) through their reduce group:
+// `from` is then the last pass that ended last as measured (its own lane's
+// too), `lag` the all-reduce's time after it, and a replay takes the latest
+// of the group.
 struct GraphInput {
   std::int32_t from = 0;
   std::int32_t group = -1;  // into StepGraph::groups; -1: a hand-off from `from` alone
@@ -105,6 +106,10 @@ struct StepGraph {
   size_t contradicted = 0;  // hand-offs whose sender ended after the receiver started: not used
   size_t overlaps = 0;      // jobs that start before their lane's previous one ended
   size_t graph_workers = 0; // workers with jobs in the step
+  // Every optimizer waited for the last pass of every lane (a global
+  // all-reduce, as gradient-norm clipping makes it): then `groups` is one
+  // group of every lane, not one per stage.
+  bool global_barrier = false;
 };
 
 // What building a step graph needs besides the graph, kept by one thread
@@ -133,11 +138,14 @@ StepGraph BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<co
                          bool for_replays = true);
 
 // A piece of the critical path, in time order: a job, or the wait before it.
-enum class PathPartKind : std::uint8_t { kJob, kHandOff, kStall, kStepStart };
+// kAllReduce: an optimizer's wait for the gradients' all-reduce, after the
+// last pass of the replica (or, under a global all-reduce, of the lane) that
+// ended last.
+enum class PathPartKind : std::uint8_t { kJob, kHandOff, kAllReduce, kStall, kStepStart };
 struct PathPart {
   PathPartKind kind = PathPartKind::kJob;
   std::int32_t job = 0;        // the StageJob (for a wait: the job that waited)
-  std::int32_t from = -1;      // kHandOff: the sending StageJob
+  std::int32_t from = -1;      // kHandOff, kAllReduce: the sending StageJob
   Nanos length = 0;
 };
 
@@ -145,7 +153,8 @@ struct PathPart {
 std::vector<PathPart> CriticalPath(const StepGraph& graph);
 
 // Replays: every job starts when its lane and its inputs are ready (plus
-// its stall), in measured order. Up to kReplays of them run together in one
+// its stall), in measured order; an optimizer's all-reduce wait is kept as
+// measured (it is no hand-off). Up to kReplays of them run together in one
 // pass over the graph, each with its own durations and without hand-off
 // latency or stalls when asked; running them together reads the graph once.
 constexpr size_t kReplays = 8;
@@ -161,9 +170,7 @@ struct ReplayResult {
   Nanos busy = 0;       // job durations x peers: busy time of the step's workers
 };
 struct ReplayScratch {
-  std::vector<Nanos> end;          // per job and group, kReplays each; a group's: its latest sender's
-  std::vector<Nanos> second;       // per group, kReplays each: its second-latest sender's end
-  std::vector<std::int32_t> top;   // per group, kReplays each: its latest sender
+  std::vector<Nanos> end;  // per job and group, kReplays each; a group's: its latest sender's
 };
 // The results of replays 0 .. set.count - 1.
 std::array<ReplayResult, kReplays> Replay(const StepGraph& graph, const ReplaySet& set, ReplayScratch& scratch);

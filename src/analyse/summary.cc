@@ -64,6 +64,15 @@ void AddSlowWorkers(const Analysis& a, nlohmann::json& doc) {
                                    {"stage", RoleJson(w.role)}, {"mp", w.role.peer}, {"replica", w.role.replica},
                                    {"compared_with", w.compared_with}, {"factor", w.factor}, {"types", types}});
   }
+  doc["slow_stages"] = json::array();
+  for (const SlowStage& s : a.bottleneck.slow_stages) doc["slow_stages"].push_back({{"stage", s.stage}, {"factor", s.factor}});
+  json outliers = json::array();
+  for (const OutlierJob& o : a.bottleneck.outliers) {
+    outliers.push_back({{"worker", o.worker}, {"step", StepNumber(o.step)}, {"type", o.type}, {"micro_batch", o.micro_batch},
+                        {"duration_us", Micros(o.duration)}, {"median_us", Micros(o.median)}});
+    AddRun(outliers.back(), o.step);
+  }
+  doc["outlier_jobs"] = {{"count", a.bottleneck.outlier_count}, {"worst", outliers}};
 }
 
 // The critical paths by cause, the what-if table, the ranked causes and
@@ -91,7 +100,8 @@ void AddBottleneck(const Analysis& a, nlohmann::json& doc) {
       {"replay_error", b.replay_error}, {"step_gap_us", Micros(b.step_gap)},
       {"contradicted_hand_offs", b.contradicted}, {"overlapping_jobs", b.overlaps},
       {"critical_path", {{"total_us", per_step(p.total())}, {"compute_us", per_step(p.compute_total())},
-                         {"hand_off_us", per_step(p.hand_off_total())}, {"stall_us", per_step(p.stall)},
+                         {"hand_off_us", per_step(p.hand_off_total())}, {"all_reduce_us", per_step(p.all_reduce)},
+                         {"stall_us", per_step(p.stall)},
                          {"step_start_us", per_step(p.step_start)}, {"step_gaps_us", per_step(p.step_gaps)},
                          {"compute", compute}, {"hand_offs", hand_offs}}},
       {"causes", causes}};
@@ -100,14 +110,15 @@ void AddBottleneck(const Analysis& a, nlohmann::json& doc) {
     doc["what_if"][WhatIfKey(w.kind)] = {{"change", w.change}, {"applies", w.applies}, {"step_us", Micros(w.step_time)},
                                          {"bubble_ratio", w.bubble_ratio}, {"saved_us", Micros(w.saved)}, {"gain", w.gain}};
   // [stage, replica, type, micro-batch, start after the step's start,
-  //  duration, hand-off wait before it, stall before it], times in whole
+  //  duration, hand-off wait before it, stall before it, all-reduce wait
+  //  before it], times in whole
   //  nanoseconds: exact, and a third of the size of microsecond doubles.
   doc["critical_paths"] = json::array();
   for (const CriticalPathStep& step : b.critical_paths) {
     json jobs = json::array();
     for (const CriticalJob& j : step.jobs)
       jobs.push_back({j.stage, j.replica, j.type.str(), j.micro_batch, j.start - step.start, j.end - j.start, j.hand_off,
-                      j.stall});
+                      j.stall, j.all_reduce});
     doc["critical_paths"].push_back({{"step", StepNumber(step.step)}, {"duration_us", Micros(step.end - step.start)},
                                      {"step_start_us", Micros(step.step_start)}, {"jobs", jobs}});
     AddRun(doc["critical_paths"].back(), step.step);
@@ -191,9 +202,12 @@ nlohmann::json SummaryJson(const Analysis& a, const Timeline& timeline, const Ru
       steps.push_back({{"step", StepNumber(ws.step)}, {"busy_us", Micros(ws.busy)}, {"idle_us", Micros(ws.idle)}});
       AddRun(steps.back(), ws.step);
     }
+    const size_t index = doc["workers"].size();
+    const double speed = index < a.bottleneck.speed.size() ? a.bottleneck.speed[index] : 0;
     doc["workers"].push_back({{"machine", w.machine}, {"worker", w.worker}, {"name", w.name},
                               {"busy_us", Micros(w.busy)}, {"idle_us", Micros(w.idle)},
-                              {"bubble_ratio", w.bubble_ratio}, {"steps", steps}});
+                              {"bubble_ratio", w.bubble_ratio}, {"speed", speed > 0 ? json(speed) : json(nullptr)},
+                              {"steps", steps}});
   }
   doc["bubble_ratio"] = a.bubble_ratio;
   doc["ideal_bubble_ratio"] = a.schedule.ideal_bubble ? json(*a.schedule.ideal_bubble) : json(nullptr);
@@ -234,6 +248,9 @@ const nlohmann::json& SummarySchema() {
     one.job_types[kAnyKey] = {};
     one.slow_workers.push_back({});
     one.slow_workers.back().types.push_back({});
+    one.bottleneck.slow_stages.push_back({});
+    one.bottleneck.outliers.push_back({});
+    one.bottleneck.speed.push_back(1.0);
     one.bottleneck.path.compute.push_back({});
     one.bottleneck.path.hand_offs.push_back({});
     one.bottleneck.causes.push_back({});

@@ -1,6 +1,7 @@
 #include "emit/summary_tables.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <set>
 
@@ -153,6 +154,25 @@ std::string SlowText(const SlowWorker& w) {
   return factors + " " + w.compared_with + " (slower in " + counts + " jobs)";
 }
 
+std::string Factor(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2fx", f);
+  return buf;
+}
+
+// ": no worker is more than 4% slower than its peers (the slowest: machine1 worker 2, 1.04x)"
+std::string SlowestText(const Analysis& a) {
+  size_t slowest = a.bottleneck.speed.size();
+  for (size_t w = 0; w < a.bottleneck.speed.size(); ++w)
+    if (a.bottleneck.speed[w] > 0 && (slowest == a.bottleneck.speed.size() || a.bottleneck.speed[w] > a.bottleneck.speed[slowest]))
+      slowest = w;
+  if (slowest == a.bottleneck.speed.size() || slowest >= a.workers.size()) return "";
+  const double speed = a.bottleneck.speed[slowest];
+  const double more = std::max(1.0, std::ceil((speed - 1) * 100));
+  return ": no worker is more than " + std::to_string(static_cast<int>(more)) + "% slower than its peers (the slowest: " +
+         a.workers[slowest].name + ", " + Factor(speed) + ")";
+}
+
 // The verdict, first: the bubble against its ideal, the causes ranked by
 // what fixing them gains, the slow workers, and how far the replay can be trusted.
 void AddVerdict(const Analysis& a, std::vector<SummarySection>* sections) {
@@ -160,6 +180,7 @@ void AddVerdict(const Analysis& a, std::vector<SummarySection>* sections) {
     sections->push_back({"", "Pipeline bubble: not measured: the run finished no step", {}});
     return;
   }
+  if (!a.verdict.empty()) sections->push_back({"", a.verdict, {}});
   sections->push_back({"", "Pipeline bubble: " + Percent(a.bubble_ratio) + " (" + IdealText(a) + ")", {}});
   const Bottleneck& b = a.bottleneck;
   if (!b.ran) return;
@@ -169,10 +190,13 @@ void AddVerdict(const Analysis& a, std::vector<SummarySection>* sections) {
     for (size_t i = 0; i < b.causes.size(); ++i)
       sections->push_back({"", (i == 0 ? "Top cause: " : "Next cause: ") + b.causes[i].text, {}});
   }
+  for (const SlowStage& s : b.slow_stages)
+    sections->push_back({"", "Slow stage: stage " + std::to_string(s.stage) + " takes " + Factor(s.factor) +
+                                 " the other stages' time for the same jobs (an unbalanced split: move layers off it)", {}});
   if (a.slow_workers.empty()) {
     sections->push_back({"", b.per_worker_only ? "Slow workers: none to tell (no tensor-parallel peers or replicas to "
                                                  "compare with: a slow GPU shows as a slow stage)"
-                                               : "Slow workers: none", {}});
+                                               : "Slow workers: none" + SlowestText(a), {}});
   } else {
     for (size_t i = 0; i < a.slow_workers.size() && i < 3; ++i)
       sections->push_back({"", "Slow worker: " + a.slow_workers[i].name + RoleLabel(a.slow_workers[i].role, a.topology) +
@@ -190,6 +214,30 @@ void AddVerdict(const Analysis& a, std::vector<SummarySection>* sections) {
   sections->push_back({"", trust, {}});
 }
 
+// Parts of the critical path that are large while no replay gains from
+// removing them, and why: the path and the what-ifs tell one story.
+std::vector<std::string> PathNotes(const Bottleneck& b) {
+  std::vector<std::string> notes;
+  const PathBreakdown& p = b.path;
+  const double total = static_cast<double>(std::max<Nanos>(1, p.total()));
+  const Nanos steps = static_cast<Nanos>(std::max<size_t>(1, b.steps));
+  if (static_cast<double>(p.all_reduce) / total >= 0.05)
+    notes.push_back("Note: the optimizers wait " + FormatDuration(p.all_reduce / steps) + " per step for the gradient all-reduce" +
+                    (b.barrier_steps * 2 > b.steps ? " that every stage and replica joins (a global all-reduce, as gradient-norm "
+                                                     "clipping makes it: every optimizer waits for the last backward anywhere)"
+                                                   : " of their stage's replicas") +
+                    ": communication after the pipeline, which no replay removes (faster collectives or overlapping them with "
+                    "the last backward passes would)");
+  const WhatIf* no_stall = nullptr;
+  for (const WhatIf& w : b.what_if)
+    if (w.kind == WhatIfKind::kNoStall) no_stall = &w;
+  if (no_stall && static_cast<double>(p.stall) / total >= 0.10 && no_stall->gain < 0.01)
+    notes.push_back("Note: stalls are " + Percent(static_cast<double>(p.stall) / total) +
+                    " of the critical path, yet removing them saves " + FormatDuration(no_stall->saved) +
+                    " per step: other chains of jobs, as long, end with the step");
+  return notes;
+}
+
 // Where the critical paths' time goes, the what-if table and the slow workers.
 void AddBottleneckSections(const Analysis& a, std::vector<SummarySection>* sections) {
   const Bottleneck& b = a.bottleneck;
@@ -203,6 +251,7 @@ void AddBottleneckSections(const Analysis& a, std::vector<SummarySection>* secti
   for (const auto& h : p.hand_offs)
     parts.emplace_back(h.time, "hand-off: stage " + std::to_string(h.from) + "→" + std::to_string(h.to) +
                                    (h.from < h.to ? " forward" : " backward"));
+  parts.emplace_back(p.all_reduce, "gradient all-reduce (optimizers waiting)");
   parts.emplace_back(p.stall, "stall");
   parts.emplace_back(p.step_start, "step start");
   parts.emplace_back(p.step_gaps, "between steps");
@@ -223,6 +272,7 @@ void AddBottleneckSections(const Analysis& a, std::vector<SummarySection>* secti
   if (rest_count > 0)
     path.rows.push_back({std::to_string(rest_count) + " more", FormatDuration(rest / steps), Percent(static_cast<double>(rest) / total)});
   sections->push_back(std::move(path));
+  for (const std::string& note : PathNotes(b)) sections->push_back({"", note, {}});
   SummarySection what_if{"What if (replays of the step graphs)", "", {{"change", "step time", "bubble", "saves per step", "gain"}}};
   // The replay with nothing removed: the row the others compare with.
   what_if.rows.push_back({"nothing (the measured steps, replayed)", FormatDuration(b.replayed_step),
@@ -263,7 +313,7 @@ std::vector<SummarySection> SummarySections(const Analysis& a, const Timeline& t
       steps.rows.push_back({StepColumn(s.step), FormatDuration(s.duration()), FormatSinceStart(SaturatingSub(s.start, zero))});
     sections.push_back(std::move(steps));
   }
-  SummarySection workers{"Workers", "", {{"worker", "busy", "idle", "bubble"}}};
+  SummarySection workers{"Workers", "", {{"worker", "busy", "idle", "bubble", "speed"}}};
   std::vector<const WorkerAnalysis*> by_bubble;
   for (const WorkerAnalysis& w : a.workers) by_bubble.push_back(&w);
   if (by_bubble.size() > kShownRows) {  // what matters first once the table folds
@@ -271,8 +321,12 @@ std::vector<SummarySection> SummarySections(const Analysis& a, const Timeline& t
     std::stable_sort(by_bubble.begin(), by_bubble.end(),
                      [](const WorkerAnalysis* x, const WorkerAnalysis* y) { return x->bubble_ratio > y->bubble_ratio; });
   }
-  for (const WorkerAnalysis* w : by_bubble)
-    workers.rows.push_back({w->name + RoleLabel(w->role, a.topology), FormatDuration(w->busy), FormatDuration(w->idle), Percent(w->bubble_ratio)});
+  for (const WorkerAnalysis* w : by_bubble) {
+    const size_t index = static_cast<size_t>(w - a.workers.data());
+    const double speed = index < a.bottleneck.speed.size() ? a.bottleneck.speed[index] : 0;
+    workers.rows.push_back({w->name + RoleLabel(w->role, a.topology), FormatDuration(w->busy), FormatDuration(w->idle),
+                            Percent(w->bubble_ratio), speed > 0 ? Factor(speed) : "-"});
+  }
   sections.push_back(std::move(workers));
   if (a.topology.hybrid()) AddHybridSections(a, &sections);
   SummarySection types{"Job types", "", {{"job type", "count", "total", "mean", "p50", "p95"}}};

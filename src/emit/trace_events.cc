@@ -379,6 +379,10 @@ CriticalPathView::CriticalPathView(const Timeline& timeline, const Bottleneck* b
         slices_.push_back({at, at + job.hand_off, "hand-off " + std::to_string(job.from_stage) + "\u2192" + std::to_string(job.stage), step.step});
         at += job.hand_off;
       }
+      if (job.all_reduce > 0) {
+        slices_.push_back({at, at + job.all_reduce, "all-reduce wait (after stage " + std::to_string(job.from_stage) + ")", step.step});
+        at += job.all_reduce;
+      }
       if (job.stall > 0) {
         slices_.push_back({at, at + job.stall, "stall", step.step});
         at += job.stall;
