@@ -61,8 +61,24 @@ std::string RunsLine(const std::vector<RunSummary>& runs, const RunChoice& choic
 constexpr size_t kMachinesListed = 8;
 constexpr size_t kWarningsShown = 10;
 
-std::string MachineJobsLine(const Machine& machine) {
+// Workers listed on a machine's line up to here; past it, the range with
+// its extremes (40 workers would make a 567-character line).
+constexpr size_t kWorkersListed = 8;
+
+std::string MachineJobsLine(const Machine& machine, bool verbose) {
   std::string line = "jobviz: jobs: " + machine.name;
+  if (machine.workers.size() > kWorkersListed && !verbose) {
+    size_t least = SIZE_MAX, most = 0;
+    int least_at = 0, most_at = 0;
+    for (const Worker& worker : machine.workers) {
+      if (worker.jobs.size() < least) least = worker.jobs.size(), least_at = worker.index;
+      if (worker.jobs.size() > most) most = worker.jobs.size(), most_at = worker.index;
+    }
+    line += " " + std::to_string(machine.workers.size()) + " workers: ";
+    if (least == most) return line + std::to_string(most) + " jobs each\n";
+    return line + std::to_string(least) + " (worker " + std::to_string(least_at) + ") to " + std::to_string(most) +
+           " (worker " + std::to_string(most_at) + ") jobs per worker\n";
+  }
   std::string sep = " ";
   for (const Worker& worker : machine.workers) {
     line += sep + "worker " + std::to_string(worker.index) + ": " + std::to_string(worker.jobs.size());
@@ -92,7 +108,7 @@ std::string JobsSummaryLine(const Timeline& timeline) {
 std::string JobsLine(const Timeline& timeline, bool verbose) {
   if (timeline.machines.size() > kMachinesListed && !verbose) return JobsSummaryLine(timeline);
   std::string lines;
-  for (const Machine& machine : timeline.machines) lines += MachineJobsLine(machine);
+  for (const Machine& machine : timeline.machines) lines += MachineJobsLine(machine, verbose);
   return lines;
 }
 

@@ -26,3 +26,22 @@ TEST_CASE("Every report line stays short when files hold many different numbers 
   }
   CHECK(runs_line);
 }
+
+TEST_CASE("A machine of 40 workers gets one short jobs line, with the extremes; -v lists every worker") {
+  FinishedRun run;
+  run.timeline.machines.emplace_back("machine0");
+  for (int w = 0; w < 40; ++w) {
+    Worker worker;
+    worker.index = w;
+    worker.jobs.resize(w == 7 ? 60 : 68);
+    run.timeline.machines[0].workers.push_back(worker);
+  }
+  run.jobs = 39 * 68 + 60;
+  const std::string report = RunReport(run, 1);
+  const size_t at = report.find("jobviz: jobs: machine0");
+  REQUIRE(at != std::string::npos);
+  const std::string line = report.substr(at, report.find('\n', at) - at);
+  CHECK(line == "jobviz: jobs: machine0 40 workers: 60 (worker 7) to 68 (worker 0) jobs per worker");
+  const std::string verbose = RunReport(run, 2);
+  CHECK(verbose.find("worker 39: 68") != std::string::npos);
+}

@@ -77,6 +77,9 @@ void AppendStepsProcess(EventStream& events, const Timeline& timeline, Nanos ori
   AppendMetadata(events.Begin(), kStepsPid, -1, "process_name", "name", "\"Steps\"");
   AppendMetadata(events.Begin(), kStepsPid, -1, "process_sort_index", "sort_index", "0");
   AppendMetadata(events.Begin(), kStepsPid, kStepsPid, "thread_name", "name", "\"Step\"");
+  // Sorted explicitly, as the Critical path row is: a thread without an index
+  // would be ordered by Perfetto after those with one.
+  AppendMetadata(events.Begin(), kStepsPid, kStepsPid, "thread_sort_index", "sort_index", "0");
   const std::string pid = std::to_string(kStepsPid);
   for (const StepSpan& step : timeline.steps) {
     AppendStepEvent(events.Begin(), step, pid, pid, true, origin);
