@@ -336,9 +336,28 @@ TEST_CASE("The diff ranks changes by significance and says worse or better only 
   // A lower bubble on the slow worker is not an improvement: no verdict.
   CHECK(by_name["workers[logs worker 1].bubble_ratio"]->verdict() == Verdict::kNone);
   CHECK(by_name["counts.jobs"]->verdict() == Verdict::kNone);
-  // Ranked: the worker's -25 points, then the p50's +20% and the run's +12 points, ..., unchanged last.
-  CHECK(rows[0].metric == "workers[logs worker 1].bubble_ratio");
-  CHECK(rows[1].metric == "steps.duration_us.p50");
-  CHECK(rows[2].metric == "bubble_ratio");
-  for (size_t i = 1; i < rows.size(); ++i) CHECK(rows[i - 1].significance() >= rows[i].significance());
+  // Ranked by effect on the step: the p50's +20%, the run's +12 points; a
+  // worker's own bubble says nothing of the step on its own.
+  CHECK(rows[0].metric == "steps.duration_us.p50");
+  CHECK(rows[1].metric == "bubble_ratio");
+  for (size_t i = 1; i < rows.size(); ++i) CHECK(rows[i - 1].effect >= rows[i].effect);
+}
+
+TEST_CASE("The diff opens with one verdict line and ranks a small change that is large in percent below a slower step") {
+  const nlohmann::json base = {
+      {"steps", {{"duration_us", {{"p50", 30000.0}}}, {"step", 0}}}, {"micro_batches", 8},
+      {"bottleneck", {{"critical_path", {{"stall_us", 5.3}}}}},
+      {"stage_table", {{{"stage", 2}, {"backward_mean_us", 2000.0}, {"forward_mean_us", 1000.0}}}}};
+  nlohmann::json now = base;
+  now["steps"]["duration_us"]["p50"] = 35000.0;
+  now["bottleneck"]["critical_path"]["stall_us"] = 52.3;  // +887%, 47 us
+  now["stage_table"][0]["backward_mean_us"] = 2600.0;     // +30%: 8 x 600 us a step
+  const std::vector<MetricChange> rows = DiffSummaries(base, now);
+  std::vector<std::string> order;
+  for (const MetricChange& row : rows) order.push_back(row.metric);
+  INFO(nlohmann::json(order).dump());
+  const auto at = [&](const std::string& metric) { return std::find(order.begin(), order.end(), metric) - order.begin(); };
+  CHECK(at("steps.duration_us.p50") < at("bottleneck.critical_path.stall_us"));
+  CHECK(at("stage_table[2].backward_mean_us") < at("bottleneck.critical_path.stall_us"));
+  CHECK(DiffVerdict(rows) == "step time +16.7% (30.00 ms -> 35.00 ms): stage 2 backward +30.0%");
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <string_view>
@@ -65,6 +66,53 @@ std::set<std::int64_t> Stages(const nlohmann::json& a, const nlohmann::json& b) 
   return stages;
 }
 
+MetricChange Row(std::string metric, std::optional<double> base, std::optional<double> now) {
+  MetricChange row;
+  row.metric = std::move(metric);
+  row.base = base;
+  row.now = now;
+  return row;
+}
+
+// A number of a summary, 0 when it has none.
+double Number(const nlohmann::json& summary, const std::string& path) { return At(summary, path).value_or(0); }
+
+// MetricChange::effect and label, from the base run's step time and counts.
+void SetEffect(const nlohmann::json& base, MetricChange* row) {
+  const std::string& m = row->metric;
+  const auto delta = row->change();
+  const double step = Number(base, "steps.duration_us.p50");
+  if (!delta) return;
+  if (row->unit == MetricUnit::kRatio) {
+    row->effect = m.rfind("workers[", 0) == 0 ? 0 : std::fabs(*delta);
+    row->label = m;
+    return;
+  }
+  if (row->unit != MetricUnit::kMicros || step <= 0) return;
+  double per_step = 1;  // how many times the metric's time falls in a step (of one worker)
+  if (m.rfind("job_types.", 0) == 0) {
+    const std::string type = m.substr(10, m.size() - 10 - 8);  // job_types.TYPE.mean_us
+    const double steps = std::max(1.0, Number(base, "steps.step.count")), workers = std::max(1.0, Number(base, "workers"));
+    per_step = Number(base, "job_types." + type + ".count") / steps / workers;
+    row->label = type + " jobs";
+  } else if (m.rfind("stage_table[", 0) == 0) {
+    const std::string stage = m.substr(12, m.find(']') - 12);
+    const bool forward = m.find("forward") != std::string::npos;
+    per_step = std::max(1.0, Number(base, "micro_batches"));
+    row->label = "stage " + stage + (forward ? " forward" : " backward");
+  } else if (m.rfind("bottleneck.critical_path.", 0) == 0) {
+    const std::string part = m.substr(25, m.size() - 25 - 3);  // bottleneck.critical_path.PART_us
+    const std::map<std::string, std::string> words = {{"compute", "compute"}, {"hand_off", "hand-offs"},
+                                                      {"all_reduce", "all-reduce waits"}, {"stall", "stalls"},
+                                                      {"step_start", "step start"}, {"step_gaps", "time between steps"}};
+    const auto it = words.find(part);
+    row->label = (it != words.end() ? it->second : part) + " on the critical path";
+  } else {
+    row->label = m;
+  }
+  row->effect = std::fabs(*delta) * per_step / step;
+}
+
 }  // namespace
 
 std::vector<std::string> ConfigurationChanges(const nlohmann::json& base, const nlohmann::json& now) {
@@ -126,7 +174,7 @@ void ClassifyMetric(MetricChange& row) {
 std::vector<MetricChange> DiffSummaries(const nlohmann::json& base, const nlohmann::json& now) {
   std::vector<MetricChange> rows;
   auto add = [&](const std::string& path) {
-    MetricChange row{path, At(base, path), At(now, path)};
+    const MetricChange row = Row(path, At(base, path), At(now, path));
     if (row.base || row.now) rows.push_back(row);
   };
   for (const char* path : {"bubble_ratio", "ideal_bubble_ratio", "steps.duration_us.p50", "steps.duration_us.p95",
@@ -135,7 +183,8 @@ std::vector<MetricChange> DiffSummaries(const nlohmann::json& base, const nlohma
   for (const std::string& type : KeysOf(base, now, "job_types")) add("job_types." + type + ".mean_us");
   // Why the bubble is what it is: the critical path per step by cause, and what each fix would gain.
   for (const char* path : {"bottleneck.replayed_step_us", "bottleneck.critical_path.compute_us",
-                           "bottleneck.critical_path.hand_off_us", "bottleneck.critical_path.stall_us",
+                           "bottleneck.critical_path.hand_off_us", "bottleneck.critical_path.all_reduce_us",
+                           "bottleneck.critical_path.stall_us",
                            "bottleneck.critical_path.step_start_us", "bottleneck.critical_path.step_gaps_us"})
     add(path);
   for (const std::string& what_if : KeysOf(base, now, "what_if")) add("what_if." + what_if + ".gain");
@@ -144,19 +193,51 @@ std::vector<MetricChange> DiffSummaries(const nlohmann::json& base, const nlohma
   for (const std::int64_t stage : Stages(base, now))
     for (const char* field : {"bubble_ratio", "forward_mean_us", "backward_mean_us"}) {
       const std::string path = "stage_table[" + std::to_string(stage) + "]." + field;
-      rows.push_back({path, At(base, path), At(now, path)});
+      rows.push_back(Row(path, At(base, path), At(now, path)));
     }
   for (const char* path : {"lagging_peers.behind_us.count", "lagging_peers.behind_us.max", "last_replicas.late_by_us.max"})
     add(path);
   for (const auto& [key, worker] : MatchWorkers(base, now))
-    rows.push_back({"workers[" + GateKey(worker.name) + "].bubble_ratio", worker.base, worker.now});
-  for (MetricChange& row : rows) ClassifyMetric(row);
+    rows.push_back(Row("workers[" + GateKey(worker.name) + "].bubble_ratio", worker.base, worker.now));
+  for (MetricChange& row : rows) {
+    ClassifyMetric(row);
+    SetEffect(base, &row);
+  }
   std::stable_sort(rows.begin(), rows.end(), [](const MetricChange& a, const MetricChange& b) {
     const bool a_both = a.base && a.now, b_both = b.base && b.now;
     if (a_both != b_both) return a_both;
+    if (a.effect != b.effect) return a.effect > b.effect;
     return a.significance() > b.significance();
   });
   return rows;
+}
+
+std::string DiffVerdict(const std::vector<MetricChange>& rows) {
+  const MetricChange* step = nullptr;
+  const MetricChange* why = nullptr;
+  for (const MetricChange& row : rows) {
+    if (row.metric == "steps.duration_us.p50") step = &row;
+    const bool explains = row.metric.rfind("job_types.", 0) == 0 || row.metric.rfind("stage_table[", 0) == 0 ||
+                          (row.metric.rfind("bottleneck.critical_path.", 0) == 0 && row.metric != "bottleneck.critical_path.total_us");
+    if (explains && row.unit == MetricUnit::kMicros && row.change() && row.effect > 0 && (!why || row.effect > why->effect)) why = &row;
+  }
+  const auto percent = [](double ratio) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%+.1f%%", ratio * 100);
+    return std::string(text);
+  };
+  const auto ms = [](double us) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f ms", us / 1000);
+    return std::string(text);
+  };
+  if (!step || !step->relative()) return "step time: not in both runs";
+  const double change = *step->relative();
+  std::string text = std::fabs(change) < 0.01 ? "step time unchanged (" + percent(change) + ", " + ms(*step->now) + ")"
+                                              : "step time " + percent(change) + " (" + ms(*step->base) + " -> " + ms(*step->now) + ")";
+  if (why && why->effect >= 0.005 && why->relative())
+    text += std::string(std::fabs(change) < 0.01 ? "; the largest change: " : ": ") + why->label + " " + percent(*why->relative());
+  return text;
 }
 
 }  // namespace jobviz

@@ -9,6 +9,7 @@
 #include "cli/exit_status.h"
 #include "cli/report.h"
 #include "commands/commands.h"
+#include "commands/stages.h"
 #include "emit/json_text.h"
 #include "read/log_discovery.h"
 
@@ -41,6 +42,9 @@ bool AnalyseDirectory(const std::string& dir, int verbosity, nlohmann::json* sum
   if (!DiscoverInputs(inputs, {}, &logs, status) || !ReadAndParse(logs, inputs, verbosity, &scans, status) ||
       !BuildRun(logs, std::move(scans), RunChoice{}, &run, status))
     return false;
+  // Where each worker sits as a direct run finds it (from the logs' HybridParallelInfo lines, else the jobs).
+  const DrawPlan defaults;
+  if (!PlaceWorkers(defaults, &run, status)) return false;
   run.clocks = AlignClocks(run.timeline, AlignOptions{});
   FindRunSteps(&run);
   if (run.jobs == 0) {

@@ -1,5 +1,6 @@
 #include "emit/diff_report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -10,6 +11,8 @@
 namespace jobviz {
 
 namespace {
+
+constexpr size_t kWorkerRowsShown = 8;
 
 // A value in its unit: "29.5%", "31.09 ms", "272".
 std::string Value(const MetricChange& row, const std::optional<double>& value) {
@@ -79,8 +82,8 @@ std::string DiffReport(const std::vector<MetricChange>& rows, const std::string&
   std::string changed;  // said first: runs of another configuration differ by design
   for (const std::string& change : configuration_changes) changed += (changed.empty() ? "" : ", ") + change;
   if (format == DiffFormat::kJson) {
-    nlohmann::json doc = {{"base", base_name}, {"new", new_name}, {"configuration_changes", configuration_changes},
-                          {"metrics", nlohmann::json::array()}};
+    nlohmann::json doc = {{"base", base_name}, {"new", new_name}, {"verdict", DiffVerdict(rows)},
+                          {"configuration_changes", configuration_changes}, {"metrics", nlohmann::json::array()}};
     for (const MetricChange& row : rows) {
       const Verdict verdict = row.verdict();
       doc["metrics"].push_back({{"metric", row.metric}, {"base", JsonValue(row.base)}, {"new", JsonValue(row.now)},
@@ -88,28 +91,45 @@ std::string DiffReport(const std::vector<MetricChange>& rows, const std::string&
                                 {"unit", UnitName(row.unit)},
                                 {"better", row.better == Better::kNeither ? nlohmann::json() : nlohmann::json(row.better == Better::kLower ? "lower" : "higher")},
                                 {"verdict", verdict == Verdict::kNone ? nlohmann::json() : nlohmann::json(VerdictText(verdict))},
-                                {"significance", row.significance()}});
+                                {"significance", row.significance()}, {"effect", row.effect}});
     }
     return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
   // Most significant first (DiffSummaries ranks them); "worse"/"better" by the
   // metric's direction, blank where the number alone cannot say.
+  // At scale the per-worker rows would bury the rest: the most significant
+  // few are shown, the others folded into one line (JSON keeps them all).
   std::vector<std::vector<std::string>> table = {{"metric", "base", "new", "change", "verdict"}};
-  size_t worse = 0, better = 0;
+  size_t worse = 0, better = 0, worker_rows = 0, folded = 0;
+  for (const MetricChange& row : rows) worker_rows += row.metric.rfind("workers[", 0) == 0;
+  std::vector<const MetricChange*> shown_workers;
+  for (const MetricChange& row : rows)
+    if (row.metric.rfind("workers[", 0) == 0) shown_workers.push_back(&row);
+  std::stable_sort(shown_workers.begin(), shown_workers.end(),
+                   [](const MetricChange* a, const MetricChange* b) { return a->significance() > b->significance(); });
+  if (worker_rows > kWorkerRowsShown) shown_workers.resize(kWorkerRowsShown);
   for (const MetricChange& row : rows) {
     const Verdict verdict = row.verdict();
     worse += verdict == Verdict::kWorse;
     better += verdict == Verdict::kBetter;
+    if (row.metric.rfind("workers[", 0) == 0 && std::find(shown_workers.begin(), shown_workers.end(), &row) == shown_workers.end()) {
+      ++folded;
+      continue;
+    }
     table.push_back({row.metric, Value(row, row.base), Value(row, row.now), Change(row), VerdictText(verdict)});
   }
+  if (folded > 0)
+    table.push_back({"... " + std::to_string(folded) + " more workers' bubble_ratio (the " + std::to_string(kWorkerRowsShown) +
+                         " that changed most are shown; --json has them all)", "", "", "", ""});
+  const std::string verdict = DiffVerdict(rows);
   const std::string tally = std::to_string(worse) + " worse, " + std::to_string(better) +
-                            " better (most significant change first; pp: percentage points)";
+                            " better (largest effect on the step time first; pp: percentage points)";
   const std::string warning = "configuration changed: " + changed + " (the runs differ by design, not only by speed)";
   if (format == DiffFormat::kMarkdown)
-    return "## jobviz diff\n\n" + (changed.empty() ? "" : "**" + MarkdownCell(warning) + "**\n\n") + "base: " +
+    return "## jobviz diff\n\n**" + MarkdownCell(verdict) + "**\n\n" + (changed.empty() ? "" : "**" + MarkdownCell(warning) + "**\n\n") + "base: " +
            MarkdownCode(base_name, false) + ", new: " + MarkdownCode(new_name, false) + "\n\n" + tally + "\n\n" +
            MarkdownTable(table, {0});
-  return (changed.empty() ? "" : warning + "\n") + "base: " + base_name + "\nnew:  " + new_name + "\n" + tally + "\n" +
+  return verdict + "\n" + (changed.empty() ? "" : warning + "\n") + "base: " + base_name + "\nnew:  " + new_name + "\n" + tally + "\n" +
          TextTable(table);
 }
 
