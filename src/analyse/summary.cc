@@ -98,7 +98,7 @@ void AddBottleneck(const Analysis& a, nlohmann::json& doc) {
   doc["bottleneck"] = {
       {"steps", b.steps}, {"measured_step_us", Micros(b.measured_step)}, {"replayed_step_us", Micros(b.replayed_step)},
       {"replay_error", b.replay_error}, {"step_gap_us", Micros(b.step_gap)},
-      {"contradicted_hand_offs", b.contradicted}, {"overlapping_jobs", b.overlaps},
+      {"contradicted_hand_offs", b.contradicted}, {"overlapping_jobs", b.overlaps}, {"barrier_steps", b.barrier_steps},
       {"critical_path", {{"total_us", per_step(p.total())}, {"compute_us", per_step(p.compute_total())},
                          {"hand_off_us", per_step(p.hand_off_total())}, {"all_reduce_us", per_step(p.all_reduce)},
                          {"stall_us", per_step(p.stall)},
