@@ -53,6 +53,7 @@ std::string Header(const FinishedRun& run, const std::vector<SummarySection>& se
   for (const SummarySection& section : sections)
     if (!section.text.empty()) out += "<p class=\"headline\">" + HtmlText(section.text) + "</p>\n";
   if (!timeline.window_note.empty()) out += "<p class=\"notice\" id=\"window\">" + HtmlText(timeline.window_note) + "</p>\n";
+  out += "<p class=\"facts\"><a href=\"#terms\">What the words mean</a> (bubble, hand-off, stall, critical path, …)</p>\n";
   return out + "</header>\n";
 }
 
@@ -81,6 +82,8 @@ std::string Summary(const FinishedRun& run, const std::vector<SummarySection>& s
       out += "<details><summary>All " + std::to_string(section.rows.size() - 1) + " rows</summary>\n" +
              Table(section.rows, false) + "</details>\n";
   }
+  // The glossary of docs/analysis.md, compiled in (src/emit/html/embed.py).
+  out += "<h3 id=\"terms\">Terms</h3>\n" + std::string(kAsset_analysis_md);
   if (!run.warnings.empty()) {
     out += "<h3>Warnings</h3>\n<ul>\n";
     for (const std::string& warning : run.warnings) out += "<li>" + HtmlText(warning) + "</li>\n";

@@ -11,7 +11,9 @@ the page from file:// and this checks what it rendered.
 - Ctrl+wheel (or the wheel after a click into the timeline), keys and drag
   zoom and pan; a plain wheel before that leaves the timeline as it is;
 - a machine's header collapses and expands its rows, as do "collapse all"
-  and "expand all"; the jump box brings a worker's row into sight;
+  and "expand all"; a collapsed machine shows a busy strip; the jump box
+  brings a worker's row into sight by a partial name, highlighted; the
+  critical-path control goes to a step's path; the glossary is on the page;
 - the overview is painted and a click in it centres the view there;
 - back-to-back jobs of one type keep a gap pixel between them; job labels
   lead with the type's initials and the micro-batch ("B3") or read in full;
@@ -231,18 +233,55 @@ def check_collapse_and_jump(page):
     check(page.evaluate("jobvizReport.layoutRows()") == page.evaluate("JSON.parse(document.getElementById("
                                                                       "'jobviz-data').textContent).machines.length"),
           "collapse all left worker rows")
-    # Jump to the last worker: its machine opens, its row comes into sight.
-    label = page.evaluate("[...document.querySelectorAll('#jump-list option')].pop().value")
-    page.evaluate(f"""(() => {{ const j = document.getElementById('jump'); j.value = {json.dumps(label)};
+    # A collapsed machine's header shows its rows' activity (a busy strip), not a blank bar.
+    next_frames(page)
+    strip = page.evaluate("""(() => { const c = document.querySelector('canvas.body');
+        const header = document.querySelector('#timeline .rows div.machine[data-group="0"]').getBoundingClientRect();
+        const dpr = c.width / c.clientWidth, y = Math.round((header.top + header.height / 2 - c.getBoundingClientRect().top) * dpr);
+        const copy = document.createElement('canvas'); copy.width = c.width; copy.height = 1;
+        const ctx = copy.getContext('2d', {willReadFrequently: true}); ctx.drawImage(c, 0, y, c.width, 1, 0, 0, c.width, 1);
+        const d = ctx.getImageData(0, 0, c.width, 1).data; let n = 0;
+        for (let i = 0; i < d.length; i += 4) if (d[i + 2] - d[i] > 30) n++; return n / (d.length / 4); })()""")
+    check(strip > 0.3, f"a collapsed machine's header shows no busy strip ({strip:.0%} of it tinted)")
+    # Jump by a partial name (the machine's and the worker's, not the row's
+    # label alone): its machine opens, its row comes into sight, highlighted.
+    target = page.evaluate("""(() => { const data = JSON.parse(document.getElementById('jobviz-data').textContent);
+        const rows = data.rows.filter(r => !r.lane), row = rows[rows.length - 1];
+        return {query: data.machines[row.machine].name.toUpperCase() + '  worker ' + row.worker, machine: row.machine, worker: row.worker}; })()""")
+    page.evaluate(f"""(() => {{ const j = document.getElementById('jump'); j.value = {json.dumps(target["query"])};
         j.dispatchEvent(new Event('change')); }})()""")
     next_frames(page)
     seen = page.evaluate(f"""(() => {{ const s = document.querySelector('#timeline .scroller').getBoundingClientRect();
-        const row = [...document.querySelectorAll('#timeline .rows div[data-worker]')].find(d => d.textContent === {json.dumps(label)});
-        if (!row) return false; const r = row.getBoundingClientRect();
-        return r.top >= s.top && r.bottom <= s.bottom; }})()""")
-    check(seen, f"jumping to {label!r} did not bring its row into sight")
+        const row = document.querySelector('#timeline .rows div[data-machine="{target["machine"]}"][data-worker="{target["worker"]}"]');
+        if (!row) return 'no row'; const r = row.getBoundingClientRect();
+        if (!(r.top >= s.top && r.bottom <= s.bottom)) return 'out of sight';
+        return row.classList.contains('jumped') ? 'ok' : 'not highlighted'; }})()""")
+    check(seen == "ok", f"jumping to {target['query']!r}: {seen}")
+    page.evaluate("""(() => { const j = document.getElementById('jump'); j.value = 'no such worker';
+        j.dispatchEvent(new Event('change')); })()""")
+    check(page.evaluate("document.getElementById('jump').classList.contains('not-found')"), "a name nothing holds is not marked")
     page.click(*center_of(page, "#expand-all"))
     check(page.evaluate("jobvizReport.layoutRows()") == rows, "expand all did not bring every row back")
+
+
+def check_go_to_critical_path(page):
+    """The toolbar's control shows the first step's critical path: the view
+    spans it, its first job is selected and in sight; the glossary is on the page."""
+    page.key("0", "Digit0")
+    full = view(page)
+    page.click(*center_of(page, "#go-critical"))
+    next_frames(page)
+    v = view(page)
+    first = page.evaluate("""(() => { const data = JSON.parse(document.getElementById('jobviz-data').textContent);
+        return data.path[0][0]; })()""")
+    check(page.evaluate("jobvizReport.selected()") == first, "going to the critical path did not select its first job")
+    check(v["t1"] - v["t0"] < full["t1"] - full["t0"], "going to the critical path did not zoom to its step")
+    check(page.evaluate("document.getElementById('critical-path').checked"), "the critical path is not shown")
+    terms = page.evaluate("document.querySelectorAll('#terms + ul li').length")
+    check(terms >= 10 and page.evaluate("!!document.querySelector('a[href=\"#terms\"]')"),
+          f"the glossary is not on the page ({terms} terms)")
+    page.key("Escape", "Escape")
+    page.key("0", "Digit0")
 
 
 def check_overview(page):
@@ -421,6 +460,7 @@ def main():
             print("screenshot:", shot)
             check_zoom_and_pan(page)
             check_collapse_and_jump(page)
+            check_go_to_critical_path(page)
             check_overview(page)
             check_job_boundaries_and_labels(page)
             check_open_in_perfetto(browser, page, pftrace)

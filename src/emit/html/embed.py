@@ -6,11 +6,40 @@
 Each asset becomes `inline constexpr std::string_view kAsset_<name>`, name
 from the file name with '.' and '-' as '_' (report.js -> kAsset_report_js).
 The text is kept as written, so the page's scripts are edited as scripts.
+A Markdown asset (docs/analysis.md) gives its "## Glossary" section only, as
+HTML (kAsset_analysis_md): the report's Terms come from the one glossary.
 """
+import html
 import pathlib
+import re
 import sys
 
 DELIMITER = "jobviz_asset"
+
+
+def inline(text):
+    """**bold** and `code` of one list item, the rest as text."""
+    out = html.escape(text, quote=False)
+    out = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", out)
+    return re.sub(r"`(.+?)`", r"<code>\1</code>", out)
+
+
+def glossary(markdown, source):
+    """The "## Glossary" section's paragraph and bullet list as HTML."""
+    match = re.search(r"^## Glossary\n(.*?)(?=^## )", markdown, re.S | re.M)
+    if not match:
+        sys.exit(f"{source}: no '## Glossary' section")
+    items, intro = [], []
+    for line in match.group(1).strip().splitlines():
+        if line.startswith("- "):
+            items.append(line[2:].strip())
+        elif line.startswith("  ") and items:
+            items[-1] += " " + line.strip()
+        elif line.strip() and not items:
+            intro.append(line.strip())
+    if len(items) < 10:
+        sys.exit(f"{source}: the glossary has {len(items)} terms; its list did not parse")
+    return ("<ul>\n" + "".join("<li>" + inline(item) + "</li>\n" for item in items) + "</ul>\n")
 
 
 def main():
@@ -19,6 +48,8 @@ def main():
              "#pragma once", "#include <string_view>", "namespace jobviz {"]
     for asset in assets:
         text = asset.read_text(encoding="utf-8")
+        if asset.suffix == ".md":
+            text = glossary(text, asset)
         if ")" + DELIMITER + '"' in text:
             sys.exit(f"{asset}: contains the raw-string delimiter")
         name = asset.name.replace(".", "_").replace("-", "_")

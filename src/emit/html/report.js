@@ -17,6 +17,7 @@
   // what derives from it, by rebuildRows() on each collapse or expand.
   let layout = [];  // {machine} or {row}
   const collapsed = new Set();  // machine indices
+  let jumped = -1;  // the data row the jump box went to: its label and row are highlighted
   const rowsOf = new Map();  // machine -> its rows' count (lanes included)
   data.rows.forEach((row) => rowsOf.set(row.machine, (rowsOf.get(row.machine) || 0) + 1));
   function layOut() {
@@ -93,7 +94,30 @@
     box.checked = true;
     box.addEventListener('change', () => { showCritical = box.checked; redraw(); });
     label.append(box, ' critical path (' + paths.length + (paths.length === 1 ? ' step)' : ' steps)'));
-    document.querySelector('.toolbar').append(label);
+    // Goes to the next step's critical path: the view spans that step, the
+    // path's first job selected, its row scrolled into view.
+    const go = document.createElement('button');
+    go.type = 'button';
+    go.id = 'go-critical';
+    go.textContent = 'go to critical path ▸';
+    go.title = 'Show the next step\'s critical path (its jobs outlined and joined)';
+    let nextPath = 0;
+    go.addEventListener('click', () => {
+      const chain = paths[nextPath % paths.length];
+      nextPath++;
+      if (!chain || chain.length === 0) return;
+      showCritical = box.checked = true;
+      const first = chain[0], lastJob = chain[chain.length - 1];
+      const machines = new Set(chain.map((i) => data.rows[rowOfJob[i]].machine));
+      setCollapsed([...machines], false);
+      const pad = (end[lastJob] - jobs.start[first]) * 0.05;
+      view.t0 = jobs.start[first] - pad;
+      view.t1 = end[lastJob] + pad;
+      scroller.scrollTop = Math.max(0, (layoutRowOfJob[first] - 1) * rowHeight);
+      select(first);
+      redraw();
+    });
+    document.querySelector('.toolbar').append(label, go);
   }
   function drawCritical(ctx, width, top, firstRow, lastRow, scale) {
     ctx.save();
@@ -157,7 +181,7 @@
         div.dataset.group = entry.machine;
       } else {
         const row = data.rows[entry.row];
-        div.className = row.lane ? 'lane' : 'worker';
+        div.className = (row.lane ? 'lane' : 'worker') + (entry.row === jumped ? ' jumped' : '');
         div.textContent = row.label;
         div.title = row.file;
         div.dataset.machine = row.machine;
@@ -206,20 +230,44 @@
   jump.setAttribute('list', 'jump-list');
   const jumpList = document.createElement('datalist');
   jumpList.id = 'jump-list';
-  for (const row of data.rows) if (!row.lane) jumpList.append(new Option(row.label));
-  toolbar.append(jump, jumpList);
   // Labels may hold isolates around bidi controls (BidiInert); typed text does not.
   const plain = (text) => text.replace(/[\u2066-\u2069]/g, '');
-  function jumpTo(label) {
-    const index = data.rows.findIndex((row) => plain(row.label) === plain(label));
+  // A row's full name: its machine's and its own label ("machine17 worker 3 · stage 2").
+  const fullName = (row) => {
+    const label = plain(row.label), machine = plain(data.machines[row.machine].name);
+    return label.startsWith(machine) ? label : machine + ' ' + label;
+  };
+  for (const row of data.rows) if (!row.lane) jumpList.append(new Option(fullName(row)));
+  toolbar.append(jump, jumpList);
+  // The row a typed text names: its label or full name exactly, else the
+  // first whose full name holds every word typed ("m17 w3" does not; "machine17
+  // worker 3" and "worker 3" do), case aside.
+  function findRow(text) {
+    const query = plain(text).trim().toLowerCase().replace(/\s+/g, ' ');
+    if (!query) return -1;
+    const candidates = data.rows.map((row, index) => ({row, index})).filter(({row}) => !row.lane);
+    const exact = candidates.find(({row}) => plain(row.label).toLowerCase() === query || fullName(row).toLowerCase() === query);
+    if (exact) return exact.index;
+    const within = candidates.find(({row}) => fullName(row).toLowerCase().includes(query));
+    if (within) return within.index;
+    const words = query.split(' ');
+    const all = candidates.find(({row}) => words.every((word) => fullName(row).toLowerCase().includes(word)));
+    return all ? all.index : -1;
+  }
+  function jumpTo(text) {
+    const index = findRow(text);
+    jump.classList.toggle('not-found', index < 0);
     if (index < 0) return false;
+    jumped = index;
     if (collapsed.has(data.rows[index].machine)) setCollapsed([data.rows[index].machine], false);
+    else rebuildRows();
     const r = layout.findIndex((entry) => entry.row === index);
     scroller.scrollTop = Math.max(0, (r - 1) * rowHeight);  // under its machine's sticky header
     redraw();
     return true;
   }
   jump.addEventListener('change', () => { if (jumpTo(jump.value)) jump.blur(); });
+  jump.addEventListener('keydown', (event) => { if (event.key === 'Enter' && jumpTo(jump.value)) jump.blur(); });
 
   const legend = document.getElementById('legend');
   data.types.forEach((type, index) => {
@@ -387,6 +435,28 @@
             ['open for', formatDuration(stop - start) + ' (to its log\'s end)'], ['source', row.file + ':' + line]];
   }
 
+  // A collapsed machine's header shows its rows' activity: each row's jobs
+  // drawn faintly over one another, so the strip darkens where more of its
+  // workers are busy and stays pale through a bubble.
+  function drawBusyStrip(ctx, machine, y, width, scale) {
+    const rows = data.rows.filter((row) => row.machine === machine && !row.lane);
+    ctx.save();
+    ctx.fillStyle = '#3b5b8a';
+    ctx.globalAlpha = Math.max(0.05, 0.8 / rows.length);
+    for (const row of rows) {
+      const last = row.first + row.count;
+      let x0 = -1, x1 = -1;  // runs of jobs closer than a pixel merge: one rectangle each
+      for (let i = firstEndingAfter(row, view.t0); i < last && jobs.start[i] < view.t1; i++) {
+        const a = (jobs.start[i] - view.t0) * scale, b = (end[i] - view.t0) * scale;
+        if (a - x1 < 1) { x1 = Math.max(x1, b); continue; }
+        if (x1 > x0) ctx.fillRect(x0, y + 4, Math.max(x1 - x0, 1), rowHeight - 8);
+        x0 = a; x1 = b;
+      }
+      if (x1 > x0) ctx.fillRect(x0, y + 4, Math.max(x1 - x0, 1), rowHeight - 8);
+    }
+    ctx.restore();
+  }
+
   function drawBody() {
     const height = parseFloat(scroller.style.height);
     const {ctx, width} = sizeCanvas(bodyCanvas, height);
@@ -409,7 +479,12 @@
       if (entry.machine !== undefined) {
         ctx.fillStyle = '#e7ebf0';
         ctx.fillRect(0, y, width, rowHeight);
+        if (collapsed.has(entry.machine)) drawBusyStrip(ctx, entry.machine, y, width, scale);
         continue;
+      }
+      if (entry.row === jumped) {
+        ctx.fillStyle = 'rgba(255, 214, 10, 0.35)';
+        ctx.fillRect(0, y, width, rowHeight);
       }
       const row = data.rows[entry.row];
       const last = row.first + row.count;
@@ -721,6 +796,7 @@
   drawHead();
   drawBody();
   stats.loadMs = performance.now();
-  window.jobvizReport = {view, stats, jobCount, rows: data.rows.length, layoutRows: () => layout.length};
+  window.jobvizReport = {view, stats, jobCount, rows: data.rows.length, layoutRows: () => layout.length,
+                         selected: () => selected};
   document.body.dataset.ready = '1';
 })();
