@@ -359,7 +359,7 @@ void AddInputs(const GraphLanes& lanes, Room& room, std::int32_t n, StepGraph* g
   const StageLane& lane = lanes.lanes[node.lane];
   const int chunk = Chunk(node.kind());
   const auto input = [&](std::int32_t from) {
-    if (g->jobs[from].end > node.start) ++g->contradicted;
+    if (g->jobs[from].end > node.start + kTimeSlack) ++g->contradicted;
     else g->inputs.push_back({from, -1, 0});
   };
   const auto add = [&](int from_lane, Pass pass, int from_chunk) {
@@ -398,15 +398,16 @@ void AddInputs(const GraphLanes& lanes, Room& room, std::int32_t n, StepGraph* g
         // while after the last gradients are in, whoever sent them.
         const std::int32_t latest = reduce.senders > 1 ? last[-1] : -1;
         if (latest < 0) break;
-        if (g->jobs[latest].end <= node.start) {
+        if (g->jobs[latest].end <= node.start + kTimeSlack) {
           g->inputs.push_back({latest, group, 0});
           break;
         }
         // The clocks contradict: each other replica that ended after this
         // job began is counted, and the group is not waited for.
-        const auto later = std::upper_bound(first, last, node.start,
+        const Nanos began = node.start + kTimeSlack;
+        const auto later = std::upper_bound(first, last, began,
                                             [&](Nanos start, std::int32_t sender) { return start < g->jobs[sender].end; });
-        g->contradicted += static_cast<size_t>(last - later) - (g->jobs[own].end > node.start ? 1 : 0);
+        g->contradicted += static_cast<size_t>(last - later) - (g->jobs[own].end > began ? 1 : 0);
       }
       break;
   }
@@ -471,7 +472,7 @@ void ClassifyGaps(const GraphLanes& lanes, Room& room, StepGraph* g) {
     StageJob& node = g->jobs[n];
     const bool first = node.first_in_lane;
     const Nanos lane_free = first ? g->start : g->jobs[n - 1].end;
-    if (!first && lane_free > node.start) ++g->overlaps;
+    if (!first && lane_free > node.start + kTimeSlack) ++g->overlaps;
     const std::int32_t latest = room.latest[n];
     if (latest >= 0 && g->jobs[latest].end >= lane_free) {  // the input came last: all of the wait is the hand-off
       const Nanos lag = node.start - g->jobs[latest].end;

@@ -40,6 +40,13 @@ struct GraphLanes {
 // The lanes of a timeline's pipelines (align/pipeline_order.h PipelineChains).
 GraphLanes MakeGraphLanes(const Timeline& timeline);
 
+// Logged times are rounded (Paddle prints milliseconds to the microsecond):
+// a sender that "ends" up to this long after its receiver started, or a job
+// that starts this much before its lane's previous one ended, is rounding,
+// not clocks that disagree or jobs that overlap. Such an input is used, its
+// lag the (negative) difference, so that the replay still reproduces the step.
+inline constexpr Nanos kTimeSlack = 5'000;
+
 struct MemberJob {
   std::uint32_t worker = 0, job = 0;  // GraphLanes::workers index, index into its jobs
 };
@@ -103,8 +110,8 @@ struct StepGraph {
   std::vector<GraphInput> inputs;
   std::vector<ReduceGroup> groups;
   std::vector<std::int32_t> group_senders;  // StageJobs, each group's by end
-  size_t contradicted = 0;  // hand-offs whose sender ended after the receiver started: not used
-  size_t overlaps = 0;      // jobs that start before their lane's previous one ended
+  size_t contradicted = 0;  // hand-offs whose sender ended after the receiver started (past kTimeSlack): not used
+  size_t overlaps = 0;      // jobs that start before their lane's previous one ended (past kTimeSlack)
   size_t graph_workers = 0; // workers with jobs in the step
   // Every optimizer waited for the last pass of every lane (a global
   // all-reduce, as gradient-norm clipping makes it): then `groups` is one
