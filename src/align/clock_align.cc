@@ -1,5 +1,7 @@
 #include "align/clock_align.h"
 
+#include "align/replica_ties.h"
+
 #include "align/pipeline_order.h"
 
 #include <algorithm>
@@ -41,6 +43,7 @@ const char* ClockMethodName(ClockMethod method) {
     case ClockMethod::kManual: return "manual";
     case ClockMethod::kNone: return "none";
     case ClockMethod::kUnneeded: return "unneeded";
+    case ClockMethod::kReduce: return "all-reduce";
   }
   return "?";
 }
@@ -113,7 +116,7 @@ size_t CountOrderViolations(const Timeline& timeline, const std::vector<MachineC
   return violations;
 }
 
-std::vector<MachineClock> EstimateCausalClocks(const Timeline& timeline, int reference) {
+std::vector<MachineClock> EstimateCausalClocks(const Timeline& timeline, int reference, std::vector<std::string>* warnings) {
   const size_t n = timeline.machines.size();
   constexpr Nanos kLowest = std::numeric_limits<Nanos>::min();
   // For machines a < b that hand over to each other: o[b] - o[a] in [low, high].
@@ -140,11 +143,26 @@ std::vector<MachineClock> EstimateCausalClocks(const Timeline& timeline, int ref
     return lo / 2 + hi / 2;  // also when lo > hi (contradictory data): split the difference
   };
   auto shifted = [](Nanos base, Nanos bound) { return bound == kLowest || bound == kNever ? bound : base + bound; };
-  // Outward from the reference along machines that hand over to each other.
+  // Outward from the reference along machines that hand over to each other;
+  // then from the first machine not reached, and so on: each set of
+  // machines that hand over among themselves (a replica's pipeline) on the
+  // clock of its first.
   std::vector<bool> placed(n, false);
-  placed[reference] = true;
-  std::vector<int> queue = {reference};
-  for (size_t q = 0; q < queue.size(); ++q) {
+  std::vector<int> component(n, -1);
+  std::vector<int> queue;
+  int sets = 0;
+  const auto place = [&](int root) {
+    placed[root] = true;
+    component[root] = sets++;
+    queue.push_back(root);
+  };
+  place(reference);
+  for (size_t q = 0;; ++q) {
+    if (q == queue.size()) {
+      const auto next = std::find(placed.begin(), placed.end(), false);
+      if (next == placed.end()) break;
+      place(static_cast<int>(next - placed.begin()));
+    }
     const int a = queue[q];
     for (const auto& [pair, range] : ranges) {
       const bool forward = pair.first == a && !placed[pair.second];
@@ -157,9 +175,12 @@ std::vector<MachineClock> EstimateCausalClocks(const Timeline& timeline, int ref
       const Nanos base = clocks[a].offset;
       clocks[b].offset = pick(shifted(base, lo), shifted(base, hi));
       placed[b] = true;
+      component[b] = component[a];
       queue.push_back(b);
     }
   }
+  std::vector<std::string> ignored;
+  TieReplicas(timeline, component, reference, &clocks, warnings ? warnings : &ignored);
   return clocks;
 }
 
@@ -202,7 +223,7 @@ std::vector<std::vector<SyncReading>> SyncReadings(const Timeline& timeline, std
 void RefuseImplausibleOffsets(const Timeline& timeline, ClockAlignment* result) {
   for (size_t m = 0; m < result->clocks.size(); ++m) {
     MachineClock& clock = result->clocks[m];
-    if (clock.method != ClockMethod::kSync && clock.method != ClockMethod::kCausal) continue;
+    if (clock.method != ClockMethod::kSync && clock.method != ClockMethod::kCausal && clock.method != ClockMethod::kReduce) continue;
     const bool offset_ok = clock.offset <= kPlausibleOffset && clock.offset >= -kPlausibleOffset;
     if (offset_ok && std::abs(clock.drift_ppm) <= kPlausibleDriftPpm) continue;
     if (offset_ok) {  // rounds too close together or too noisy for a drift: keep the offset alone
@@ -310,7 +331,7 @@ ClockAlignment AlignClocks(Timeline& timeline, const AlignOptions& options) {
     mode = AlignMode::kCausal;
   }
   if (mode == AlignMode::kCausal) {
-    result.clocks = EstimateCausalClocks(timeline, ref);
+    result.clocks = EstimateCausalClocks(timeline, ref, &result.warnings);
   } else if (mode == AlignMode::kSync) {
     EstimateFromSync(timeline, readings, ref, &result);
   } else if (n > 1) {

@@ -26,7 +26,8 @@ namespace jobviz {
 enum class AlignMode { kAuto, kSync, kCausal, kNone };
 // kUnneeded: --clock_align auto found no sync lines and pipeline order holds
 // on the clocks as logged (kNone: not aligned, asked for or not possible).
-enum class ClockMethod { kReference, kSync, kCausal, kManual, kNone, kUnneeded };
+// kReduce: tied to the reference through the gradients' all-reduce, not a hand-off (align/replica_ties.h).
+enum class ClockMethod { kReference, kSync, kCausal, kManual, kNone, kUnneeded, kReduce };
 
 const char* ClockMethodName(ClockMethod method);
 
@@ -80,8 +81,11 @@ size_t CountOrderViolations(const Timeline& timeline, const std::vector<MachineC
 
 // Per-machine offsets from pipeline order alone (Timeline::stage_order),
 // machine by machine outward from the reference along the machines that
-// hand over to each other.
-std::vector<MachineClock> EstimateCausalClocks(const Timeline& timeline, int reference);
+// hand over to each other; machines no hand-off reaches (other replicas'
+// pipelines) are aligned among themselves and tied through the gradient
+// all-reduce (align/replica_ties.h), said in `warnings` when given.
+std::vector<MachineClock> EstimateCausalClocks(const Timeline& timeline, int reference,
+                                               std::vector<std::string>* warnings = nullptr);
 
 // Estimates the clocks as `options` says, rewrites every timestamp of the
 // timeline onto the reference clock, and reports what it did.
