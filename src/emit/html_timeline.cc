@@ -21,6 +21,10 @@ namespace jobviz {
 
 namespace {
 
+// Logged times are rounded to the microsecond: an overlap this short is no
+// second stream (analyse/step_graph.h, kTimeSlack, reads it the same way).
+constexpr Nanos kRoundingOverlap = 5'000;
+
 std::string Count(size_t n) {
   std::string digits = std::to_string(n), out;
   for (size_t i = 0; i < digits.size(); ++i) {
@@ -189,7 +193,10 @@ std::string TimelineJson(const Timeline& timeline, const std::string& title, con
   out += ",\"origin_utc\":\"" + FormatUtc(origin) + "\",\"zero\":" + std::to_string(SaturatingSub(RunStart(timeline), origin)) +
          ",\"trace_name\":\"jobviz.pftrace.gz\",\"machines\":[";
   // The row groups as the traces have them (machines, or stages under --rows stage).
-  const std::vector<RowGroup> groups = LayOutRows(timeline, 1);
+  // Jobs that overlap the one before by a few microseconds (logged times
+  // are rounded) stay on its row: the page draws them side by side, where
+  // Perfetto, which needs slices to nest, gives them rows of their own.
+  const std::vector<RowGroup> groups = LayOutRows(timeline, 1, kRoundingOverlap);
   for (size_t g = 0; g < groups.size(); ++g) {
     const Machine* machine = groups[g].machine >= 0 ? &timeline.machines[static_cast<size_t>(groups[g].machine)] : nullptr;
     if (g) out += ',';

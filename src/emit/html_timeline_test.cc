@@ -254,3 +254,25 @@ TEST_CASE("The critical paths: every marked job and each step's chain, by index 
   // Without a bottleneck, no critical path in the data.
   CHECK_FALSE(nlohmann::json::parse(BuildHtmlTimeline(t, 1000, "t").json).contains("critical"));
 }
+
+TEST_CASE("A job overlapping the one before by a rounding's few microseconds stays on its row in the page, not in Perfetto") {
+  Timeline t;
+  t.machines.emplace_back("machine0");
+  Worker w;
+  w.file = "m/workerlog.0";
+  const Nanos base = 1'000'000'000'000;
+  w.jobs.push_back({"a", "forward", 0, base, base + 100'000, 1, 0});
+  w.jobs.push_back({"b", "forward", 1, base + 98'000, base + 200'000, 2, 0});    // 2 us early: rounding
+  w.jobs.push_back({"c", "backward", 0, base + 150'000, base + 160'000, 3, 0});  // inside b: a second stream
+  t.machines[0].workers.push_back(w);
+  const auto data = nlohmann::json::parse(BuildHtmlTimeline(t, 1000, "t").json);
+  REQUIRE(data["rows"].size() == 2);  // a and b on one row, c on an overlap lane
+  CHECK(data["rows"][0]["count"] == 2);
+  CHECK(data["rows"][1]["lane"] == 1);
+  // Perfetto nests slices: b gets a row of its own there.
+  int lanes = 0;
+  AssignLanes(t.machines[0].workers[0].jobs, &lanes);
+  CHECK(lanes == 2);
+  const std::vector<int> with_slack = AssignLanes(t.machines[0].workers[0].jobs, &lanes, 5'000);
+  CHECK(with_slack == std::vector<int>{0, 0, 1});
+}

@@ -43,7 +43,7 @@ std::string RowName(const Machine& machine, const Worker& worker, int lane, cons
   return name;
 }
 
-std::vector<RowGroup> LayOutRows(const Timeline& timeline, int threads) {
+std::vector<RowGroup> LayOutRows(const Timeline& timeline, int threads, Nanos slack) {
   std::vector<RowGroup> groups;
   if (!timeline.rows_by_stage) {
     for (size_t m = 0; m < timeline.machines.size(); ++m) {
@@ -76,9 +76,11 @@ std::vector<RowGroup> LayOutRows(const Timeline& timeline, int threads) {
   ParallelFor(all.size(), threads, [&](size_t i) {
     const std::vector<Job>& jobs = all[i].first->jobs;
     // AssignLanes puts every job on lane 0 exactly when none starts before the one before it ended.
-    const auto overlaps = [](const Job& before, const Job& job) { return job.start < before.end; };
+    const auto overlaps = [&](const Job& before, const Job& job) {
+      return job.start < before.end && (job.start + slack < before.end || job.end < before.end);
+    };
     if (std::adjacent_find(jobs.begin(), jobs.end(), overlaps) != jobs.end())
-      all[i].second->lanes = AssignLanes(jobs, &all[i].second->lane_count);
+      all[i].second->lanes = AssignLanes(jobs, &all[i].second->lane_count, slack);
   });
   int next_tid = kStepsPid + 1;
   for (auto& [worker, r] : all) {
@@ -157,13 +159,14 @@ void EventStream::Finish(std::string_view trailer) {
   out_.clear();
 }
 
-std::vector<int> AssignLanes(const std::vector<Job>& jobs, int* lane_count) {
+std::vector<int> AssignLanes(const std::vector<Job>& jobs, int* lane_count, Nanos slack) {
   std::vector<Nanos> lane_end;  // when each lane becomes free
   std::vector<int> lanes;
   lanes.reserve(jobs.size());
+  const auto fits = [&](Nanos end, const Job& job) { return end <= job.start || (end <= job.start + slack && job.end >= end); };
   for (const Job& job : jobs) {
     size_t lane = 0;
-    while (lane < lane_end.size() && lane_end[lane] > job.start) ++lane;
+    while (lane < lane_end.size() && !fits(lane_end[lane], job)) ++lane;
     if (lane == lane_end.size()) lane_end.push_back(job.end);
     lane_end[lane] = job.end;
     lanes.push_back(static_cast<int>(lane));

@@ -21,7 +21,10 @@ namespace jobviz {
 // nest slices, and partial overlaps break nesting), so each worker gets as
 // many lanes as it needs; lane 0 is the worker's own row. Returns a lane per
 // job (jobs sorted by start) and sets `lane_count` (at least 1).
-std::vector<int> AssignLanes(const std::vector<Job>& jobs, int* lane_count);
+// With `slack`, a job that starts at most that long before a lane's last
+// job ended, and ends after it, stays on that lane (for a viewer of our own
+// that draws such jobs side by side; Perfetto needs slices to nest: 0).
+std::vector<int> AssignLanes(const std::vector<Job>& jobs, int* lane_count, Nanos slack = 0);
 
 // Both Perfetto traces number processes alike: the Steps process, then the
 // machines in machine order; and name a worker's rows alike.
@@ -61,7 +64,7 @@ struct RowGroup {
   std::vector<std::pair<size_t, const Worker*>> workers;  // (machine index, worker), in row order
   std::vector<WorkerRows> rows;                           // per worker
 };
-std::vector<RowGroup> LayOutRows(const Timeline& timeline, int threads);
+std::vector<RowGroup> LayOutRows(const Timeline& timeline, int threads, Nanos slack = 0);
 inline int GroupPid(size_t group) { return MachinePid(group); }
 
 struct TraceStats {
