@@ -156,15 +156,6 @@ void Count(const std::map<int, double>& truth, const std::set<int>& flagged, Sco
     }
 }
 
-double WallPerStep(const Bottleneck& b) {
-  return static_cast<double>(b.measured_step * static_cast<Nanos>(b.steps) + b.path.step_gaps) / static_cast<double>(b.steps);
-}
-double Predicted(const Bottleneck& b, WhatIfKind kind) {
-  const double replayed = static_cast<double>(b.replayed_step * static_cast<Nanos>(b.steps) + b.path.step_gaps) /
-                          static_cast<double>(b.steps);
-  return replayed - static_cast<double>(b.what_if[static_cast<size_t>(kind)].saved);
-}
-
 // The same run without the cause a what-if removes.
 SimRun Counterfactual(const SimRun& run, WhatIfKind kind) {
   SimRun c = run;
@@ -244,7 +235,7 @@ int main(int argc, char** argv) {
     if (run.outlier_share > 0) kinds.push_back(WhatIfKind::kNoOutliers);
     for (WhatIfKind kind : kinds) {
       const Analysis counter = Analyze(sim::Simulate(Counterfactual(run, kind)), 0);
-      const double actual = WallPerStep(counter.bottleneck), predicted = Predicted(a.bottleneck, kind);
+      const double actual = MeasuredWallPerStep(counter.bottleneck), predicted = PredictedWallPerStep(a.bottleneck, kind);
       const double error = std::abs(predicted - actual) / actual;
       errors[WhatIfKey(kind)].push_back(error);
       if (kind != WhatIfKind::kNoStepGaps) all_errors.push_back(error);  // exact by construction: not in the total

@@ -44,6 +44,18 @@ const char* WhatIfKey(WhatIfKind kind) {
   return "all";
 }
 
+double MeasuredWallPerStep(const Bottleneck& b) {
+  if (b.steps == 0) return 0;
+  return static_cast<double>(b.measured_step * static_cast<Nanos>(b.steps) + b.path.step_gaps) / static_cast<double>(b.steps);
+}
+
+double PredictedWallPerStep(const Bottleneck& b, WhatIfKind kind) {
+  if (b.steps == 0 || static_cast<size_t>(kind) >= b.what_if.size()) return 0;
+  const double replayed = static_cast<double>(b.replayed_step * static_cast<Nanos>(b.steps) + b.path.step_gaps) /
+                          static_cast<double>(b.steps);
+  return replayed - static_cast<double>(b.what_if[static_cast<size_t>(kind)].saved);
+}
+
 bool OnCriticalPath(const Bottleneck& b, size_t worker, std::uint32_t job) {
   if (worker >= b.marks.size()) return false;
   return std::binary_search(b.marks[worker].begin(), b.marks[worker].end(), job);

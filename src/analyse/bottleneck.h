@@ -154,6 +154,12 @@ struct Bottleneck {
   std::vector<std::vector<std::uint32_t>> marks;
 };
 
+// The measured time per step (its steps and the gaps between them), and
+// what a what-if predicts for it: what an evaluation compares with the run
+// without the cause (tools/eval_why.cc).
+double MeasuredWallPerStep(const Bottleneck& b);
+double PredictedWallPerStep(const Bottleneck& b, WhatIfKind kind);
+
 // On up to `threads` threads; the result does not depend on it.
 Bottleneck AnalyzeBottleneck(const Timeline& timeline, const std::vector<StepWindow>& steps, int threads,
                              std::vector<SlowWorker>* slow_workers);

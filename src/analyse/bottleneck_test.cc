@@ -24,24 +24,12 @@ namespace {
 
 Analysis Run(const SimRun& run) { return Analyze(Simulate(run), 2); }
 
-// The measured time per step of a run: its steps and the gaps between them.
-double WallPerStep(const Bottleneck& b) {
-  return static_cast<double>(b.measured_step * static_cast<Nanos>(b.steps) + b.path.step_gaps) / static_cast<double>(b.steps);
-}
-
-// What a what-if predicts per step.
-double Predicted(const Bottleneck& b, WhatIfKind kind) {
-  const double replayed = static_cast<double>(b.replayed_step * static_cast<Nanos>(b.steps) + b.path.step_gaps) /
-                          static_cast<double>(b.steps);
-  return replayed - static_cast<double>(b.what_if[static_cast<size_t>(kind)].saved);
-}
-
 void CheckPrediction(const SimRun& injected, WhatIfKind kind, const SimRun& counterfactual) {
   const Analysis a = Run(injected);
   const Analysis c = Run(counterfactual);
   REQUIRE(a.bottleneck.ran);
   REQUIRE(c.bottleneck.ran);
-  const double predicted = Predicted(a.bottleneck, kind), actual = WallPerStep(c.bottleneck);
+  const double predicted = PredictedWallPerStep(a.bottleneck, kind), actual = MeasuredWallPerStep(c.bottleneck);
   INFO(WhatIfKey(kind) << ": predicted " << predicted / 1e6 << " ms per step, counterfactual " << actual / 1e6 << " ms");
   CHECK(std::abs(predicted - actual) / actual < 0.03);
   REQUIRE(!a.bottleneck.causes.empty());
@@ -417,25 +405,22 @@ TEST_CASE("Times rounded to the microsecond are no contradiction: a hand-off a f
   SimRun run;
   run.latency = 0;  // every receiver starts the instant its sender ends
   Timeline t = Simulate(run);
+  const auto move_stage_1 = [&](Nanos by) {
+    for (Machine& m : t.machines)
+      for (Worker& w : m.workers)
+        if (w.role.stage == 1)
+          for (Job& job : w.jobs) {
+            job.start += by;
+            job.end += by;
+          }
+  };
   // Stage 1's times 2 us early, as rounding leaves them: its forwards now start before stage 0's end.
-  for (Machine& m : t.machines)
-    for (Worker& w : m.workers)
-      if (w.role.stage == 1)
-        for (Job& job : w.jobs) {
-          job.start -= 2 * kUs;
-          job.end -= 2 * kUs;
-        }
+  move_stage_1(-2 * kUs);
   const Analysis a = Analyze(t, 1);
   CHECK(a.bottleneck.contradicted == 0);
   CHECK(a.bottleneck.overlaps == 0);
   CHECK(a.bottleneck.replay_error < 1e-9);
   // 10 us is no rounding: those hand-offs are left out and counted.
-  for (Machine& m : t.machines)
-    for (Worker& w : m.workers)
-      if (w.role.stage == 1)
-        for (Job& job : w.jobs) {
-          job.start -= 8 * kUs;
-          job.end -= 8 * kUs;
-        }
+  move_stage_1(-8 * kUs);
   CHECK(Analyze(t, 1).bottleneck.contradicted > 0);
 }
