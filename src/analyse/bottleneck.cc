@@ -142,15 +142,23 @@ std::vector<SlowStage> FindSlowStages(const std::vector<WorkerType>& per, const 
     if (!s.slow[wt.worker].count(wt.type)) st.medians.push_back(wt.median);
   }
   std::map<int, std::pair<double, double>> time;  // stage -> (at its speed, at the others')
-  for (auto& [key, st] : by_key) st.median = MedianOf(st.medians);
+  // Per type, every stage's median, sorted: the median of the others is
+  // read off it by index (a run of 2,048 stages would otherwise gather the
+  // others once per stage).
+  std::map<std::uint32_t, std::vector<Nanos>> by_type;
+  for (auto& [key, st] : by_key)
+    if (!st.medians.empty()) by_type[key.second].push_back(st.median = MedianOf(st.medians));
+  for (auto& [type, medians] : by_type) std::sort(medians.begin(), medians.end());
   for (const auto& [key, st] : by_key) {
-    std::vector<Nanos> others;
-    for (const auto& [other, ot] : by_key)
-      if (other.second == key.second && other.first != key.first && !ot.medians.empty()) others.push_back(ot.median);
-    if (others.empty() || st.medians.empty()) continue;
+    const std::vector<Nanos>& all = by_type[key.second];
+    if (st.medians.empty() || all.size() < 2) continue;
+    // The nearest-rank median (MedianOf) of `all` without one copy of st.median.
+    const size_t own_at = static_cast<size_t>(std::lower_bound(all.begin(), all.end(), st.median) - all.begin());
+    const size_t others = all.size() - 1, rank = std::max<size_t>(1, (others + 1) / 2) - 1;
+    const Nanos reference_median = all[rank < own_at ? rank : rank + 1];
     auto& [own, reference] = time[key.first];
     own += static_cast<double>(st.median) * static_cast<double>(st.jobs);
-    reference += static_cast<double>(MedianOf(others)) * static_cast<double>(st.jobs);
+    reference += static_cast<double>(reference_median) * static_cast<double>(st.jobs);
   }
   std::vector<SlowStage> slow;
   for (const auto& [stage, t] : time)
@@ -470,7 +478,7 @@ StepResult AnalyzeStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_
     const Speeds::TypeSpeed* type = speeds.Of(node.lane, node.type.index());
     const double balance = type ? type->balance : 1;
     const auto balanced = [&](Nanos d) { return balance == 1 ? d : static_cast<Nanos>(std::llround(static_cast<double>(d) * balance)); };
-    const Nanos median = WithoutOutliers(g, node, lanes, speeds);
+    const Nanos median = speeds.outlier_count > 0 ? WithoutOutliers(g, node, lanes, speeds) : measured;  // a lookup per peer: only when there is something to find
     const Nanos fixed = speeds.any_slow ? FixedDuration(g, node, lanes, speeds) : measured;
     Nanos* const row = &durations[i * kReplays];
     std::fill_n(row, kReplays, measured);
