@@ -44,8 +44,6 @@ std::map<std::pair<int, std::int64_t>, std::vector<Boundary>> Boundaries(const T
   return by_stage_step;
 }
 
-std::string Micros(Nanos ns) { return FormatDuration(ns); }
-
 }  // namespace
 
 void TieReplicas(const Timeline& timeline, const std::vector<int>& component, int reference,
@@ -99,9 +97,10 @@ void TieReplicas(const Timeline& timeline, const std::vector<int>& component, in
     std::string names;
     for (size_t m = 0; m < component.size(); ++m)
       if (component[m] == set) names += (names.empty() ? "" : ", ") + timeline.machines[m].name;
+    const bool several = names.find(", ") != std::string::npos;
     if (!tied[static_cast<size_t>(set)]) {
-      warnings->push_back(names + ": no hand-off or gradient all-reduce ties " + (names.find(", ") != std::string::npos ? "them" : "it") +
-                          " to " + ref_name + "'s clock; " + (names.find(", ") != std::string::npos ? "their" : "its") +
+      warnings->push_back(names + ": no hand-off or gradient all-reduce ties " + (several ? "them" : "it") + " to " + ref_name +
+                          "'s clock; " + (several ? "their" : "its") +
                           " times are aligned among themselves only and may be off by as much as the machines' clocks are");
       continue;
     }
@@ -110,9 +109,9 @@ void TieReplicas(const Timeline& timeline, const std::vector<int>& component, in
         (*clocks)[m].offset += shift[static_cast<size_t>(set)];
         (*clocks)[m].method = ClockMethod::kReduce;
       }
-    warnings->push_back(names + ": no hand-off ties " + (names.find(", ") != std::string::npos ? "them" : "it") + " to " + ref_name +
+    warnings->push_back(names + ": no hand-off ties " + (several ? "them" : "it") + " to " + ref_name +
                         "'s clock (another replica's pipeline); tied through the gradient all-reduce instead, within +-" +
-                        Micros(within[static_cast<size_t>(set)]));
+                        FormatDuration(within[static_cast<size_t>(set)]));
   }
 }
 

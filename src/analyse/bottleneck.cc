@@ -44,6 +44,8 @@ const char* WhatIfKey(WhatIfKind kind) {
   return "all";
 }
 
+double SpeedOf(const Bottleneck& b, size_t worker) { return worker < b.speed.size() ? b.speed[worker] : 0; }
+
 double MeasuredWallPerStep(const Bottleneck& b) {
   if (b.steps == 0) return 0;
   return static_cast<double>(b.measured_step * static_cast<Nanos>(b.steps) + b.path.step_gaps) / static_cast<double>(b.steps);
@@ -83,11 +85,10 @@ struct Speeds {
   std::vector<double> speed;
   size_t outlier_count = 0;
   std::vector<OutlierJob> outliers;
-  // Per lane, for each job type of its stage: the stage's median and the
-  // balancing factor (1 off the slowest stage), looked up per job.
+  // Per lane, for each job type of its stage: the balancing factor (1 off
+  // the slowest stage), looked up per job.
   struct TypeSpeed {
     std::uint32_t type = 0;
-    Nanos median = 0;
     double balance = 1;
   };
   std::vector<std::vector<TypeSpeed>> lane_types;
@@ -102,11 +103,12 @@ void AddLaneTypes(const GraphLanes& lanes, Speeds* s) {
   std::unordered_map<int, std::vector<std::uint32_t>> lanes_of_stage;
   for (std::uint32_t l = 0; l < lanes.lanes.size(); ++l) lanes_of_stage[lanes.lanes[l].stage].push_back(l);
   s->lane_types.assign(lanes.lanes.size(), {});
-  for (const auto& [key, median] : s->stage_median) {
+  for (const auto& entry : s->stage_median) {
+    const std::uint64_t key = entry.first;
     double balance = 1;
     if (StageOf(key) == s->slowest_stage)
       if (const auto it = s->balance.find(TypeOf(key)); it != s->balance.end()) balance = it->second;
-    for (std::uint32_t l : lanes_of_stage[StageOf(key)]) s->lane_types[l].push_back({TypeOf(key), median, balance});
+    for (std::uint32_t l : lanes_of_stage[StageOf(key)]) s->lane_types[l].push_back({TypeOf(key), balance});
   }
 }
 
@@ -525,10 +527,10 @@ Bottleneck Bottlenecks(const Timeline& timeline, const std::vector<StepWindow>& 
   Speeds speeds = slow_workers ? MeasureSpeeds(timeline, lanes, threads, slow_workers) : Speeds();
   if (slow_workers) {
     speeds.any_slow = !slow_workers->empty();
-    b.slow_stages = speeds.slow_stages;
-    b.outlier_count = speeds.outlier_count;
-    b.speed = speeds.speed;
-    b.outliers = speeds.outliers;
+    b.slow_stages = std::move(speeds.slow_stages);
+    b.outlier_count = speeds.outlier_count;  // kept: the replays read it
+    b.speed = std::move(speeds.speed);
+    b.outliers = std::move(speeds.outliers);
     AddLaneTypes(lanes, &speeds);
   }
   // Steps handed out one at a time to threads that each keep their StepWork.
@@ -596,7 +598,7 @@ Bottleneck Bottlenecks(const Timeline& timeline, const std::vector<StepWindow>& 
     for (const auto& [type, factor] : speeds.balance) sum += 1 / factor;
     b.slowest_stage_factor = sum / static_cast<double>(speeds.balance.size());
   }
-  for (const SlowStage& stage : b.slow_stages)
+  for (const SlowStage& stage : b.slow_stages)  // moved out of `speeds` above
     if (stage.stage == speeds.slowest_stage) b.slowest_stage_factor = stage.factor;
   const CauseFacts facts{b.slowest_stage, b.slowest_stage_factor, slow_workers};
   // What-ifs against the replayed run: its steps and the gaps between them.

@@ -154,6 +154,9 @@ struct Bottleneck {
   std::vector<std::vector<std::uint32_t>> marks;
 };
 
+// Worker `worker`'s speed (Analysis::workers order; Bottleneck::speed), 0 when none.
+double SpeedOf(const Bottleneck& b, size_t worker);
+
 // The measured time per step (its steps and the gaps between them), and
 // what a what-if predicts for it: what an evaluation compares with the run
 // without the cause (tools/eval_why.cc).

@@ -9,12 +9,6 @@ namespace jobviz {
 
 namespace {
 
-std::string Factor(double f) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2fx", f);
-  return buf;
-}
-
 std::string Gain(double gain) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f%%", -gain * 100.0);
@@ -46,12 +40,18 @@ std::string OutlierText(const OutlierJob& o) {
 }
 
 std::string SlowWorkersText(const std::vector<SlowWorker>& slow) {
-  std::string who = slow.front().name + " (" + Factor(slow.front().factor) + " " + slow.front().compared_with + ")";
+  std::string who = slow.front().name + " (" + FactorText(slow.front().factor) + " " + slow.front().compared_with + ")";
   if (slow.size() > 1) who += " and " + std::to_string(slow.size() - 1) + " more";
   return who;
 }
 
 }  // namespace
+
+std::string FactorText(double factor) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2fx", factor);
+  return buf;
+}
 
 std::string ChangeText(WhatIfKind kind, const CauseFacts& facts, const Bottleneck& b) {
   const std::vector<SlowWorker>& slow = *facts.slow_workers;
@@ -74,7 +74,7 @@ std::string CauseText(const WhatIf& w, const CauseFacts& facts, const Bottleneck
   const std::string save = " would save " + FormatDuration(w.saved) + " per step (" + Gain(w.gain) + ")";
   switch (w.kind) {
     case WhatIfKind::kBalancedStages:
-      return "stage " + std::to_string(facts.slowest_stage) + " is the bottleneck (" + Factor(facts.stage_factor) +
+      return "stage " + std::to_string(facts.slowest_stage) + " is the bottleneck (" + FactorText(facts.stage_factor) +
              " the other stages' job time): balancing it" + save;
     case WhatIfKind::kFreeHandOffs:
       return "hand-offs take " + FormatDuration(PerStep(b, b.path.hand_off_total())) + " per step on the critical path (most on " +
@@ -114,13 +114,13 @@ std::string PlainVerdict(const Bottleneck& b, const CauseFacts& facts, double bu
   const std::string cut = " would cut each step by about " + FormatDuration(w.saved) + " (" + Share(w.gain) + ").";
   switch (top.kind) {
     case WhatIfKind::kBalancedStages:
-      return "Stage " + std::to_string(facts.slowest_stage) + " is " + Factor(facts.stage_factor) +
+      return "Stage " + std::to_string(facts.slowest_stage) + " is " + FactorText(facts.stage_factor) +
              " slower than the others; moving about " + Share(1 - 1 / std::max(1.0, facts.stage_factor)) +
              " of its layers to other stages" + cut;
     case WhatIfKind::kNoSlowWorkers: {
       const SlowWorker& first = facts.slow_workers->front();
       const size_t more = facts.slow_workers->size() - 1;
-      return first.name + " runs its jobs " + Factor(first.factor) + " slower than " + first.compared_with +
+      return first.name + " runs its jobs " + FactorText(first.factor) + " slower than " + first.compared_with +
              (more ? " (and " + std::to_string(more) + " more worker" + (more == 1 ? "" : "s") + " are slow)" : "") +
              ": check that GPU and its host (clocks, temperature, other processes); at their peers' speed each step" +
              cut.substr(6);

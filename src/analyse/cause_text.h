@@ -18,6 +18,9 @@ struct CauseFacts {
   const std::vector<SlowWorker>* slow_workers = nullptr;
 };
 
+// "1.30x": a speed or slowdown factor, as every report writes one.
+std::string FactorText(double factor);
+
 // "stage 2's jobs at the median speed of the other stages"
 std::string ChangeText(WhatIfKind kind, const CauseFacts& facts, const Bottleneck& b);
 

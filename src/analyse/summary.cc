@@ -202,8 +202,7 @@ nlohmann::json SummaryJson(const Analysis& a, const Timeline& timeline, const Ru
       steps.push_back({{"step", StepNumber(ws.step)}, {"busy_us", Micros(ws.busy)}, {"idle_us", Micros(ws.idle)}});
       AddRun(steps.back(), ws.step);
     }
-    const size_t index = doc["workers"].size();
-    const double speed = index < a.bottleneck.speed.size() ? a.bottleneck.speed[index] : 0;
+    const double speed = SpeedOf(a.bottleneck, doc["workers"].size());
     doc["workers"].push_back({{"machine", w.machine}, {"worker", w.worker}, {"name", w.name},
                               {"busy_us", Micros(w.busy)}, {"idle_us", Micros(w.idle)},
                               {"bubble_ratio", w.bubble_ratio}, {"speed", speed > 0 ? json(speed) : json(nullptr)},

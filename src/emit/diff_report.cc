@@ -100,14 +100,13 @@ std::string DiffReport(const std::vector<MetricChange>& rows, const std::string&
   // At scale the per-worker rows would bury the rest: the most significant
   // few are shown, the others folded into one line (JSON keeps them all).
   std::vector<std::vector<std::string>> table = {{"metric", "base", "new", "change", "verdict"}};
-  size_t worse = 0, better = 0, worker_rows = 0, folded = 0;
-  for (const MetricChange& row : rows) worker_rows += row.metric.rfind("workers[", 0) == 0;
+  size_t worse = 0, better = 0, folded = 0;
   std::vector<const MetricChange*> shown_workers;
   for (const MetricChange& row : rows)
     if (row.metric.rfind("workers[", 0) == 0) shown_workers.push_back(&row);
   std::stable_sort(shown_workers.begin(), shown_workers.end(),
                    [](const MetricChange* a, const MetricChange* b) { return a->significance() > b->significance(); });
-  if (worker_rows > kWorkerRowsShown) shown_workers.resize(kWorkerRowsShown);
+  if (shown_workers.size() > kWorkerRowsShown) shown_workers.resize(kWorkerRowsShown);
   for (const MetricChange& row : rows) {
     const Verdict verdict = row.verdict();
     worse += verdict == Verdict::kWorse;

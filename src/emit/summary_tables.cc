@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <set>
 
+#include "analyse/cause_text.h"
 #include "emit/json_text.h"
 #include "emit/stop_text.h"
 #include "emit/trace_events.h"
@@ -146,31 +147,22 @@ void AddHybridSections(const Analysis& a, std::vector<SummarySection>* sections)
 std::string SlowText(const SlowWorker& w) {
   std::string factors, counts;
   for (const SlowJobType& t : w.types) {
-    char factor[32];
-    std::snprintf(factor, sizeof factor, "%.2fx", t.factor);
-    factors += (factors.empty() ? "" : ", ") + t.type + " " + factor;
+    factors += (factors.empty() ? "" : ", ") + t.type + " " + FactorText(t.factor);
     counts += (counts.empty() ? "" : ", ") + std::to_string(t.slower) + "/" + std::to_string(t.jobs);
   }
   return factors + " " + w.compared_with + " (slower in " + counts + " jobs)";
 }
 
-std::string Factor(double f) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2fx", f);
-  return buf;
-}
-
 // ": no worker is more than 4% slower than its peers (the slowest: machine1 worker 2, 1.04x)"
 std::string SlowestText(const Analysis& a) {
-  size_t slowest = a.bottleneck.speed.size();
-  for (size_t w = 0; w < a.bottleneck.speed.size(); ++w)
-    if (a.bottleneck.speed[w] > 0 && (slowest == a.bottleneck.speed.size() || a.bottleneck.speed[w] > a.bottleneck.speed[slowest]))
-      slowest = w;
-  if (slowest == a.bottleneck.speed.size() || slowest >= a.workers.size()) return "";
-  const double speed = a.bottleneck.speed[slowest];
+  size_t slowest = a.workers.size();
+  for (size_t w = 0; w < a.workers.size(); ++w)
+    if (SpeedOf(a.bottleneck, w) > (slowest < a.workers.size() ? SpeedOf(a.bottleneck, slowest) : 0)) slowest = w;
+  if (slowest == a.workers.size()) return "";
+  const double speed = SpeedOf(a.bottleneck, slowest);
   const double more = std::max(1.0, std::ceil((speed - 1) * 100));
   return ": no worker is more than " + std::to_string(static_cast<int>(more)) + "% slower than its peers (the slowest: " +
-         a.workers[slowest].name + ", " + Factor(speed) + ")";
+         a.workers[slowest].name + ", " + FactorText(speed) + ")";
 }
 
 // The verdict, first: the bubble against its ideal, the causes ranked by
@@ -191,7 +183,7 @@ void AddVerdict(const Analysis& a, std::vector<SummarySection>* sections) {
       sections->push_back({"", (i == 0 ? "Top cause: " : "Next cause: ") + b.causes[i].text, {}});
   }
   for (const SlowStage& s : b.slow_stages)
-    sections->push_back({"", "Slow stage: stage " + std::to_string(s.stage) + " takes " + Factor(s.factor) +
+    sections->push_back({"", "Slow stage: stage " + std::to_string(s.stage) + " takes " + FactorText(s.factor) +
                                  " the other stages' time for the same jobs (an unbalanced split: move layers off it)", {}});
   if (a.slow_workers.empty()) {
     sections->push_back({"", b.per_worker_only ? "Slow workers: none to tell (no tensor-parallel peers or replicas to "
@@ -288,9 +280,7 @@ void AddBottleneckSections(const Analysis& a, std::vector<SummarySection>* secti
   if (!a.slow_workers.empty()) {
     SummarySection slow{"Slow workers", "", {{"worker", "slowest", "job types"}}};
     for (const SlowWorker& w : a.slow_workers) {
-      char factor[32];
-      std::snprintf(factor, sizeof factor, "%.2fx", w.factor);
-      slow.rows.push_back({w.name + RoleLabel(w.role, a.topology), factor, SlowText(w)});
+      slow.rows.push_back({w.name + RoleLabel(w.role, a.topology), FactorText(w.factor), SlowText(w)});
     }
     sections->push_back(std::move(slow));
   }
@@ -322,10 +312,9 @@ std::vector<SummarySection> SummarySections(const Analysis& a, const Timeline& t
                      [](const WorkerAnalysis* x, const WorkerAnalysis* y) { return x->bubble_ratio > y->bubble_ratio; });
   }
   for (const WorkerAnalysis* w : by_bubble) {
-    const size_t index = static_cast<size_t>(w - a.workers.data());
-    const double speed = index < a.bottleneck.speed.size() ? a.bottleneck.speed[index] : 0;
+    const double speed = SpeedOf(a.bottleneck, static_cast<size_t>(w - a.workers.data()));
     workers.rows.push_back({w->name + RoleLabel(w->role, a.topology), FormatDuration(w->busy), FormatDuration(w->idle),
-                            Percent(w->bubble_ratio), speed > 0 ? Factor(speed) : "-"});
+                            Percent(w->bubble_ratio), speed > 0 ? FactorText(speed) : "-"});
   }
   sections.push_back(std::move(workers));
   if (a.topology.hybrid()) AddHybridSections(a, &sections);

@@ -438,8 +438,14 @@
   // A collapsed machine's header shows its rows' activity: each row's jobs
   // drawn faintly over one another, so the strip darkens where more of its
   // workers are busy and stays pale through a bubble.
+  const workerRowsOf = new Map();  // machine -> its workers' own rows (no lanes), found once
+  for (const row of data.rows) {
+    if (row.lane) continue;
+    if (!workerRowsOf.has(row.machine)) workerRowsOf.set(row.machine, []);
+    workerRowsOf.get(row.machine).push(row);
+  }
   function drawBusyStrip(ctx, machine, y, width, scale) {
-    const rows = data.rows.filter((row) => row.machine === machine && !row.lane);
+    const rows = workerRowsOf.get(machine) || [];
     ctx.save();
     ctx.fillStyle = '#3b5b8a';
     ctx.globalAlpha = Math.max(0.05, 0.8 / rows.length);
