@@ -231,6 +231,7 @@ Timeline ReplicasOnOwnMachines(bool optimizers, Timeline* truth) {
       w.machine = m;
       w.index = rank % 2;
       if (!optimizers) std::erase_if(w.jobs, [](const Job& job) { return job.type == "optimizer"; });
+      for (Job& job : w.jobs) job.step = kNoStep;  // as a run is aligned: its steps are found afterwards
       t.machines[m].workers.push_back(std::move(w));
     }
   *truth = t;

@@ -22,26 +22,29 @@ struct Boundary {
   Nanos last_pass = kLowest, after = kNever;
 };
 
-// By (stage, step): each worker's boundary.
-std::map<std::pair<int, std::int64_t>, std::vector<Boundary>> Boundaries(const Timeline& timeline, const std::vector<int>& component,
-                                                                        const std::vector<MachineClock>& clocks) {
-  std::map<std::pair<int, std::int64_t>, std::vector<Boundary>> by_stage_step;
+// By (stage, k): each worker's k-th step boundary. Counted along the jobs,
+// not by Job::step: clocks are aligned before steps are found, and every
+// replica's workers run the same steps in the same order.
+std::map<std::pair<int, size_t>, std::vector<Boundary>> Boundaries(const Timeline& timeline, const std::vector<int>& component,
+                                                                  const std::vector<MachineClock>& clocks) {
+  std::map<std::pair<int, size_t>, std::vector<Boundary>> by_stage;
   for (size_t m = 0; m < timeline.machines.size(); ++m)
     for (const Worker& worker : timeline.machines[m].workers) {
       if (!worker.role.known()) continue;
-      std::map<std::int64_t, Boundary> steps;
+      size_t k = 0;
+      Boundary b{component[m]};
       for (const Job& job : worker.jobs) {  // in start order
-        if (job.step == kNoStep) continue;
-        Boundary& b = steps[job.step];
-        b.set = component[m];
         const Nanos start = job.start - clocks[m].offset, end = job.end - clocks[m].offset;
-        if (IsPassType(job.type.str())) b.last_pass = std::max(b.last_pass, end);
-        else if (b.last_pass != kLowest && start >= b.last_pass && b.after == kNever) b.after = start;
+        if (IsPassType(job.type.str())) {
+          b.last_pass = std::max(b.last_pass, end);
+        } else if (b.last_pass != kLowest && start >= b.last_pass) {  // the first job after the step's passes
+          b.after = start;
+          by_stage[{worker.role.stage, k++}].push_back(b);
+          b = Boundary{component[m]};
+        }
       }
-      for (const auto& [step, b] : steps)
-        if (b.last_pass != kLowest && b.after != kNever) by_stage_step[{worker.role.stage, step}].push_back(b);
     }
-  return by_stage_step;
+  return by_stage;
 }
 
 }  // namespace
