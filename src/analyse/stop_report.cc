@@ -240,15 +240,18 @@ bool OneF1BNext(const Context& c, const StageLane& lane, const std::vector<const
   return true;
 }
 
-// The latest in-flight line of the lane's workers that no job line ended
-// (one written after the lane's last finished job).
+// The job the lane hangs in, of the in-flight lines no job line ended (after
+// the lane's last finished job): the first one its stream reached. A job
+// "not started" waits behind it on the same stream, however much later the
+// watchdog wrote its line; with none started, the first one enqueued.
 const InFlightJob* OpenJob(const Context& c, const LaneStop& lane, const Job* last) {
   const InFlightJob* open = nullptr;
+  const auto before = [](const InFlightJob& a, const InFlightJob& b) {
+    return a.started != b.started ? a.started : a.start < b.start;
+  };
   for (const std::uint32_t w : lane.workers)
     for (const InFlightJob& job : c.graph.workers[w]->in_flight)
-      if ((!last || OpenAfter(job, last->end)) &&
-          (!open || job.seen > open->seen))
-        open = &job;
+      if ((!last || OpenAfter(job, last->end)) && (!open || before(job, *open))) open = &job;
   return open;
 }
 

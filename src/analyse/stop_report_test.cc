@@ -92,6 +92,42 @@ TEST_CASE("An in-flight line names the job a rank hangs in, and how long") {
   FAIL("no seed gave an in-flight line");
 }
 
+TEST_CASE("A job queued behind the one a rank hangs in does not hide it, whichever line came later") {
+  // Seen on a GPU (tools/gpu-checks): a kernel that never ends, and the next
+  // job enqueued behind it on the same stream; the watchdog writes "still
+  // running" for the first and "not started" for the second, a pass later.
+  sim::StopRun spec = Hybrid(sim::StopKind::kStage, 3);
+  spec.in_flight = true;
+  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+    spec.seed = seed;
+    sim::StopTruth truth;
+    Timeline t = sim::SimulateStop(spec, &truth);
+    const std::vector<const Worker*> workers = AllWorkers(t);
+    Worker* dead = nullptr;
+    for (const int w : truth.dead_workers)
+      if (!workers[static_cast<size_t>(w)]->in_flight.empty() && workers[static_cast<size_t>(w)]->in_flight[0].started)
+        dead = const_cast<Worker*>(workers[static_cast<size_t>(w)]);
+    if (!dead) continue;
+    const InFlightJob hung = dead->in_flight[0];
+    InFlightJob queued = hung;
+    queued.micro_batch = hung.micro_batch + 1;
+    queued.started = false;
+    queued.start = hung.start + 1'000;  // enqueued after it
+    queued.seen = hung.seen + 20'000'000;  // a watchdog pass later
+    queued.line = hung.line + 1;
+    dead->in_flight.push_back(queued);
+    const StopReport r = Report(t);
+    REQUIRE(r.kind == StopKind::kStopped);
+    const LaneStop& first = r.lanes[static_cast<size_t>(r.first)];
+    CHECK(first.in_flight_started);
+    CHECK(first.next.type == hung.type);
+    CHECK(first.next.micro_batch == hung.micro_batch);
+    CHECK(r.sentence.find("stuck in " + hung.type.str() + " " + std::to_string(hung.micro_batch)) != std::string::npos);
+    return;
+  }
+  FAIL("no seed gave a started in-flight line");
+}
+
 TEST_CASE("Workers blocked inside a job on an input that never came wait; they are not the first to stop") {
   sim::StopRun spec = Hybrid(sim::StopKind::kWorker, 1);
   spec.in_flight = true;
