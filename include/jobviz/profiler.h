@@ -58,6 +58,14 @@ struct ProfilerConfig {
   // hangs in, which its job line (written when the job ends) never shows.
   // One line per job; 0 turns it off (docs/runtime-shim.md).
   double stall_after_s = 60;
+  // How jobs on a CUDA stream are timed (docs/runtime-shim.md, "On a GPU"):
+  // kDeviceEvents, a CUDA event at each job start and end, timed by the GPU
+  // and put on the host clock by the writer thread; or kHostCallbacks, a
+  // host callback at each that reads the host clock. The environment's
+  // JOBVIZ_CUDA_TIMING=events|callbacks overrides. CpuStream always uses
+  // callbacks; so does clock sync.
+  enum class CudaTiming { kDeviceEvents, kHostCallbacks };
+  CudaTiming cuda_timing = CudaTiming::kDeviceEvents;
 };
 
 // Identifies one job between BeginJob and EndJob. Invalid when the job is

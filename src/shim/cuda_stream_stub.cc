@@ -1,4 +1,6 @@
-// CudaStream in a build without the CUDA backend: nothing can be enqueued.
+// The CUDA backend in a build without CUDA: CudaStream enqueues nothing and
+// there is no event clock.
+#include "event_clock.h"
 #include "jobviz/stream.h"
 
 namespace jobviz {
@@ -6,5 +8,7 @@ namespace jobviz {
 bool CudaStream::LaunchHostFunction(HostFunction, void*) { return false; }
 
 bool IsCudaAvailable() { return false; }
+
+std::unique_ptr<EventClock> EventClock::Create(size_t) { return nullptr; }
 
 }  // namespace jobviz

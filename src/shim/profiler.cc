@@ -31,6 +31,15 @@ bool LockLog(const std::string& path, int* fd) {
   return flock(*fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK;
 }
 
+ProfilerConfig::CudaTiming CudaTimingFromEnvironment(ProfilerConfig::CudaTiming configured) {
+  const char* value = std::getenv("JOBVIZ_CUDA_TIMING");
+  if (!value || !*value) return configured;
+  if (std::string_view(value) == "events") return ProfilerConfig::CudaTiming::kDeviceEvents;
+  if (std::string_view(value) == "callbacks") return ProfilerConfig::CudaTiming::kHostCallbacks;
+  std::fprintf(stderr, "jobviz: ignoring JOBVIZ_CUDA_TIMING=%s (expected events or callbacks)\n", value);
+  return configured;
+}
+
 }  // namespace
 
 Profiler::Profiler(ProfilerConfig config) : config_(std::move(config)), impl_(std::make_unique<Impl>()) {
@@ -56,6 +65,8 @@ Profiler::Profiler(ProfilerConfig config) : config_(std::move(config)), impl_(st
   impl_->flush_interval_ms = std::max(1, config_.flush_interval_ms);
   SetStallAfter(config_.stall_after_s);
   impl_->rank = config_.global_rank;
+  if (CudaTimingFromEnvironment(config_.cuda_timing) == ProfilerConfig::CudaTiming::kDeviceEvents)
+    impl_->event_clock = EventClock::Make(2 * capacity);  // null without CUDA
   if (config_.emulated_clock_offset_ns != 0 || config_.emulated_clock_drift_ppm != 0) {
     impl_->clock_model = {config_.emulated_clock_offset_ns, config_.emulated_clock_drift_ppm, WallClockNanos()};
     impl_->emulated_clock = &impl_->clock_model;
@@ -128,7 +139,7 @@ JobToken Profiler::BeginJob(Stream& stream, std::string_view type, std::int64_t 
   record->type = static_cast<std::uint16_t>(type_index);
   record->a = job_id;
   record->b = micro_batch;
-  if (!stream.LaunchHostFunction(OnJobStart, record)) {
+  if (!impl_->Mark(stream, *record, index, kStartEvent)) {
     impl_->lost.fetch_add(1, std::memory_order_relaxed);
     record->state.store(kAbandoned, std::memory_order_release);
     return {};
@@ -146,7 +157,7 @@ bool Profiler::EndJob(Stream& stream, JobToken token) {
     impl_->refused.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
-  if (!stream.LaunchHostFunction(OnJobEnd, record)) {
+  if (!impl_->Mark(stream, *record, token.index, kEndEvent)) {
     impl_->lost.fetch_add(1, std::memory_order_relaxed);
     impl_->jobs.fetch_sub(1, std::memory_order_relaxed);
     record->state.store(kAbandoned, std::memory_order_release);

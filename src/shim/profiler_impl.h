@@ -5,6 +5,9 @@
 // claims the next slot with one compare-and-swap (a full ring drops the
 // record and counts it), fills it, and enqueues two host callbacks that only
 // read CLOCK_REALTIME and store it; the end callback publishes the record.
+// On a CUDA stream the two marks are CUDA events instead (event_clock.h,
+// ProfilerConfig::cuda_timing), and the writer thread stores their times
+// and publishes the record once the stream has passed them.
 // A writer thread takes published records in claim order, formats the lines
 // and writes them through spdlog. A job whose end has not been enqueued yet
 // (still open on the launching thread, or forgotten) does not hold back the
@@ -34,6 +37,7 @@
 #include <thread>
 #include <vector>
 
+#include "event_clock.h"
 #include "nvtx_ranges.h"
 
 namespace jobviz {
@@ -61,6 +65,9 @@ struct alignas(64) Record {
   // job's end was enqueued: EndJob refuses a stale token or a second end.
   std::atomic<std::uint64_t> claim{UINT64_MAX};
   std::atomic<bool> end_enqueued{false};
+  // Which marks are CUDA events the writer resolves (kStartEvent, kEndEvent),
+  // set once each event is recorded.
+  std::atomic<std::uint8_t> device_marks{0};
   RecordKind kind = RecordKind::kJob;
   std::uint16_t type = 0;
   std::int64_t a = 0, b = 0;  // job: id, micro-batch; step push: step; window: start, end; sync: rank, round
@@ -74,10 +81,13 @@ inline std::int64_t WallClockNanos() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-inline std::int64_t ReadClock(const Record& record) {
-  const std::int64_t t = WallClockNanos();
+// A host clock reading as the record's (maybe emulated) clock shows it.
+inline std::int64_t OnRecordClock(const Record& record, std::int64_t t) {
   return record.clock ? record.clock->Read(t) : t;
 }
+inline std::int64_t ReadClock(const Record& record) { return OnRecordClock(record, WallClockNanos()); }
+
+constexpr std::uint8_t kStartEvent = 1, kEndEvent = 2;
 
 // Host callbacks: no allocation, no lock, no I/O, no CUDA call.
 inline void OnJobStart(void* argument) {
@@ -153,6 +163,16 @@ struct Profiler::Impl {
 
   ClockModel clock_model;
   const ClockModel* emulated_clock = nullptr;
+
+  // CUDA streams' marks as events (null: host callbacks); two slots per ring
+  // record, 2i for the start and 2i + 1 for the end.
+  std::unique_ptr<EventClock> event_clock;
+  // Enqueues a job's start or end mark on `stream`: a CUDA event where the
+  // event clock runs and the stream is a CUDA stream, else a host callback.
+  bool Mark(Stream& stream, Record& record, std::uint64_t index, std::uint8_t which);
+  // Writer thread, under the drain lock: stores the times of the events the
+  // streams have passed and publishes the jobs whose end was among them.
+  void ResolveDeviceMarks();
 
   std::atomic<bool> topology_written{false};  // SetTopology: once
   int lock_fd = -1;  // holds an advisory lock (flock) on the log while the profiler lives

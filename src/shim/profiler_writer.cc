@@ -99,6 +99,7 @@ Record* Profiler::Impl::Claim(std::uint64_t* index) {
   Record* record = &ring[w & mask];
   record->claim.store(w, std::memory_order_release);
   record->end_enqueued.store(false, std::memory_order_relaxed);
+  record->device_marks.store(0, std::memory_order_relaxed);
   record->clock = emulated_clock;
   record->start_ns.store(0, std::memory_order_relaxed);
   record->end_ns.store(0, std::memory_order_relaxed);
@@ -175,6 +176,7 @@ void Profiler::Impl::WriteRecord(const Record& record) {
 // Returns how many slots were freed.
 size_t Profiler::Impl::Drain(DrainMode mode) {
   std::lock_guard<std::mutex> lock(drain_mutex);
+  ResolveDeviceMarks();
   size_t freed = 0, written = 0;
   const std::uint64_t errors_before = write_errors.load();
   const std::uint64_t w = write.load(std::memory_order_acquire);
@@ -212,6 +214,46 @@ size_t Profiler::Impl::Drain(DrainMode mode) {
   if (write_errors.load() != errors_before) lost.fetch_add(written, std::memory_order_relaxed);
   else lines.fetch_add(written, std::memory_order_relaxed);
   return freed;
+}
+
+bool Profiler::Impl::Mark(Stream& stream, Record& record, std::uint64_t index, std::uint8_t which) {
+  auto* cuda = event_clock ? dynamic_cast<CudaStream*>(&stream) : nullptr;
+  if (!cuda) return stream.LaunchHostFunction(which == kStartEvent ? OnJobStart : OnJobEnd, &record);
+  if (!event_clock->Record(cuda->handle(), 2 * (index & mask) + (which == kEndEvent))) return false;
+  record.device_marks.fetch_or(which, std::memory_order_release);  // the writer may resolve it now
+  return true;
+}
+
+void Profiler::Impl::ResolveDeviceMarks() {
+  if (!event_clock) return;
+  const std::uint64_t w = write.load(std::memory_order_acquire);
+  for (std::uint64_t i = read.load(std::memory_order_relaxed); i < w; ++i) {
+    Record& record = ring[i & mask];
+    const std::uint8_t marks = record.device_marks.load(std::memory_order_acquire);
+    if (marks == 0 || record.kind != RecordKind::kJob || record.state.load(std::memory_order_acquire) != kPending)
+      continue;
+    const size_t slot = 2 * (i & mask);
+    std::int64_t t = 0;
+    EventClock::Resolution resolution = EventClock::Resolution::kDone;
+    if ((marks & kStartEvent) && record.start_ns.load(std::memory_order_relaxed) == 0) {
+      resolution = event_clock->Resolve(slot, &t);
+      if (resolution == EventClock::Resolution::kDone)
+        record.start_ns.store(OnRecordClock(record, t), std::memory_order_release);
+    }
+    if (resolution == EventClock::Resolution::kDone && (marks & kEndEvent) &&
+        record.start_ns.load(std::memory_order_relaxed) != 0) {
+      resolution = event_clock->Resolve(slot + 1, &t);
+      if (resolution == EventClock::Resolution::kDone) {
+        record.end_ns.store(OnRecordClock(record, t), std::memory_order_relaxed);
+        record.state.store(kPublished, std::memory_order_release);
+      }
+    }
+    if (resolution == EventClock::Resolution::kFailed) {  // CUDA cannot time it any more: lost
+      lost.fetch_add(1, std::memory_order_relaxed);
+      jobs.fetch_sub(1, std::memory_order_relaxed);
+      record.state.store(kAbandoned, std::memory_order_release);
+    }
+  }
 }
 
 void Profiler::Impl::WriterLoop() {

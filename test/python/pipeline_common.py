@@ -98,3 +98,39 @@ def check_jobviz(jobviz_exe, root):
           (clock[1]["offset_us"], SKEW_NS / 1000, error_us))
     assert error_us < 2000, error_us  # barrier release skew on a loaded machine stays far below this
     return error_us
+
+
+JOB = re.compile(r"Job \((\d+)\), type = (\w+), micro_batch_id = (\d+), "
+                 r"job_start_time = (\d+\.\d+), job_end_time = (\d+\.\d+)")
+
+
+def nanos(millis):
+    whole, fraction = millis.split(".")
+    return int(whole) * 1_000_000 + int(fraction)
+
+
+def check_hand_offs(logs, steps, micro_batches):
+    """Each hand-off in 1F1B logs (one per stage, in stage order, every step's jobs
+    followed by one optimizer): a forward starts after the stage before ended it,
+    a backward after the stage after ended it. Read from the job lines themselves,
+    the truth jobviz's own order check is held to. Returns the hand-offs checked."""
+    stages = len(logs)
+    jobs = []  # per stage: (kind, mb, start_ns, end_ns) in log order
+    for log in logs:
+        with open(log) as f:
+            jobs.append([(m.group(2), int(m.group(3)), nanos(m.group(4)), nanos(m.group(5)))
+                         for m in map(JOB.search, f) if m])
+    per_step = 2 * micro_batches + 1
+    checked = 0
+    for s in range(stages):
+        assert len(jobs[s]) == steps * per_step, (s, len(jobs[s]))
+        for i, (kind, mb, start, _) in enumerate(jobs[s]):
+            source = s - 1 if kind == "forward" else s + 1
+            if kind == "optimizer" or not 0 <= source < stages:
+                continue
+            step = jobs[source][i // per_step * per_step:(i // per_step + 1) * per_step]
+            end = next(e for k, m, _, e in step if k == kind and m == mb)
+            assert start >= end, "stage %d %s %d starts %d ns before its input ends" % (s, kind, mb, end - start)
+            checked += 1
+    print("pipeline order holds on all %d hand-offs in the logs" % checked)
+    return checked
