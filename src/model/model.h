@@ -37,13 +37,15 @@ inline constexpr std::int64_t kLongestJob = 86'400'000'000'000;
 // (Paddle's HybridParallelInfo line, libjobviz's topology line).
 enum class RecordKind : std::uint8_t {
   kJob, kProfilerWindow, kStepPush, kStepPop, kClockSync, kRangePush, kStartBanner, kHybridInfo, kShimTopology,
-  kInFlight  // libjobviz's watchdog: a job begun (or enqueued) and not ended; `end`: when it was seen
+  kInFlight,  // libjobviz's watchdog: a job begun (or enqueued) and not ended; `end`: when it was seen
+  kProfilerHeader  // libjobviz's first line in a process ("jobviz profiler: rank = R"): `rank`
 };
 
 // One recognised line of a worker log. Fields that a kind does not use stay 0.
 struct LogRecord {
   RecordKind kind = RecordKind::kJob;
   bool started = true;       // kInFlight: false when the job was enqueued and never began
+  bool log_shared = false;   // kProfilerHeader: libjobviz found the log held by another live profiler
   std::uint32_t thread = 0;  // the glog prefix's thread id; 0 when the line has none
   std::uint64_t line = 0;  // 1-based line number in its file
   Nanos start = 0;         // job start; time of a step marker or clock-sync point
@@ -51,7 +53,7 @@ struct LogRecord {
   std::int64_t micro_batch = 0;
   std::int64_t step = 0;             // pushed step number; profiler window start step
   std::int64_t window_end_step = -1; // profiler window end step, -1 when not printed
-  std::int64_t rank = 0, round = 0;  // clock sync; rank also of topology lines
+  std::int64_t rank = 0, round = 0;  // clock sync; rank also of topology and profiler header lines
   Name job_id, type;                 // jobs; type also the name of a pushed range
   ParallelPlace place;               // topology lines only
 };

@@ -22,6 +22,66 @@ void AddUnique(std::vector<T>& values, T value) {
     values.push_back(value);
 }
 
+// libjobviz's processes, told apart by their start lines ("jobviz profiler:
+// rank = R") and the glog threads of their lines: a process writes its
+// start line from the thread that made the profiler, its job lines from its
+// writer thread and, at Shutdown, from the thread that called it (often the
+// first). Two write at once when
+//  - a thread of a process started before the latest start line (its start
+//    line's thread, or one that wrote its job lines) writes job lines after
+//    it (a restarted process's predecessor never writes again);
+//  - or start lines of two ranks came before any job, and the job lines'
+//    threads then take turns again and again (each process's lines come in
+//    blocks as its buffer flushes; one process alone changes thread once,
+//    at its Shutdown).
+class JobThreads {
+ public:
+  static constexpr int kTurns = 3;  // a thread coming back this often: blocks of two writers
+  std::vector<std::uint32_t> writers;  // the threads of the turns seen (the first few)
+
+  void Header(std::int64_t rank, std::uint32_t thread) {
+    for (const std::uint32_t earlier : process_)  // the threads of the processes started before
+      if (earlier_.size() < kWritersKept) earlier_.push_back(earlier);
+    process_.clear();
+    if (thread != 0) process_.push_back(thread);
+    job_threads_.clear();
+    if (jobs_since_header_ == 0 && !header_ranks_.empty() && header_ranks_.back() != rank) started_together_ = true;
+    if (header_ranks_.size() < kWritersKept) header_ranks_.push_back(rank);
+    jobs_since_header_ = 0;
+  }
+  // True at the job line that shows two writers.
+  bool Job(std::uint32_t thread) {
+    if (header_ranks_.empty() || thread == 0) return false;
+    ++jobs_since_header_;
+    if (Has(earlier_, thread)) {
+      AddUnique(writers, thread);
+      return true;
+    }
+    if (thread != last_ && last_ != 0) {
+      if (Has(job_threads_, thread)) ++turns_;
+      AddUnique(writers, last_);
+      AddUnique(writers, thread);
+    }
+    if (!Has(job_threads_, thread) && job_threads_.size() < kWritersKept) job_threads_.push_back(thread);
+    if (!Has(process_, thread) && process_.size() < kWritersKept) process_.push_back(thread);
+    last_ = thread;
+    return started_together_ && turns_ >= kTurns;
+  }
+
+ private:
+  static bool Has(const std::vector<std::uint32_t>& threads, std::uint32_t thread) {
+    return std::find(threads.begin(), threads.end(), thread) != threads.end();
+  }
+  std::vector<std::int64_t> header_ranks_;
+  std::vector<std::uint32_t> earlier_;      // threads of processes started before the latest start line
+  std::vector<std::uint32_t> process_;      // the latest start line's thread and the job threads since
+  std::vector<std::uint32_t> job_threads_;  // job threads since the latest start line
+  std::uint32_t last_ = 0;
+  size_t jobs_since_header_ = 0;
+  int turns_ = 0;
+  bool started_together_ = false;
+};
+
 }  // namespace
 
 SharedWriters FindSharedWriters(const std::vector<LogRecord>& records) {
@@ -36,7 +96,17 @@ SharedWriters FindSharedWriters(const std::vector<LogRecord>& records) {
   std::optional<std::int64_t> last_rank;       // of the last clock-sync or topology line
   std::optional<std::int64_t> last_sync_rank;  // of the last clock-sync line
   Nanos latest = 0;                            // the latest time any line gave so far
+  JobThreads job_threads;
   for (const LogRecord& r : records) {
+    if (r.kind == RecordKind::kProfilerHeader) {
+      AddUnique(found.ranks, r.rank);
+      if (r.log_shared && found.line == 0) found.line = r.line;  // libjobviz's lock said so
+      job_threads.Header(r.rank, r.thread);
+    }
+    if (r.kind == RecordKind::kJob && found.line == 0 && job_threads.Job(r.thread)) {
+      found.line = r.line;
+      for (const std::uint32_t thread : job_threads.writers) AddUnique(found.threads, thread);
+    }
     if (r.kind == RecordKind::kClockSync || IsTopologyRecord(r)) {
       // A rank that comes back after another rank wrote: both write at once
       // (a restart under another rank never goes back). Needs no thread ids.
@@ -114,6 +184,7 @@ std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records, bool shar
         if (has_activity && !banner) banner = i;
         break;
       case RecordKind::kInFlight:  // the watchdog's word on a job of this run: no run starts here
+      case RecordKind::kProfilerHeader:  // read by FindSharedWriters; a restart shows by the rules here
         break;
       case RecordKind::kStepPush:
         if (highest_step && r.step <= *highest_step && !shared_writers)

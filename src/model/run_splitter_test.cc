@@ -216,3 +216,73 @@ TEST_CASE("A rank whose sync point comes before times already written ran at onc
   records[2].start = 2000;
   CHECK(FindSharedWriters(records).line == 0);
 }
+
+namespace {
+
+LogRecord Header(std::uint64_t line, std::int64_t rank, std::uint32_t thread) {
+  return FromThread(RecordKind::kProfilerHeader, line, 0, thread, rank);
+}
+
+}  // namespace
+
+TEST_CASE("Two libjobviz processes in one file without sync or step lines: found by their start lines and job threads") {
+  // The issue's case: two ranks given one log path by the Python package,
+  // no clock sync, no steps. Each writes its start line from the launching
+  // thread (1, 2) and its job lines from its writer thread (11, 22), in
+  // blocks as its buffer flushes.
+  SECTION("both started before either wrote a job: the blocks take turns") {
+    std::vector<LogRecord> records = {Header(1, 0, 1), Header(2, 1, 2)};
+    std::uint64_t line = 3;
+    for (int block = 0; block < 4; ++block)
+      for (const std::uint32_t thread : {11u, 22u})
+        for (int j = 0; j < 3; ++j) records.push_back(FromThread(RecordKind::kJob, line++, 0, thread));
+    const SharedWriters shared = FindSharedWriters(records);
+    CHECK(shared.line == 15);  // the third return: 11 at line 9, 22 at 12, 11 at 15
+    CHECK(shared.ranks == std::vector<std::int64_t>{0, 1});
+    CHECK(shared.threads == std::vector<std::uint32_t>{11, 22});
+  }
+  SECTION("libjobviz found the log locked by the other: its start line says so, whatever the order of the lines") {
+    // Each process wrote everything at its Shutdown, in one block each.
+    std::vector<LogRecord> records = {Header(1, 0, 1), FromThread(RecordKind::kJob, 2, 0, 1), Header(3, 1, 2),
+                                      FromThread(RecordKind::kJob, 4, 0, 2)};
+    CHECK(FindSharedWriters(records).line == 0);  // by threads alone, a restart
+    records[2].log_shared = true;
+    CHECK(FindSharedWriters(records).line == 3);
+    CHECK(FindSharedWriters(records).ranks == std::vector<std::int64_t>{0, 1});
+  }
+  SECTION("the second started after the first wrote jobs: the first writes on after its start line") {
+    const std::vector<LogRecord> records = {Header(1, 0, 1), FromThread(RecordKind::kJob, 2, 0, 11),
+                                            Header(3, 1, 2), FromThread(RecordKind::kJob, 4, 0, 22),
+                                            FromThread(RecordKind::kJob, 5, 0, 11)};
+    const SharedWriters shared = FindSharedWriters(records);
+    CHECK(shared.line == 5);
+    CHECK(shared.ranks == std::vector<std::int64_t>{0, 1});
+  }
+}
+
+TEST_CASE("libjobviz start lines that do not make two writers") {
+  SECTION("a restart: the old process's threads never write after the new start line") {
+    const std::vector<LogRecord> records = {Header(1, 0, 1), FromThread(RecordKind::kJob, 2, 0, 11),
+                                            FromThread(RecordKind::kJob, 3, 0, 11), FromThread(RecordKind::kJob, 4, 0, 1),
+                                            Header(5, 0, 3), FromThread(RecordKind::kJob, 6, 0, 33),
+                                            FromThread(RecordKind::kJob, 7, 0, 33)};
+    CHECK(FindSharedWriters(records).line == 0);
+  }
+  SECTION("one process whose Shutdown writes its last lines from another thread, after a crashed start") {
+    // Rank 1's process died before any job; rank 0's writes from its writer
+    // thread (11) and, at Shutdown, from the launching thread (1), while the
+    // writer thread finishes a pass: a turn or two, not blocks all along.
+    std::vector<LogRecord> records = {Header(1, 1, 2), Header(2, 0, 1)};
+    std::uint64_t line = 3;
+    for (int j = 0; j < 20; ++j) records.push_back(FromThread(RecordKind::kJob, line++, 0, 11));
+    for (const std::uint32_t thread : {1u, 11u, 1u}) records.push_back(FromThread(RecordKind::kJob, line++, 0, thread));
+    CHECK(FindSharedWriters(records).line == 0);
+  }
+  SECTION("Paddle's own logs (no libjobviz start line): threads taking turns prove nothing") {
+    std::vector<LogRecord> records;
+    std::uint64_t line = 1;
+    for (int block = 0; block < 6; ++block)
+      for (const std::uint32_t thread : {11u, 22u}) records.push_back(FromThread(RecordKind::kJob, line++, 0, thread));
+    CHECK(FindSharedWriters(records).line == 0);
+  }
+}

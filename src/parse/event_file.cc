@@ -31,6 +31,7 @@ const char* KindName(RecordKind kind) {
     case RecordKind::kHybridInfo: return "hybrid";
     case RecordKind::kShimTopology: return "topology";
     case RecordKind::kInFlight: return "inflight";
+    case RecordKind::kProfilerHeader: return "header";
   }
   return "?";
 }
@@ -47,6 +48,10 @@ json RecordJson(int worker, const LogRecord& r) {
     case RecordKind::kRangePush: j.update({{"s", r.start}, {"name", ValidUtf8(r.type)}}); break;
     case RecordKind::kClockSync: j.update({{"s", r.start}, {"rank", r.rank}, {"round", r.round}}); break;
     case RecordKind::kStartBanner: break;
+    case RecordKind::kProfilerHeader:
+      j["rank"] = r.rank;
+      if (r.log_shared) j["shared"] = true;
+      break;
     case RecordKind::kInFlight:
       j.update({{"s", r.start}, {"e", r.end}, {"mb", r.micro_batch}, {"t", ValidUtf8(r.type)}, {"id", ValidUtf8(r.job_id)},
                 {"started", r.started}});
@@ -147,6 +152,11 @@ LogRecord RecordFrom(const json& j) {
     if (r.rank < 0 || r.round < 0) throw BadRecord(SkipReason::kMalformedClockSync, "a negative rank or round");
   } else if (kind == "start") {
     r.kind = RecordKind::kStartBanner;
+  } else if (kind == "header") {
+    r.kind = RecordKind::kProfilerHeader;
+    r.rank = Int64At(j, "rank");
+    if (r.rank < 0) throw BadRecord(SkipReason::kMalformedClockSync, "a negative rank");
+    r.log_shared = j.value("shared", false);
   } else if (kind == "inflight") {
     r.kind = RecordKind::kInFlight;
     JobFieldsFrom(j, &r);

@@ -24,7 +24,7 @@ namespace jobviz {
 
 class KeywordScanner {
  public:
-  static constexpr size_t kMaxKeywords = 6;
+  static constexpr size_t kMaxKeywords = 7;
   static constexpr size_t kFingerprint = 3;  // leading bytes looked up by the VBMI path
   struct Hit {
     size_t position;  // npos when there is none

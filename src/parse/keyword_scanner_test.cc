@@ -125,7 +125,7 @@ TEST_CASE("Scanner agrees with a naive search on random text with the log keywor
 TEST_CASE("Scanner rejects keywords it cannot handle") {
   CHECK_THROWS(KeywordScanner({"a"}));
   CHECK_NOTHROW(KeywordScanner({"aa", "bb", "cc", "dd", "ee", "ff"}));
-  CHECK_THROWS(KeywordScanner({"aa", "bb", "cc", "dd", "ee", "ff", "gg"}));
+  CHECK_THROWS(KeywordScanner({"aa", "bb", "cc", "dd", "ee", "ff", "gg", "hh"}));  // past kMaxKeywords (7)
 }
 
 TEST_CASE("CountNewlines counts every newline on every path, also past 255 blocks") {

@@ -102,6 +102,29 @@ const std::vector<LineFormat>& LineFormats() {
            "I1020 09:15:07.265326 22317 jobviz_profiler.cc:1] HybridParallelInfo: rank_id: 5, pp_rank: 1, dp_rank: 0, "
            "tp_rank: 1",
        }},
+      // libjobviz's first line in each process (docs/runtime-shim.md): two
+      // of them from processes writing one file at once are how two ranks
+      // given the same log path show when they print no clock-sync or step
+      // lines (model/run_splitter.h, FindSharedWriters).
+      // The keyword is the tail of "jobviz profiler: rank": its first bytes,
+      // which the scanner's tables look up, are not "pro" of the
+      // "jobviz_profiler.cc" that prefixes every libjobviz line (the parser
+      // checks the "jobviz profile" before it).
+      {LineKind::kProfilerHeader,
+       "libjobviz start line",
+       "r: rank",
+       {
+           // Optional: a line of other text with these words is left alone.
+           {"jobviz profiler: rank = <integer>", R"(r: rank(?:\s*=\s*(\d+))?)"},
+           // Written when the log was locked by another live profiler.
+           {", log shared with another live jobviz profiler", R"((.*log shared with another live)?)"},
+       },
+       {
+           "I1020 09:15:01.101362 22317 jobviz_profiler.cc:1] jobviz profiler: rank = 3, local worker = 1, "
+           "world size = 4, host = node7",
+           "I1020 09:15:01.101362 22318 jobviz_profiler.cc:1] jobviz profiler: rank = 2, local worker = 0, "
+           "world size = 4, host = node7, log shared with another live jobviz profiler",
+       }},
       // libjobviz's watchdog (docs/runtime-shim.md): a job begun and not
       // ended after stall_after seconds, or enqueued and never begun (its
       // stream blocked behind a hung kernel or collective).

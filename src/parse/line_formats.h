@@ -13,7 +13,7 @@ namespace jobviz {
 
 // kInFlight shares kJob's keyword (the scanner looks for it once): a job
 // line's text that is not a finished job is tried as an in-flight one.
-enum class LineKind { kJob, kProfilerWindow, kNvtx, kClockSync, kStartBanner, kHybridInfo, kInFlight };
+enum class LineKind { kJob, kProfilerWindow, kNvtx, kClockSync, kStartBanner, kHybridInfo, kProfilerHeader, kInFlight };
 
 struct FieldPattern {
   std::string_view expected;  // what a user should see, e.g. ", type = <word>"

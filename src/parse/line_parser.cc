@@ -44,7 +44,8 @@ struct LineParser::Compiled {
 
 LineParser::LineParser()
     : scanner_({LineFormats()[0].keyword, LineFormats()[1].keyword, LineFormats()[2].keyword,
-                LineFormats()[3].keyword, LineFormats()[4].keyword, LineFormats()[5].keyword}),  // kInFlight: kJob's
+                LineFormats()[3].keyword, LineFormats()[4].keyword, LineFormats()[5].keyword,
+                LineFormats()[6].keyword}),  // kInFlight: kJob's
       compiled_(std::make_unique<Compiled>()) {
   for (const LineFormat& format : LineFormats()) {
     FormatPatterns patterns;
@@ -250,6 +251,11 @@ ParsedLine LineParser::ParseClean(std::string_view text, size_t keyword_pos, int
       parsed.rank = integer(1);
       parsed.round = integer(2);
       parsed.time = millis(3);
+      break;
+    case LineKind::kProfilerHeader:
+      parsed.kind = ParsedLine::Kind::kProfilerHeader;
+      parsed.rank = group(1).empty() || !text.substr(0, keyword_pos).ends_with("jobviz profile") ? -1 : integer(1);
+      parsed.log_shared = !group(2).empty();
       break;
     case LineKind::kInFlight: {
       parsed.kind = ParsedLine::Kind::kInFlight;

@@ -18,7 +18,7 @@ namespace jobviz {
 struct ParsedLine {
   enum class Kind {
     kJob, kProfilerWindow, kStepPush, kRangePush, kStepPop, kClockSync, kStartBanner, kHybridInfo, kShimTopology,
-    kInFlight, kMalformed
+    kProfilerHeader, kInFlight, kMalformed
   };
   Kind kind = Kind::kMalformed;
   LineKind format = LineKind::kJob;
@@ -32,6 +32,7 @@ struct ParsedLine {
   // enqueued), `waited` (ns) and whether it had begun.
   Nanos waited = 0;
   bool started = true;
+  bool log_shared = false;  // kProfilerHeader: the line says another live profiler holds the log
 
   // kProfilerWindow: end_step is -1 when the line has none.
   // kStepPush: step. kClockSync: rank, round.

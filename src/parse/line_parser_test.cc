@@ -211,3 +211,23 @@ TEST_CASE("A topology line with a value it cannot take is skipped whole, with th
   REQUIRE(q.kind == Kind::kShimTopology);
   CHECK(q.place.at(ParallelAxis::kPp) == 1);
 }
+
+TEST_CASE("libjobviz's start line: its rank, the shared-log note, and other text with the same words left alone") {
+  ParsedLine p = Parse("I1020 09:15:01.101362 22317 jobviz_profiler.cc:1] jobviz profiler: rank = 3, local worker = 1, "
+                       "world size = 4, host = node7");
+  CHECK(p.kind == Kind::kProfilerHeader);
+  CHECK(p.rank == 3);
+  CHECK_FALSE(p.log_shared);
+  p = Parse("jobviz profiler: rank = 2, local worker = 0, world size = 4, host = n, log shared with another live jobviz "
+            "profiler");
+  CHECK(p.rank == 2);
+  CHECK(p.log_shared);
+  // Someone else's words: not a start line (rank -1: dropped by the scan), never a malformed line.
+  for (std::string_view other : {"error: rank = 3 is not reachable", "jobviz profiler: rank unknown",
+                                 "my profiler: rank = 4"}) {
+    INFO(other);
+    p = Parse(other);
+    CHECK(p.kind == Kind::kProfilerHeader);
+    CHECK(p.rank == -1);
+  }
+}

@@ -24,6 +24,7 @@ SkipReason MalformedReason(LineKind format) {
     case LineKind::kClockSync: return SkipReason::kMalformedClockSync;
     case LineKind::kStartBanner: break;  // any line with the keyword is one
     case LineKind::kHybridInfo: return SkipReason::kMalformedTopology;
+    case LineKind::kProfilerHeader: break;  // its pattern matches any line with the keyword
     case LineKind::kInFlight: return SkipReason::kMalformedJob;
   }
   return SkipReason::kMalformedJob;
@@ -255,6 +256,12 @@ void Scanner::HandleRecord(std::string_view line, const ParsedLine& parsed, bool
       record.kind = parsed.kind == ParsedLine::Kind::kHybridInfo ? RecordKind::kHybridInfo : RecordKind::kShimTopology;
       record.rank = parsed.rank;
       record.place = parsed.place;
+      break;
+    case ParsedLine::Kind::kProfilerHeader:
+      if (parsed.rank < 0) return;  // "profiler: rank" in some other line: not libjobviz's, and not an error
+      record.kind = RecordKind::kProfilerHeader;
+      record.rank = parsed.rank;
+      record.log_shared = parsed.log_shared;
       break;
     case ParsedLine::Kind::kInFlight:
       record = JobRecord(current_line_, parsed.job_id, parsed.type, parsed.micro_batch, parsed.start.ns,

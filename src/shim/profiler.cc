@@ -86,8 +86,10 @@ Profiler::Profiler(ProfilerConfig config) : config_(std::move(config)), impl_(st
   impl_->logger->set_pattern("%L%m%d %H:%M:%S.%f %5t jobviz_profiler.cc:1] %v");
   // Writes that fail (a full disk) are counted, not printed per line.
   impl_->logger->set_error_handler([impl = impl_.get()](const std::string&) { impl->write_errors.fetch_add(1); });
-  impl_->logger->info("jobviz profiler: rank = {}, local worker = {}, world size = {}, host = {}",
-                      config_.global_rank, config_.local_worker, config_.world_size, config_.host_name);
+  // jobviz reads the rank and the shared-log note back (parse/line_formats.cc).
+  impl_->logger->info("jobviz profiler: rank = {}, local worker = {}, world size = {}, host = {}{}", config_.global_rank,
+                      config_.local_worker, config_.world_size, config_.host_name,
+                      shared_log ? ", log shared with another live jobviz profiler" : "");
   if (shared_log) {
     std::fprintf(stderr,
                  "jobviz: rank %d: %s is being written by another live jobviz profiler (two ranks given the same "
