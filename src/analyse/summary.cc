@@ -207,6 +207,7 @@ nlohmann::json SummaryJson(const Analysis& a, const Timeline& timeline, const Ru
                               {"busy_us", Micros(w.busy)}, {"idle_us", Micros(w.idle)},
                               {"bubble_ratio", w.bubble_ratio}, {"speed", speed > 0 ? json(speed) : json(nullptr)},
                               {"steps", steps}});
+    if (w.role.known()) doc["workers"].back()["stage"] = w.role.stage;  // hybrid runs: diff folds workers by it
   }
   doc["bubble_ratio"] = a.bubble_ratio;
   doc["ideal_bubble_ratio"] = a.schedule.ideal_bubble ? json(*a.schedule.ideal_bubble) : json(nullptr);

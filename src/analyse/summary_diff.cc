@@ -35,6 +35,7 @@ using WorkerKey = std::pair<std::int64_t, std::int64_t>;
 struct WorkerPair {
   std::string name;  // the new run's (else the base's): a valid --fail-on element there
   std::optional<double> base, now;
+  std::optional<std::int64_t> stage;  // the new run's (else the base's), where the topology is known
 };
 
 std::map<WorkerKey, WorkerPair> MatchWorkers(const nlohmann::json& base, const nlohmann::json& now) {
@@ -48,6 +49,8 @@ std::map<WorkerKey, WorkerPair> MatchWorkers(const nlohmann::json& base, const n
         continue;
       WorkerPair& pair = workers[{worker["machine"].get<std::int64_t>(), worker["worker"].get<std::int64_t>()}];
       if (is_now || pair.name.empty()) pair.name = worker["name"].get<std::string>();
+      if (worker.contains("stage") && worker["stage"].is_number_integer() && (is_now || !pair.stage))
+        pair.stage = worker["stage"].get<std::int64_t>();
       if (worker.contains("bubble_ratio") && worker["bubble_ratio"].is_number())
         (is_now ? pair.now : pair.base) = worker["bubble_ratio"].get<double>();
     }
@@ -197,8 +200,10 @@ std::vector<MetricChange> DiffSummaries(const nlohmann::json& base, const nlohma
     }
   for (const char* path : {"lagging_peers.behind_us.count", "lagging_peers.behind_us.max", "last_replicas.late_by_us.max"})
     add(path);
-  for (const auto& [key, worker] : MatchWorkers(base, now))
+  for (const auto& [key, worker] : MatchWorkers(base, now)) {
     rows.push_back(Row("workers[" + GateKey(worker.name) + "].bubble_ratio", worker.base, worker.now));
+    if (worker.stage) rows.back().group = "stage " + std::to_string(*worker.stage);
+  }
   for (MetricChange& row : rows) {
     ClassifyMetric(row);
     SetEffect(base, &row);

@@ -42,6 +42,9 @@ struct MetricChange {
   // "stage 2 backward", "backward jobs", "stall on the critical path": the
   // metric in words, for the verdict.
   std::string label;
+  // A worker's row: its stage ("stage 2") where the summaries say; the
+  // table folds the workers it does not show under it.
+  std::string group;
 };
 
 // The one-line verdict a diff opens with: "step time +17.1% (31.09 ms ->

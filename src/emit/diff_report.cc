@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "emit/summary_tables.h"
@@ -75,6 +76,39 @@ const char* UnitName(MetricUnit unit) {
 
 nlohmann::json JsonValue(const std::optional<double>& value) { return value ? nlohmann::json(*value) : nlohmann::json(); }
 
+// The worker rows not shown, one line per stage where the summaries give
+// stages ("... stage 2: 14 more workers' bubble_ratio, -0.4 to +9.8 pp"),
+// else one line for all, in stage order.
+std::vector<std::string> FoldedLines(const std::vector<MetricChange>& rows, const std::vector<const MetricChange*>& shown) {
+  struct Fold {
+    size_t count = 0;
+    double low = 0, high = 0;
+    bool ranged = false;
+  };
+  std::map<std::pair<size_t, std::string>, Fold> folds;  // (stage number + 1, or 0 for none; group)
+  for (const MetricChange& row : rows) {
+    if (row.metric.rfind("workers[", 0) != 0 || std::find(shown.begin(), shown.end(), &row) != shown.end()) continue;
+    const size_t order = row.group.rfind("stage ", 0) == 0 ? std::stoul(row.group.substr(6)) + 1 : 0;
+    Fold& fold = folds[{order, row.group}];
+    ++fold.count;
+    if (const auto change = row.change()) {
+      fold.low = fold.ranged ? std::min(fold.low, *change) : *change;
+      fold.high = fold.ranged ? std::max(fold.high, *change) : *change;
+      fold.ranged = true;
+    }
+  }
+  std::vector<std::string> lines;
+  for (const auto& [key, fold] : folds) {
+    char range[64] = "";
+    if (fold.ranged) std::snprintf(range, sizeof range, ", %+.1f to %+.1f pp", fold.low * 100, fold.high * 100);
+    lines.push_back("... " + (key.second.empty() ? "" : key.second + ": ") + std::to_string(fold.count) + " more workers' bubble_ratio" +
+                    range);
+  }
+  if (!lines.empty())
+    lines.back() += " (the " + std::to_string(kWorkerRowsShown) + " that changed most are shown; --json has them all)";
+  return lines;
+}
+
 }  // namespace
 
 std::string DiffReport(const std::vector<MetricChange>& rows, const std::string& base_name, const std::string& new_name,
@@ -92,6 +126,7 @@ std::string DiffReport(const std::vector<MetricChange>& rows, const std::string&
                                 {"better", row.better == Better::kNeither ? nlohmann::json() : nlohmann::json(row.better == Better::kLower ? "lower" : "higher")},
                                 {"verdict", verdict == Verdict::kNone ? nlohmann::json() : nlohmann::json(VerdictText(verdict))},
                                 {"significance", row.significance()}, {"effect", row.effect}});
+      if (!row.group.empty()) doc["metrics"].back()["group"] = row.group;
     }
     return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
@@ -100,7 +135,7 @@ std::string DiffReport(const std::vector<MetricChange>& rows, const std::string&
   // At scale the per-worker rows would bury the rest: the most significant
   // few are shown, the others folded into one line (JSON keeps them all).
   std::vector<std::vector<std::string>> table = {{"metric", "base", "new", "change", "verdict"}};
-  size_t worse = 0, better = 0, folded = 0;
+  size_t worse = 0, better = 0;
   std::vector<const MetricChange*> shown_workers;
   for (const MetricChange& row : rows)
     if (row.metric.rfind("workers[", 0) == 0) shown_workers.push_back(&row);
@@ -111,15 +146,11 @@ std::string DiffReport(const std::vector<MetricChange>& rows, const std::string&
     const Verdict verdict = row.verdict();
     worse += verdict == Verdict::kWorse;
     better += verdict == Verdict::kBetter;
-    if (row.metric.rfind("workers[", 0) == 0 && std::find(shown_workers.begin(), shown_workers.end(), &row) == shown_workers.end()) {
-      ++folded;
+    if (row.metric.rfind("workers[", 0) == 0 && std::find(shown_workers.begin(), shown_workers.end(), &row) == shown_workers.end())
       continue;
-    }
     table.push_back({row.metric, Value(row, row.base), Value(row, row.now), Change(row), VerdictText(verdict)});
   }
-  if (folded > 0)
-    table.push_back({"... " + std::to_string(folded) + " more workers' bubble_ratio (the " + std::to_string(kWorkerRowsShown) +
-                         " that changed most are shown; --json has them all)", "", "", "", ""});
+  for (const std::string& line : FoldedLines(rows, shown_workers)) table.push_back({line, "", "", "", ""});
   const std::string verdict = DiffVerdict(rows);
   const std::string tally = std::to_string(worse) + " worse, " + std::to_string(better) +
                             " better (largest effect on the step time first; pp: percentage points)";

@@ -38,3 +38,24 @@ TEST_CASE("At scale the diff shows the workers that changed most and folds the r
   for (char c : table) lines += c == '\n';
   CHECK(lines < 40);
 }
+
+TEST_CASE("With stages in the summaries the folded workers go under their stage, each with its range of change") {
+  nlohmann::json base = Summary(1000);
+  for (size_t w = 0; w < base["workers"].size(); ++w) base["workers"][w]["stage"] = w % 8;
+  nlohmann::json now = base;
+  for (size_t w = 2; w < base["workers"].size(); w += 8) now["workers"][w]["bubble_ratio"] = 0.35;  // stage 2 idles more
+  now["workers"][10]["bubble_ratio"] = 0.5;
+  const std::vector<MetricChange> rows = DiffSummaries(base, now);
+  const std::string table = DiffReport(rows, "a", "b", DiffFormat::kTable);
+  INFO(table);
+  // The 8 that changed most are all stage 2's; the other 117 of it fold under it, the rest under theirs.
+  CHECK(table.find("... stage 2: 117 more workers' bubble_ratio, +5.0 to +5.0 pp") != std::string::npos);
+  CHECK(table.find("... stage 0: 125 more workers' bubble_ratio, +0.0 to +0.0 pp") != std::string::npos);
+  CHECK(table.find("... stage 7: 125 more workers' bubble_ratio") != std::string::npos);
+  CHECK(table.find("stage 0:") < table.find("stage 2:"));  // in stage order
+  CHECK(table.find("--json has them all") > table.find("stage 7:"));
+  const nlohmann::json doc = nlohmann::json::parse(DiffReport(rows, "a", "b", DiffFormat::kJson));
+  size_t grouped = 0;
+  for (const auto& metric : doc["metrics"]) grouped += metric.contains("group");
+  CHECK(grouped == 1000);
+}
