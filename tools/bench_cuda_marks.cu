@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "jobviz/profiler.h"
+#include "spin_kernels.cuh"
 
 namespace {
 
@@ -49,19 +50,9 @@ std::int64_t HostNanos() {
 
 // Spins `ns` on the GPU's timer, then publishes `mark` to the host.
 __global__ void SpinThenMark(unsigned long long ns, volatile unsigned long long* word, unsigned long long mark) {
-  unsigned long long start, now;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  do {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  } while (now - start < ns);
+  SpinFor(ns);
   *word = mark;
   __threadfence_system();
-}
-
-// Holds the stream until the host writes a non-zero word.
-__global__ void WaitForHost(volatile unsigned long long* word) {
-  while (*word == 0) {
-  }
 }
 
 bool Ok(cudaError_t status, const char* what) {

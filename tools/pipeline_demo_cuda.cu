@@ -10,19 +10,11 @@
 
 #include "jobviz/clock_sync.h"
 #include "pipeline_demo.h"
+#include "spin_kernels.cuh"
 
 namespace demo {
 
 namespace {
-
-// Busy-waits on the GPU's global nanosecond timer: a kernel of a given length.
-__global__ void SpinKernel(unsigned long long nanoseconds) {
-  unsigned long long start, now;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  do {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  } while (now - start < nanoseconds);
-}
 
 bool Ok(cudaError_t status, const char* what) {
   if (status == cudaSuccess) return true;

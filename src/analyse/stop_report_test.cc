@@ -70,62 +70,66 @@ TEST_CASE("Logs cut at one moment for all: the step is unfinished and nobody sta
   CHECK(cut >= 8);  // the rest: cut between two steps, where every step finished
 }
 
-TEST_CASE("An in-flight line names the job a rank hangs in, and how long") {
+namespace {
+
+// A hybrid run whose stopped stage holds a worker with a libjobviz in-flight
+// line of a job that had started (live workers blocked behind it write
+// theirs too): the first of 30 seeds that gives one; null worker if none.
+struct HungRun {
+  Timeline timeline;
+  Worker* dead = nullptr;
+};
+HungRun RunWithHungWorker() {
   sim::StopRun spec = Hybrid(sim::StopKind::kStage, 3);
   spec.in_flight = true;
   for (std::uint64_t seed = 1; seed <= 30; ++seed) {
     spec.seed = seed;
     sim::StopTruth truth;
-    Timeline t = sim::SimulateStop(spec, &truth);
-    bool any = false;  // a line on a worker that stopped (live ones blocked behind it write theirs too)
-    const std::vector<const Worker*> workers = AllWorkers(t);
-    for (const int w : truth.dead_workers) any |= !workers[static_cast<size_t>(w)]->in_flight.empty();
-    if (!any) continue;
-    const StopReport r = Report(t);
-    REQUIRE(r.kind == StopKind::kStopped);
-    const LaneStop& first = r.lanes[static_cast<size_t>(r.first)];
-    CHECK(first.in_flight);
-    CHECK(first.in_flight_seen > first.in_flight_since);
-    CHECK(r.sentence.find("stuck in") != std::string::npos);
-    return;
+    HungRun run{sim::SimulateStop(spec, &truth)};
+    const std::vector<const Worker*> workers = AllWorkers(run.timeline);
+    for (const int w : truth.dead_workers) {
+      const Worker* worker = workers[static_cast<size_t>(w)];
+      if (!worker->in_flight.empty() && worker->in_flight[0].started) run.dead = const_cast<Worker*>(worker);
+    }
+    if (run.dead) return run;
   }
-  FAIL("no seed gave an in-flight line");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("An in-flight line names the job a rank hangs in, and how long") {
+  HungRun run = RunWithHungWorker();
+  REQUIRE(run.dead);
+  const StopReport r = Report(run.timeline);
+  REQUIRE(r.kind == StopKind::kStopped);
+  const LaneStop& first = r.lanes[static_cast<size_t>(r.first)];
+  CHECK(first.in_flight);
+  CHECK(first.in_flight_seen > first.in_flight_since);
+  CHECK(r.sentence.find("stuck in") != std::string::npos);
 }
 
 TEST_CASE("A job queued behind the one a rank hangs in does not hide it, whichever line came later") {
   // Seen on a GPU (tools/gpu-checks): a kernel that never ends, and the next
   // job enqueued behind it on the same stream; the watchdog writes "still
   // running" for the first and "not started" for the second, a pass later.
-  sim::StopRun spec = Hybrid(sim::StopKind::kStage, 3);
-  spec.in_flight = true;
-  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
-    spec.seed = seed;
-    sim::StopTruth truth;
-    Timeline t = sim::SimulateStop(spec, &truth);
-    const std::vector<const Worker*> workers = AllWorkers(t);
-    Worker* dead = nullptr;
-    for (const int w : truth.dead_workers)
-      if (!workers[static_cast<size_t>(w)]->in_flight.empty() && workers[static_cast<size_t>(w)]->in_flight[0].started)
-        dead = const_cast<Worker*>(workers[static_cast<size_t>(w)]);
-    if (!dead) continue;
-    const InFlightJob hung = dead->in_flight[0];
-    InFlightJob queued = hung;
-    queued.micro_batch = hung.micro_batch + 1;
-    queued.started = false;
-    queued.start = hung.start + 1'000;  // enqueued after it
-    queued.seen = hung.seen + 20'000'000;  // a watchdog pass later
-    queued.line = hung.line + 1;
-    dead->in_flight.push_back(queued);
-    const StopReport r = Report(t);
-    REQUIRE(r.kind == StopKind::kStopped);
-    const LaneStop& first = r.lanes[static_cast<size_t>(r.first)];
-    CHECK(first.in_flight_started);
-    CHECK(first.next.type == hung.type);
-    CHECK(first.next.micro_batch == hung.micro_batch);
-    CHECK(r.sentence.find("stuck in " + hung.type.str() + " " + std::to_string(hung.micro_batch)) != std::string::npos);
-    return;
-  }
-  FAIL("no seed gave a started in-flight line");
+  HungRun run = RunWithHungWorker();
+  REQUIRE(run.dead);
+  const InFlightJob hung = run.dead->in_flight[0];
+  InFlightJob queued = hung;
+  queued.micro_batch = hung.micro_batch + 1;
+  queued.started = false;
+  queued.start = hung.start + 1'000;     // enqueued after it
+  queued.seen = hung.seen + 20'000'000;  // a watchdog pass later
+  queued.line = hung.line + 1;
+  run.dead->in_flight.push_back(queued);
+  const StopReport r = Report(run.timeline);
+  REQUIRE(r.kind == StopKind::kStopped);
+  const LaneStop& first = r.lanes[static_cast<size_t>(r.first)];
+  CHECK(first.in_flight_started);
+  CHECK(first.next.type == hung.type);
+  CHECK(first.next.micro_batch == hung.micro_batch);
+  CHECK(r.sentence.find("stuck in " + hung.type.str() + " " + std::to_string(hung.micro_batch)) != std::string::npos);
 }
 
 TEST_CASE("Workers blocked inside a job on an input that never came wait; they are not the first to stop") {

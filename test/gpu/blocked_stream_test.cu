@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "jobviz/profiler.h"
+#include "spin_kernels.cuh"
 
 namespace {
 
@@ -35,18 +36,6 @@ std::int64_t HostNanos() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-__global__ void Spin(unsigned long long ns) {
-  unsigned long long start, now;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  do {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  } while (now - start < ns);
-}
-
-__global__ void WaitForHost(volatile unsigned int* word) {
-  while (*word == 0) {
-  }
-}
 
 std::string ReadAll(const std::filesystem::path& path) {
   std::ifstream in(path);
@@ -90,7 +79,7 @@ int main(int argc, char** argv) {
   const fs::path log = dir / "finished" / "workerlog.0";
   fs::remove(log);
 
-  unsigned int* word = nullptr;  // mapped host memory: the host lets the kernel go
+  unsigned long long* word = nullptr;  // mapped host memory: the host lets the kernel go
   cudaStream_t raw;
   if (cudaHostAlloc(reinterpret_cast<void**>(&word), sizeof *word, cudaHostAllocMapped) != cudaSuccess ||
       cudaStreamCreateWithFlags(&raw, cudaStreamNonBlocking) != cudaSuccess) {
@@ -99,7 +88,7 @@ int main(int argc, char** argv) {
   }
   *word = 1;  // both kernels once, so that loading them is not timed below
   WaitForHost<<<1, 1, 0, raw>>>(word);
-  Spin<<<1, 1, 0, raw>>>(1000);
+  SpinKernel<<<1, 1, 0, raw>>>(1000);
   cudaStreamSynchronize(raw);
   *word = 0;
   jobviz::CudaStream stream(raw);
@@ -113,7 +102,7 @@ int main(int argc, char** argv) {
   profiler.BeginStep(0);
   for (int j = 0; j < 4; ++j) {
     jobviz::JobScope job(profiler, stream, j % 2 ? "backward" : "forward", j, j / 2);
-    Spin<<<1, 1, 0, raw>>>(kJobNs);
+    SpinKernel<<<1, 1, 0, raw>>>(kJobNs);
   }
   cudaStreamSynchronize(raw);  // step 0's jobs inside step 0, as a loop that reads its loss has them
   profiler.EndStep();
@@ -125,7 +114,7 @@ int main(int argc, char** argv) {
   }
   for (int j = 5; j < 8; ++j) {  // the rest of step 1, as step 0: queued behind job 4
     jobviz::JobScope job(profiler, stream, j % 2 ? "backward" : "forward", j, (j - 4) / 2);
-    Spin<<<1, 1, 0, raw>>>(kJobNs);
+    SpinKernel<<<1, 1, 0, raw>>>(kJobNs);
   }
   std::this_thread::sleep_for(kHold);
   const std::string stalled = ReadAll(log);
