@@ -202,7 +202,7 @@ std::vector<MetricChange> DiffSummaries(const nlohmann::json& base, const nlohma
     add(path);
   for (const auto& [key, worker] : MatchWorkers(base, now)) {
     rows.push_back(Row("workers[" + GateKey(worker.name) + "].bubble_ratio", worker.base, worker.now));
-    if (worker.stage) rows.back().group = "stage " + std::to_string(*worker.stage);
+    rows.back().stage = worker.stage;
   }
   for (MetricChange& row : rows) {
     ClassifyMetric(row);

@@ -42,9 +42,9 @@ struct MetricChange {
   // "stage 2 backward", "backward jobs", "stall on the critical path": the
   // metric in words, for the verdict.
   std::string label;
-  // A worker's row: its stage ("stage 2") where the summaries say; the
-  // table folds the workers it does not show under it.
-  std::string group;
+  // A worker's row: its stage where the summaries say; the table folds the
+  // workers it does not show under it ("stage 2", also the JSON's group).
+  std::optional<std::int64_t> stage;
 };
 
 // The one-line verdict a diff opens with: "step time +17.1% (31.09 ms ->

@@ -85,11 +85,10 @@ std::vector<std::string> FoldedLines(const std::vector<MetricChange>& rows, cons
     double low = 0, high = 0;
     bool ranged = false;
   };
-  std::map<std::pair<size_t, std::string>, Fold> folds;  // (stage number + 1, or 0 for none; group)
+  std::map<std::optional<std::int64_t>, Fold> folds;  // by stage; no stage first
   for (const MetricChange& row : rows) {
     if (row.metric.rfind("workers[", 0) != 0 || std::find(shown.begin(), shown.end(), &row) != shown.end()) continue;
-    const size_t order = row.group.rfind("stage ", 0) == 0 ? std::stoul(row.group.substr(6)) + 1 : 0;
-    Fold& fold = folds[{order, row.group}];
+    Fold& fold = folds[row.stage];
     ++fold.count;
     if (const auto change = row.change()) {
       fold.low = fold.ranged ? std::min(fold.low, *change) : *change;
@@ -98,11 +97,11 @@ std::vector<std::string> FoldedLines(const std::vector<MetricChange>& rows, cons
     }
   }
   std::vector<std::string> lines;
-  for (const auto& [key, fold] : folds) {
+  for (const auto& [stage, fold] : folds) {
     char range[64] = "";
     if (fold.ranged) std::snprintf(range, sizeof range, ", %+.1f to %+.1f pp", fold.low * 100, fold.high * 100);
-    lines.push_back("... " + (key.second.empty() ? "" : key.second + ": ") + std::to_string(fold.count) + " more workers' bubble_ratio" +
-                    range);
+    lines.push_back("... " + (stage ? "stage " + std::to_string(*stage) + ": " : "") + std::to_string(fold.count) +
+                    " more workers' bubble_ratio" + range);
   }
   if (!lines.empty())
     lines.back() += " (the " + std::to_string(kWorkerRowsShown) + " that changed most are shown; --json has them all)";
@@ -126,7 +125,7 @@ std::string DiffReport(const std::vector<MetricChange>& rows, const std::string&
                                 {"better", row.better == Better::kNeither ? nlohmann::json() : nlohmann::json(row.better == Better::kLower ? "lower" : "higher")},
                                 {"verdict", verdict == Verdict::kNone ? nlohmann::json() : nlohmann::json(VerdictText(verdict))},
                                 {"significance", row.significance()}, {"effect", row.effect}});
-      if (!row.group.empty()) doc["metrics"].back()["group"] = row.group;
+      if (row.stage) doc["metrics"].back()["group"] = "stage " + std::to_string(*row.stage);
     }
     return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
