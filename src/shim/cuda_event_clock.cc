@@ -2,22 +2,17 @@
 #include <cuda_runtime_api.h>
 
 #include <array>
-#include <chrono>
 #include <cmath>
-#include <ctime>
 #include <vector>
 
 #include "event_clock.h"
+#include "profiler_impl.h"  // WallClockNanos: the clock the profiler's lines use
 
 namespace jobviz {
 
 namespace {
 
-std::int64_t HostNanos() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);  // the clock the profiler's lines use
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
+using profiler_detail::WallClockNanos;
 
 constexpr std::int64_t kAnchorLifeNs = 100'000'000;  // renewed every 100 ms
 constexpr std::int64_t kAnchorWaitNs = 20'000'000;   // a side-stream event that takes longer: try later
@@ -81,8 +76,7 @@ class CudaEventClock : public EventClock {
   struct Anchor {
     cudaStream_t stream = nullptr;
     cudaEvent_t event = nullptr;
-    std::int64_t host_ns = 0;   // when the anchor event was taken, on the host clock
-    std::int64_t taken_at = 0;  // 0: none yet
+    std::int64_t host_ns = 0;  // when the anchor event was taken, on the host clock; 0: none yet
   };
 
   static Resolution Failed() {
@@ -93,14 +87,13 @@ class CudaEventClock : public EventClock {
   // The device's anchor, renewed when it is older than kAnchorLifeNs.
   const Anchor* AnchorOf(int device) {
     Anchor& anchor = anchors_[device];
-    const std::int64_t now = HostNanos();
-    if (anchor.taken_at != 0 && now - anchor.taken_at < kAnchorLifeNs) return &anchor;
+    if (anchor.host_ns != 0 && WallClockNanos() - anchor.host_ns < kAnchorLifeNs) return &anchor;
     int current = 0;
     cudaGetDevice(&current);
     if (current != device) cudaSetDevice(device);  // the writer thread's own device setting
     TakeAnchor(anchor);
     if (current != device) cudaSetDevice(current);
-    return anchor.taken_at != 0 ? &anchor : nullptr;
+    return anchor.host_ns != 0 ? &anchor : nullptr;
   }
 
   // An event on an idle side stream between two clock readings: its host
@@ -119,14 +112,14 @@ class CudaEventClock : public EventClock {
         event = nullptr;
         break;
       }
-      const std::int64_t before = HostNanos();
+      const std::int64_t before = WallClockNanos();
       if (cudaEventRecord(event, anchor.stream) != cudaSuccess) break;
       cudaError_t status;
       std::int64_t after;
       // Polled, not cudaEventSynchronize: a failing device must not hold the writer.
-      while ((status = cudaEventQuery(event)) == cudaErrorNotReady && (after = HostNanos()) - before < kAnchorWaitNs) {
+      while ((status = cudaEventQuery(event)) == cudaErrorNotReady && (after = WallClockNanos()) - before < kAnchorWaitNs) {
       }
-      after = HostNanos();
+      after = WallClockNanos();
       if (status != cudaSuccess) break;
       if (after - before < best_width) {
         best_width = after - before;
@@ -141,7 +134,6 @@ class CudaEventClock : public EventClock {
     if (anchor.event) cudaEventDestroy(anchor.event);
     anchor.event = best;
     anchor.host_ns = best_middle;
-    anchor.taken_at = HostNanos();
   }
 
   std::vector<Slot> slots_;
