@@ -87,8 +87,8 @@ TEST_CASE("The traces draw the hand-off chains paired beside the analysis as the
     CHECK(Emit(format, given) == Emit(format, own));
     CHECK(Emit(format, none) != Emit(format, own));
   }
-  CHECK(Emit(OutputFormat::kPerfettoJson, own).find("\"bind_id\"") != std::string::npos);
-  CHECK(Emit(OutputFormat::kPerfettoJson, none).find("\"bind_id\"") == std::string::npos);
+  CHECK(Emit(OutputFormat::kPerfettoJson, own).find("\"name\":\"hand-off\",\"ph\":\"s\"") != std::string::npos);
+  CHECK(Emit(OutputFormat::kPerfettoJson, none).find("\"name\":\"hand-off\"") == std::string::npos);
   CHECK(DrawsFlows({{OutputFormat::kPerfettoProto, "t.pftrace", false, "-o"}}));
   CHECK_FALSE(DrawsFlows({{OutputFormat::kChromeJson, "p.json", false, "--chrome-output"},
                           {OutputFormat::kSummaryJson, "s.json", false, "--summary-json"}}));

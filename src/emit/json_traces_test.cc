@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <tuple>
 #include <nlohmann/json.hpp>
 
@@ -200,25 +201,31 @@ TEST_CASE("Overlapping jobs get their own named rows") {
   CHECK(found);
 }
 
-TEST_CASE("Flow arrows follow each micro-batch from stage to stage, bound to the jobs themselves") {
+TEST_CASE("Flow arrows follow each micro-batch from stage to stage, one flow event on each job, in chain order") {
   // Stages in rank order: machine0 worker 2, machine0 worker 3, machine10 worker 2, machine10 worker 3.
   const json trace = json::parse(TraceText(WritePerfettoTrace, SampleTimeline()));
-  std::map<std::int64_t, std::vector<std::pair<int, std::string>>> chains;  // bind_id -> (tid, in/out)
+  std::map<std::int64_t, std::vector<std::pair<int, std::string>>> chains;  // id -> (tid, phase), in file order
+  std::set<std::tuple<int, int, std::string>> job_starts;                    // pid, tid, ts text
   for (const json& e : trace["traceEvents"]) {
-    CHECK(e["ph"] != "s");  // no v1 flow events, which bind by time
-    CHECK(e["ph"] != "f");
-    if (!e.contains("bind_id")) continue;
-    const std::string way = std::string(e.value("flow_in", false) ? "in" : "") + (e.value("flow_out", false) ? "out" : "");
-    chains[e["bind_id"]].emplace_back(e["tid"], way);
+    CHECK_FALSE(e.contains("bind_id"));  // not flow v2 as well: Perfetto would draw each arrow twice
+    if (e["ph"] == "X" && e.contains("args") && e["args"].contains("source")) job_starts.insert({e["pid"], e["tid"], e["ts"].dump()});
+    if (e["ph"] != "s" && e["ph"] != "t" && e["ph"] != "f") continue;
+    CHECK(e["name"] == "hand-off");
+    CHECK(e.value("bp", "") == (e["ph"] == "f" ? "e" : ""));  // the last binds to its own job, not the next slice
+    CHECK(job_starts.count({e["pid"], e["tid"], e["ts"].dump()}) == 1);  // after its job, at its exact start
+    chains[e["id"]].emplace_back(e["tid"], e["ph"]);
   }
   // forward_3 runs stage 0 -> 3 and backward_4 stage 3 -> 0: one chain each.
   REQUIRE(chains.size() == 2);
+  std::vector<std::vector<int>> rows;
   for (const auto& [id, links] : chains) {
-    std::vector<std::string> ways;
-    for (const auto& [tid, way] : links) ways.push_back(way);
-    std::sort(ways.begin(), ways.end());
-    CHECK(ways == std::vector<std::string>{"in", "inout", "inout", "out"});
+    std::vector<std::string> phases;
+    rows.emplace_back();
+    for (const auto& [tid, phase] : links) phases.push_back(phase), rows.back().push_back(tid);
+    CHECK(phases == std::vector<std::string>{"s", "t", "t", "f"});
   }
+  CHECK(rows[0] == std::vector<int>{2, 3, 4, 5});
+  CHECK(rows[1] == std::vector<int>{5, 4, 3, 2});
 }
 
 TEST_CASE("A counter track says how many workers are busy") {

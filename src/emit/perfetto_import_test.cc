@@ -13,20 +13,30 @@
 //  - complete events ("X") are sorted by ts; a slice that starts inside the
 //    previous one on its track but ends after it does not nest (an import
 //    error, moved elsewhere);
-//  - flow v2: "bind_id" on an event with flow_out begins a flow, with
-//    flow_in and flow_out steps it, with flow_in ends it, bound to that slice;
+//  - events are read in the sorter's order (trace_sorter.h,
+//    SlowOperatorLess): by timestamp, then "E", then "X" longest first, then
+//    any other event, then file order; a slice closes when a later one on
+//    its track begins at or after its end;
+//  - flow v1 (json_trace_parser, flow_tracker.cc): "s" begins flow (id, cat,
+//    name) at the slice open on its thread, "t" steps it there, "f" with
+//    bp "e" ends it there; each arrow runs from the earlier slice to the
+//    later one;
 //  - a "C" event's track is "<name> <arg key>".
+// Chrome DevTools' trace engine binds the same flow events by its own rules
+// (FlowsHandler.ts, modelled in DevToolsArrows below).
 // The critical-path row (plain "X" events on a thread of the Steps process)
 // and the `critical_path` arg on jobs go through the same rules.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "align/pipeline_order.h"
 #include "analyse/analysis.h"
@@ -101,15 +111,122 @@ struct Slice {
   Nanos ts = 0, end = 0;
   std::string source;  // jobs: "file:line"; steps: "stepN"
   json event;
+  std::string ts_text;
+};
+
+// A flow event: phase, id, where and when, in file order.
+struct FlowEvent {
+  char phase = 0;
+  std::int64_t id = 0;
+  std::string cat, name, ts_text;
+  int pid = 0, tid = 0;
+  Nanos ts = 0;
+  bool bind_enclosing = false;
 };
 
 struct Imported {
   std::vector<Slice> slices;
+  std::vector<FlowEvent> flows;
   std::map<std::string, std::vector<std::pair<Nanos, int>>> counters;  // track name -> (ts, value)
   std::map<int, std::string> process_names;
   std::set<std::pair<std::string, std::string>> arrows;  // (from source, to source)
   size_t flow_errors = 0;
 };
+
+// Perfetto's flow v1 import: events in the sorter's order, each flow event
+// bound to the slice open on its thread.
+void BindFlowsAsPerfetto(Imported& imported) {
+  struct Item {
+    Nanos ts;
+    std::int64_t key;  // SlowOperatorLess: "X" longest first, then everything else
+    size_t order;      // file order: slices were read before the flow events, which come last
+    const Slice* slice;
+    const FlowEvent* flow;
+  };
+  std::vector<Item> items;
+  size_t order = 0;
+  for (const Slice& s : imported.slices) items.push_back({s.ts, INT64_MAX - (s.end - s.ts), order++, &s, nullptr});
+  for (const FlowEvent& f : imported.flows) items.push_back({f.ts, INT64_MAX, order++, nullptr, &f});
+  std::sort(items.begin(), items.end(),
+            [](const Item& a, const Item& b) { return std::tie(a.ts, a.key, a.order) < std::tie(b.ts, b.key, b.order); });
+  std::map<std::pair<int, int>, std::vector<const Slice*>> stacks;
+  std::map<std::tuple<std::int64_t, std::string, std::string>, const Slice*> open;  // v1 flow id -> its last slice
+  for (const Item& item : items) {
+    if (item.slice) {
+      auto& stack = stacks[{item.slice->pid, item.slice->tid}];
+      while (!stack.empty() && stack.back()->end <= item.ts) stack.pop_back();
+      stack.push_back(item.slice);
+      continue;
+    }
+    const FlowEvent& f = *item.flow;
+    const auto& stack = stacks[{f.pid, f.tid}];
+    if (stack.empty() || (f.phase == 'f' && !f.bind_enclosing)) {
+      ++imported.flow_errors;  // flow_no_enclosing_slice, or bound to the next slice instead
+      continue;
+    }
+    const Slice* here = stack.back();
+    const auto key = std::make_tuple(f.id, f.cat, f.name);
+    if (f.phase == 's') {
+      imported.flow_errors += !open.emplace(key, here).second;  // flow_duplicate_id
+      continue;
+    }
+    const auto it = open.find(key);
+    if (it == open.end()) {
+      ++imported.flow_errors;  // flow_step_without_start, flow_end_without_start
+      continue;
+    }
+    const Slice* from = it->second->ts <= here->ts ? it->second : here;
+    const Slice* to = from == here ? it->second : here;
+    imported.arrows.insert({from->source, to->source});
+    if (f.phase == 't') it->second = here;
+  }
+}
+
+// Chrome DevTools' trace engine (FlowsHandler.ts): flow events are taken in
+// file order, one flow from an "s" through its "t"s to its "f", grouped by
+// cat, name and id; each is bound to the non-flow event of equal cat, tid,
+// pid and ts (as a double: the same text gives the same number), and the
+// arrows join the bound events in turn. Unbound places count as errors.
+std::set<std::pair<std::string, std::string>> DevToolsArrows(const Imported& imported, size_t* errors) {
+  using Binding = std::tuple<std::string, int, int, double>;  // cat, tid, pid, ts
+  std::map<std::tuple<std::string, std::string, std::int64_t>, std::vector<const FlowEvent*>> growing;
+  std::vector<std::vector<const FlowEvent*>> flows;
+  for (const FlowEvent& f : imported.flows) {
+    const auto group = std::make_tuple(f.cat, f.name, f.id);
+    if (f.phase == 's') {
+      growing[group] = {&f};
+      continue;
+    }
+    const auto it = growing.find(group);
+    if (it == growing.end()) {
+      ++*errors;  // quietly ignored by DevTools
+      continue;
+    }
+    it->second.push_back(&f);
+    if (f.phase == 'f') {
+      flows.push_back(std::move(it->second));
+      growing.erase(it);
+    }
+  }
+  *errors += growing.size();  // never ended: not drawn
+  std::map<Binding, std::vector<const Slice*>> by_binding;
+  for (const Slice& s : imported.slices)
+    by_binding[{s.event.value("cat", "undefined"), s.tid, s.pid, std::strtod(s.ts_text.c_str(), nullptr)}].push_back(&s);
+  std::set<std::pair<std::string, std::string>> arrows;
+  for (const auto& flow : flows) {
+    std::vector<const Slice*> bound;
+    for (const FlowEvent* f : flow) {
+      const auto it = by_binding.find({f->cat.empty() ? "undefined" : f->cat, f->tid, f->pid, std::strtod(f->ts_text.c_str(), nullptr)});
+      if (it == by_binding.end() || it->second.size() != 1) {
+        ++*errors;  // no event there, or several (the last in file order would win)
+        continue;
+      }
+      bound.push_back(it->second.front());
+    }
+    for (size_t i = 1; i < bound.size(); ++i) arrows.insert({bound[i - 1]->source, bound[i]->source});
+  }
+  return arrows;
+}
 
 Imported Import(const std::string& text, bool older) {
   const json whole = json::parse(text);
@@ -125,32 +242,21 @@ Imported Import(const std::string& text, bool older) {
       for (const auto& [key, value] : e["args"].items())
         imported.counters[e["name"].get<std::string>() + " " + key].emplace_back(
             origin + ToNanos(RawNumber(line, "ts"), older), value.get<int>());
+    CHECK_FALSE(e.contains("bind_id"));  // flow v2 beside v1 would draw every arrow twice
+    if (e["ph"] == "s" || e["ph"] == "t" || e["ph"] == "f") {
+      const std::string phase = e["ph"];
+      imported.flows.push_back({phase[0], e["id"], e.value("cat", ""), e["name"], RawNumber(line, "ts"), e["pid"], e["tid"],
+                                origin + ToNanos(RawNumber(line, "ts"), older), e.value("bp", "") == "e"});
+      continue;
+    }
     if (e["ph"] != "X") continue;
     Slice s{e["pid"], e["tid"], origin + ToNanos(RawNumber(line, "ts"), older), 0,
-            e["args"].contains("source") ? e["args"]["source"].get<std::string>() : e["name"].get<std::string>(), e};
+            e["args"].contains("source") ? e["args"]["source"].get<std::string>() : e["name"].get<std::string>(), e,
+            RawNumber(line, "ts")};
     s.end = s.ts + ToNanos(RawNumber(line, "dur"), older);
     imported.slices.push_back(s);
   }
-  // Flows, in the order Perfetto processes events: by timestamp.
-  std::vector<const Slice*> by_time;
-  for (const Slice& s : imported.slices) by_time.push_back(&s);
-  std::stable_sort(by_time.begin(), by_time.end(), [](const Slice* a, const Slice* b) { return a->ts < b->ts; });
-  std::map<std::int64_t, const Slice*> open;
-  for (const Slice* s : by_time) {
-    if (!s->event.contains("bind_id")) continue;
-    const std::int64_t id = s->event["bind_id"];
-    const bool in = s->event.value("flow_in", false), out = s->event.value("flow_out", false);
-    if (in) {
-      const auto it = open.find(id);
-      if (it == open.end()) {
-        ++imported.flow_errors;  // flow_end_without_start
-      } else {
-        imported.arrows.insert({it->second->source, s->source});
-        open.erase(it);
-      }
-    }
-    if (out) open[id] = s;
-  }
+  BindFlowsAsPerfetto(imported);
   return imported;
 }
 
@@ -213,8 +319,10 @@ std::map<std::string, const Job*> JobsBySource(const Timeline& t) {
   return jobs;
 }
 
-void CheckExact(const Timeline& t, bool older) {
-  const Imported imported = Import(TraceText(WritePerfettoTrace, t), older);
+void CheckExact(const Timeline& t, bool older, JsonArgs args = JsonArgs::kCompact) {
+  std::string text;
+  WritePerfettoTrace(t, [&](std::string_view piece) { text += piece; }, 1, args);
+  const Imported imported = Import(text, older);
   const auto jobs = JobsBySource(t);
   std::map<std::string, OpenSlice> open;  // the open slices of jobs that never ended (model/open_jobs.h)
   for (const Machine& machine : t.machines)
@@ -264,6 +372,9 @@ void CheckExact(const Timeline& t, bool older) {
   ForEachHandOff(t, [&](const HandOff& h) { expected.insert({source_of[h.sender], source_of[h.receiver]}); });
   CHECK(imported.flow_errors == 0);
   CHECK(imported.arrows == expected);
+  size_t devtools_errors = 0;
+  CHECK(DevToolsArrows(imported, &devtools_errors) == expected);
+  CHECK(devtools_errors == 0);
 }
 
 }  // namespace
@@ -273,6 +384,7 @@ TEST_CASE("Perfetto's number parse gives back every job and step to the nanoseco
     const Timeline t = Pipeline(2, 2, 8, 3, seed);
     CheckExact(t, /*older=*/false);
     CheckExact(t, /*older=*/true);
+    CheckExact(t, /*older=*/false, JsonArgs::kFull);  // jobs and their flow events in the job type's category
   }
 }
 

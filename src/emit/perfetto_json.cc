@@ -10,6 +10,7 @@
 
 #include "align/pipeline_order.h"
 #include "analyse/analysis.h"
+#include "emit/event_buffer.h"
 #include "emit/json_text.h"
 #include "jobviz/version.h"
 #include "model/open_jobs.h"
@@ -191,9 +192,67 @@ void AppendPiece(std::string& out, const Timeline& timeline, const std::vector<R
   WorkerJobMarks marks(flows, critical, piece.machine, worker, piece.first_job);
   for (size_t j = piece.first_job; j < piece.last_job; ++j) {
     out += ",\n";
-    events.Append(out, worker.jobs[j], rows.Tid(j), marks.Flow(j), marks.OnCriticalPath(j));
+    events.Append(out, worker.jobs[j], rows.Tid(j), marks.OnCriticalPath(j));
   }
   if (piece.last_job == worker.jobs.size()) AppendInFlight(out, worker, pid, rows.first_tid, format.origin, format.source_root);
+}
+
+// One job's flow event (AppendHandOffArrows).
+void AppendFlowEvent(std::string& out, const Job& job, FlowMark mark, int pid, int tid, const JobFormat& format) {
+  EventBuffer w(out);
+  w.Lit("{\"name\":\"hand-off\"");
+  if (format.args == JsonArgs::kFull) {  // the job's own category, as DevTools binds by it
+    w.Lit(",\"cat\":");
+    w.JsonString(job.type.str());
+  }
+  if (!mark.in)
+    w.Lit(",\"ph\":\"s\"");
+  else if (mark.out)
+    w.Lit(",\"ph\":\"t\"");
+  else
+    w.Lit(",\"ph\":\"f\",\"bp\":\"e\"");
+  w.Lit(",\"id\":");
+  w.Int(mark.id);
+  w.Lit(",\"pid\":");
+  w.Int(pid);
+  w.Lit(",\"tid\":");
+  w.Int(tid);
+  w.Lit(",\"ts\":");
+  w.Micros(job.start - format.origin);
+  w.Char('}');
+}
+
+// The hand-off arrows as flow v1 events after every job: "s" on a chain's
+// first job, "t" on each one between, "f" with bp "e" on its last, each at
+// its job's own "ts" text, on its row, in its category. Two viewers bind them:
+//  - Perfetto (json_trace_parser, flow_tracker.cc) binds "s", "t" and "f"
+//    with bp "e" to the slice open on the event's thread when the event is
+//    read. Its sorter reads every "X" of a timestamp before any other event
+//    of that timestamp (TraceSorter::SlowOperatorLess; file order when
+//    nothing needs sorting, and these come after their jobs), and no two
+//    slices of one row start together (AssignLanes): that slice is the job.
+//  - Chrome DevTools (the trace engine's FlowsHandler) binds a flow event to
+//    the event of equal cat, pid, tid and ts, and strings one flow's events
+//    (same cat, name and id) together in file order: written in chain order.
+// Not flow v2 (bind_id on the job): DevTools reads only v1, and Perfetto,
+// given both, draws every arrow twice.
+void AppendHandOffArrows(EventStream& events, const FlowChains& flows, const std::vector<RowGroup>& groups,
+                         const JobFormat& format) {
+  struct Row {
+    int pid = 0;
+    const WorkerRows* rows = nullptr;
+  };
+  std::unordered_map<const Worker*, Row> row_of;
+  for (size_t g = 0; g < groups.size(); ++g)
+    for (size_t w = 0; w < groups[g].workers.size(); ++w)
+      row_of[groups[g].workers[w].second] = {GroupPid(g), &groups[g].rows[w]};
+  for (const FlowLink link : flows.links()) {
+    const Worker& worker = flows.WorkerOf(link);
+    const Row& row = row_of.at(&worker);
+    AppendFlowEvent(events.Begin(), worker.jobs[link.job], flows.MarkOf(link), row.pid, row.rows->Tid(link.job), format);
+    events.End();
+  }
+  events.Flush();
 }
 
 // The pieces, in order; counts the jobs and extra rows.
@@ -261,6 +320,7 @@ TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int th
     else
       AppendPiece(out, timeline, groups, pieces[i - path_pieces], flows, format, critical);
   }, sink);
+  AppendHandOffArrows(events, flows, groups, format);
   stats.flows = flows.hand_offs();
   AppendBusyCounter(sink, timeline, format.origin, threads);
   events.Finish(Trailer(timeline, format));

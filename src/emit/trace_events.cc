@@ -75,9 +75,10 @@ std::vector<RowGroup> LayOutRows(const Timeline& timeline, int threads, Nanos sl
   }
   ParallelFor(all.size(), threads, [&](size_t i) {
     const std::vector<Job>& jobs = all[i].first->jobs;
-    // AssignLanes puts every job on lane 0 exactly when none starts before the one before it ended.
+    // AssignLanes puts every job on lane 0 exactly when none starts before the one before it ended,
+    // nor with it.
     const auto overlaps = [&](const Job& before, const Job& job) {
-      return job.start < before.end && (job.start + slack < before.end || job.end < before.end);
+      return job.start == before.start || (job.start < before.end && (job.start + slack < before.end || job.end < before.end));
     };
     if (std::adjacent_find(jobs.begin(), jobs.end(), overlaps) != jobs.end())
       all[i].second->lanes = AssignLanes(jobs, &all[i].second->lane_count, slack);
@@ -160,14 +161,20 @@ void EventStream::Finish(std::string_view trailer) {
 }
 
 std::vector<int> AssignLanes(const std::vector<Job>& jobs, int* lane_count, Nanos slack) {
-  std::vector<Nanos> lane_end;  // when each lane becomes free
+  std::vector<Nanos> lane_start, lane_end;  // each lane's last job's start, and when the lane becomes free
   std::vector<int> lanes;
   lanes.reserve(jobs.size());
-  const auto fits = [&](Nanos end, const Job& job) { return end <= job.start || (end <= job.start + slack && job.end >= end); };
+  // Not after a job that started at the same time (one of no duration): a
+  // flow arrow binds to the slice that starts at its time on its row.
+  const auto fits = [&](size_t lane, const Job& job) {
+    const Nanos end = lane_end[lane];
+    return lane_start[lane] != job.start && (end <= job.start || (end <= job.start + slack && job.end >= end));
+  };
   for (const Job& job : jobs) {
     size_t lane = 0;
-    while (lane < lane_end.size() && !fits(lane_end[lane], job)) ++lane;
-    if (lane == lane_end.size()) lane_end.push_back(job.end);
+    while (lane < lane_end.size() && !fits(lane, job)) ++lane;
+    if (lane == lane_end.size()) lane_start.push_back(job.start), lane_end.push_back(job.end);
+    lane_start[lane] = job.start;
     lane_end[lane] = job.end;
     lanes.push_back(static_cast<int>(lane));
   }
@@ -414,7 +421,7 @@ int CriticalPathTid(const std::vector<RowGroup>& groups) {
   return next;
 }
 
-void JobEventWriter::Append(std::string& out, const Job& job, int tid, FlowMark flow, bool critical) const {
+void JobEventWriter::Append(std::string& out, const Job& job, int tid, bool critical) const {
   const std::string& type = job.type.str();
   EventBuffer w(out);
   w.Lit("{\"name\":");
@@ -437,12 +444,6 @@ void JobEventWriter::Append(std::string& out, const Job& job, int tid, FlowMark 
   w.Micros(job.start - origin_);
   w.Lit(",\"dur\":");
   w.Micros(job.end - job.start);
-  if (flow.id != 0) {
-    w.Lit(",\"bind_id\":");
-    w.Int(flow.id);
-    if (flow.in) w.Lit(",\"flow_in\":true");
-    if (flow.out) w.Lit(",\"flow_out\":true");
-  }
   w.Lit(",\"args\":{");
   if (full_) {
     w.Put(worker_);

@@ -20,7 +20,9 @@ namespace jobviz {
 // Jobs of one worker that overlap in time cannot share a row (the viewers
 // nest slices, and partial overlaps break nesting), so each worker gets as
 // many lanes as it needs; lane 0 is the worker's own row. Returns a lane per
-// job (jobs sorted by start) and sets `lane_count` (at least 1).
+// job (jobs sorted by start) and sets `lane_count` (at least 1). No two jobs
+// of one lane start at the same time (a job of no duration and the next),
+// so that a flow event binds to one slice (perfetto_json.cc).
 // With `slack`, a job that starts at most that long before a lane's last
 // job ended, and ends after it, stays on that lane (for a viewer of our own
 // that draws such jobs side by side; Perfetto needs slices to nest: 0).
@@ -209,8 +211,8 @@ std::string SourcePrefix(const Worker& worker, std::string_view root);
 class JobEventWriter {
  public:
   JobEventWriter(const Worker& worker, int pid, Nanos origin, std::string_view source_root, JsonArgs args);
-  // The job on the row `tid`; `flow` adds flow v2 (bind_id, flow_in/flow_out).
-  void Append(std::string& out, const Job& job, int tid, FlowMark flow, bool critical = false) const;
+  // The job on the row `tid`.
+  void Append(std::string& out, const Job& job, int tid, bool critical = false) const;
 
  private:
   Nanos origin_;

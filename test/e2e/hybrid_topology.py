@@ -57,16 +57,15 @@ def rows(trace):
 
 
 def check_flows(name, trace):
-    """Every flow (jobs sharing a bind_id, in time order) runs along one
-    pipeline: same replica and mp index, consecutive stages."""
+    """Every flow (flow events sharing an id, in file order: a chain's order)
+    runs along one pipeline: same replica and mp index, consecutive stages."""
     where = rows(trace)
     flows = {}
     for e in trace["traceEvents"]:
-        if e.get("ph") == "X" and "bind_id" in e:
-            flows.setdefault(e["bind_id"], []).append((e["ts"], (e["pid"], e["tid"])))
+        if e.get("ph") in ("s", "t", "f"):
+            flows.setdefault(e["id"], []).append((e["ts"], (e["pid"], e["tid"])))
     check(len(flows) > 0, "%s: no flow arrows" % name)
     for flow_id, jobs in flows.items():
-        jobs.sort()
         for (_, a), (_, b) in zip(jobs, jobs[1:]):
             ra, rb = where.get(a), where.get(b)
             if ra is None or rb is None:

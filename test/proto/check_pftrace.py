@@ -228,6 +228,8 @@ def compare(json_events, root, tracks, slices, counters):
     if sorted(json_path) != proto_path:
         failures.append("critical path: %d slices in the JSON, %d in the protobuf, or they differ" % (len(json_path), len(proto_path)))
     steps = {e["name"]: e for e in json_events if e["ph"] == "X" and e["cat"] == "step"}
+    # The JSON's hand-off arrows: a flow v1 event at its job's start, on its row.
+    flow_at = {(e["pid"], e["tid"], e["ts_ns"]): (e["id"], e["ph"]) for e in json_events if e["ph"] in ("s", "t", "f")}
     seen = 0
     for s in slices:
         thread = tracks[s["track"]]["thread"][0]
@@ -240,12 +242,12 @@ def compare(json_events, root, tracks, slices, counters):
             seen += 1
             if s["args"] != e["args"] or s["cat"] != [e["cat"]]:
                 failures.append("%s: args %s vs %s" % (e["args"]["source"], s["args"], e["args"]))
-            flow = e.get("bind_id")
+            flow = flow_at.get((e["pid"], e["tid"], e["ts_ns"]))  # (id, phase) of the JSON's flow event on this job
             got = s["flow_ids"] or s["terminating_flow_ids"]
-            if (flow is None) != (not got) or (flow is not None and (got != [flow] or
-                                                                    bool(s["flow_ids"]) != e.get("flow_out", False))):
-                failures.append("%s: flows %s/%s vs bind_id %s" % (e["args"]["source"], s["flow_ids"],
-                                                                    s["terminating_flow_ids"], flow))
+            if (flow is None) != (not got) or (flow is not None and (got != [flow[0]] or
+                                                                    bool(s["flow_ids"]) != (flow[1] != "f"))):
+                failures.append("%s: flows %s/%s vs the JSON's flow event %s" % (e["args"]["source"], s["flow_ids"],
+                                                                             s["terminating_flow_ids"], flow))
         if (s["ts"], s["end"], s["name"]) != (e["ts_ns"], e["end_ns"], e["name"]):
             failures.append("%s: %s..%s vs %s..%s" % (s["name"], s["ts"], s["end"], e["ts_ns"], e["end_ns"]))
         if (one(thread, "pid"), one(thread, "tid")) != (e["pid"], e["tid"]):
