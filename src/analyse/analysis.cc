@@ -169,7 +169,7 @@ std::vector<StepWindow> StepWindowsOf(const Timeline& timeline, int threads) {
   return StepWindows(AllWorkers(timeline), timeline, threads);
 }
 
-Analysis Analyze(const Timeline& timeline, int threads) {
+Analysis Analyze(const Timeline& timeline, int threads, const WhatIfDrawing& drawing) {
   std::vector<const Worker*> workers;
   std::vector<const Machine*> machine_of;  // each worker's machine
   for (const Machine& machine : timeline.machines)
@@ -193,7 +193,7 @@ Analysis Analyze(const Timeline& timeline, int threads) {
   a.job_types = JobTypes(workers, UnfinishedStepSet(timeline), threads);
   CountStagesAndMicroBatches(timeline, workers, threads, &a);
   a.schedule = RecogniseSchedule(timeline, a.stages, a.micro_batches, a.job_types);
-  a.bottleneck = AnalyzeBottleneck(timeline, a.steps, threads, &a.slow_workers);
+  a.bottleneck = AnalyzeBottleneck(timeline, a.steps, threads, &a.slow_workers, drawing);
   const double* ideal = a.schedule.ideal_bubble ? &*a.schedule.ideal_bubble : nullptr;
   a.verdict = PlainVerdict(a.bottleneck, {a.bottleneck.slowest_stage, a.bottleneck.slowest_stage_factor, &a.slow_workers},
                            a.bubble_ratio, ideal);

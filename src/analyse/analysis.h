@@ -74,7 +74,8 @@ struct Analysis {
 std::vector<StepWindow> StepWindowsOf(const Timeline& timeline, int threads);
 
 // On up to `threads` threads (0: one per core); the result does not depend on it.
-Analysis Analyze(const Timeline& timeline, int threads = 1);
+// With `drawing`, also the chosen what-if's replay job by job (Bottleneck::drawn_what_if).
+Analysis Analyze(const Timeline& timeline, int threads = 1, const WhatIfDrawing& drawing = {});
 
 // Nearest-rank percentile (p in 0..100) of sorted values; 0 when empty.
 // The one definition behind the summary and --fail-on aggregates.

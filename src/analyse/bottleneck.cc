@@ -445,6 +445,38 @@ struct StepWork {
   ReplayScratch scratch;
 };
 
+// One replay per what-if, all in one pass (slot = WhatIfKind); the one
+// without step gaps replays the steps as measured, the nominal replay. (A
+// change that changes nothing replays as measured: balanced stages without
+// a slower stage, slow workers without one.) `durations` is their room.
+constexpr size_t Slot(WhatIfKind kind) { return static_cast<size_t>(kind); }
+ReplaySet WhatIfReplays(const StepGraph& g, const GraphLanes& lanes, const Speeds& speeds, std::vector<Nanos>& durations) {
+  static_assert(kWhatIfs <= kReplays);
+  const size_t n = g.jobs.size();
+  durations.resize(n * kReplays);
+  for (size_t i = 0; i < n; ++i) {
+    const StageJob& node = g.jobs[i];
+    const Nanos measured = node.end - node.start;
+    const Speeds::TypeSpeed* type = speeds.Of(node.lane, node.type.index());
+    const double balance = type ? type->balance : 1;
+    const auto balanced = [&](Nanos d) { return balance == 1 ? d : static_cast<Nanos>(std::llround(static_cast<double>(d) * balance)); };
+    const Nanos median = speeds.outlier_count > 0 ? WithoutOutliers(g, node, lanes, speeds) : measured;  // a lookup per peer: only when there is something to find
+    const Nanos fixed = speeds.any_slow ? FixedDuration(g, node, lanes, speeds) : measured;
+    Nanos* const row = &durations[i * kReplays];
+    std::fill_n(row, kReplays, measured);
+    row[Slot(WhatIfKind::kBalancedStages)] = balanced(measured);
+    row[Slot(WhatIfKind::kNoOutliers)] = median;
+    row[Slot(WhatIfKind::kNoSlowWorkers)] = fixed;
+    row[Slot(WhatIfKind::kAll)] = balanced(std::min(median, fixed));
+  }
+  ReplaySet set;
+  set.count = kWhatIfs;
+  set.durations = durations;
+  set.free_hand_offs[Slot(WhatIfKind::kFreeHandOffs)] = set.free_hand_offs[Slot(WhatIfKind::kAll)] = true;
+  set.no_stall[Slot(WhatIfKind::kNoStall)] = set.no_stall[Slot(WhatIfKind::kAll)] = true;
+  return set;
+}
+
 StepResult AnalyzeStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_window,
                        std::span<const std::uint32_t> counting, size_t window, const Speeds* speeds_or_null,
                        std::int64_t step, StepWork& work) {
@@ -464,38 +496,8 @@ StepResult AnalyzeStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_
   r.barrier = g.global_barrier;
   AddCriticalPath(g, lanes, step, &r);
   if (!speeds_or_null) return r;  // the critical path only (the traces)
-  const Speeds& speeds = *speeds_or_null;
-  // One replay per what-if, all in one pass (slot = WhatIfKind); the one
-  // without step gaps replays the steps as measured, the nominal replay.
-  // (A change that changes nothing replays as measured: balanced stages
-  // without a slower stage, slow workers without one.)
-  static_assert(kWhatIfs <= kReplays);
-  const auto slot = [](WhatIfKind kind) { return static_cast<size_t>(kind); };
-  const size_t n = g.jobs.size();
-  std::vector<Nanos>& durations = work.durations;
-  durations.resize(n * kReplays);
-  for (size_t i = 0; i < n; ++i) {
-    const StageJob& node = g.jobs[i];
-    const Nanos measured = node.end - node.start;
-    const Speeds::TypeSpeed* type = speeds.Of(node.lane, node.type.index());
-    const double balance = type ? type->balance : 1;
-    const auto balanced = [&](Nanos d) { return balance == 1 ? d : static_cast<Nanos>(std::llround(static_cast<double>(d) * balance)); };
-    const Nanos median = speeds.outlier_count > 0 ? WithoutOutliers(g, node, lanes, speeds) : measured;  // a lookup per peer: only when there is something to find
-    const Nanos fixed = speeds.any_slow ? FixedDuration(g, node, lanes, speeds) : measured;
-    Nanos* const row = &durations[i * kReplays];
-    std::fill_n(row, kReplays, measured);
-    row[slot(WhatIfKind::kBalancedStages)] = balanced(measured);
-    row[slot(WhatIfKind::kNoOutliers)] = median;
-    row[slot(WhatIfKind::kNoSlowWorkers)] = fixed;
-    row[slot(WhatIfKind::kAll)] = balanced(std::min(median, fixed));
-  }
-  ReplaySet set;
-  set.count = kWhatIfs;
-  set.durations = durations;
-  set.free_hand_offs[slot(WhatIfKind::kFreeHandOffs)] = set.free_hand_offs[slot(WhatIfKind::kAll)] = true;
-  set.no_stall[slot(WhatIfKind::kNoStall)] = set.no_stall[slot(WhatIfKind::kAll)] = true;
-  const std::array<ReplayResult, kReplays> replays = Replay(g, set, work.scratch);
-  const ReplayResult& nominal = replays[slot(WhatIfKind::kNoStepGaps)];
+  const std::array<ReplayResult, kReplays> replays = Replay(g, WhatIfReplays(g, lanes, *speeds_or_null, work.durations), work.scratch);
+  const ReplayResult& nominal = replays[Slot(WhatIfKind::kNoStepGaps)];
   r.replayed = nominal.step_time;
   r.measured_busy = nominal.busy;
   for (size_t k = 0; k < kWhatIfs; ++k) {
@@ -505,9 +507,74 @@ StepResult AnalyzeStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_
   return r;
 }
 
+// One step's replay of one what-if, every peer's job at its lane job's replayed times.
+struct ReplayedStep {
+  Nanos start = 0, measured_end = 0, end = 0;  // the step's first start, its measured and replayed last end
+  std::vector<std::pair<std::uint32_t, ReplayedJob>> jobs;  // (GraphLanes::workers index, job)
+};
+
+ReplayedStep ReplayStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_window, std::span<const std::uint32_t> counting,
+                        size_t window, const Speeds& speeds, WhatIfKind kind, StepWork& work) {
+  ReplayedStep r;
+  work.step_jobs.assign(lanes.workers.size(), {});
+  for (size_t w = 0; w < lanes.workers.size(); ++w)
+    if (lanes.lane_of[w] >= 0) work.step_jobs[w] = by_window[w].Of(window, counting);
+  BuildStepGraph(lanes, work.step_jobs, true, &work.graph, &work.room);
+  const StepGraph& g = work.graph;
+  if (g.jobs.empty()) return r;
+  const std::array<ReplayResult, kReplays> replays = Replay(g, WhatIfReplays(g, lanes, speeds, work.durations), work.scratch);
+  const size_t k = Slot(kind);
+  r.start = g.start;
+  r.measured_end = g.end;
+  r.end = g.start + replays[k].step_time;
+  for (size_t i = 0; i < g.jobs.size(); ++i) {
+    const Nanos end = work.scratch.end[i * kReplays + k];  // Replay: ready + stall + duration
+    const Nanos start = end - work.durations[i * kReplays + k];
+    const StageJob& node = g.jobs[i];
+    for (std::uint32_t m = 0; m < node.members; ++m) {
+      const MemberJob& member = g.members[node.first_member + m];
+      r.jobs.push_back({member.worker, {member.job, start, end}});
+    }
+  }
+  return r;
+}
+
+// What-if `kind` replayed step by step (a second pass: which what-if is the
+// top cause is known only once every step is replayed), the steps chained
+// as WhatIfRun says.
+WhatIfRun DrawWhatIf(const GraphLanes& lanes, const std::vector<StepJobs>& by_window, std::span<const std::uint32_t> counting,
+                     size_t windows, const Speeds& speeds, WhatIfKind kind, int threads) {
+  std::vector<ReplayedStep> steps(windows);
+  std::atomic<size_t> next_step{0};
+  const int thread_count = static_cast<int>(std::min<size_t>(static_cast<size_t>(ThreadCount(threads)), windows));
+  ParallelFor(static_cast<size_t>(thread_count), thread_count, [&](size_t) {
+    StepWork work;
+    for (size_t k = next_step++; k < windows; k = next_step++) steps[k] = ReplayStep(lanes, by_window, counting, k, speeds, kind, work);
+  });
+  WhatIfRun run;
+  run.kind = kind;
+  run.jobs.resize(lanes.workers.size());
+  const bool drop_gaps = kind == WhatIfKind::kNoStepGaps || kind == WhatIfKind::kAll;
+  const ReplayedStep* previous = nullptr;
+  for (const ReplayedStep& step : steps) {
+    if (step.jobs.empty()) continue;
+    Nanos shift = 0;  // where the step's replay goes: after the one before, and the gap between them
+    if (previous)
+      shift = run.end + (drop_gaps ? 0 : std::max<Nanos>(0, step.start - previous->measured_end)) - step.start;
+    else
+      run.start = step.start;
+    for (const auto& [worker, job] : step.jobs) run.jobs[worker].push_back({job.job, job.start + shift, job.end + shift});
+    run.end = step.end + shift;
+    previous = &step;
+  }
+  for (auto& jobs : run.jobs)
+    std::stable_sort(jobs.begin(), jobs.end(), [](const ReplayedJob& a, const ReplayedJob& b) { return a.start < b.start; });
+  return run;
+}
+
 // With `slow_workers` null, the critical paths only: no speeds, no replays.
 Bottleneck Bottlenecks(const Timeline& timeline, const std::vector<StepWindow>& steps, int threads,
-                       std::vector<SlowWorker>* slow_workers) {
+                       std::vector<SlowWorker>* slow_workers, const WhatIfDrawing& drawing = {}) {
   Bottleneck b;
   const GraphLanes lanes = MakeGraphLanes(timeline);
   b.marks.resize(lanes.workers.size());
@@ -637,14 +704,17 @@ Bottleneck Bottlenecks(const Timeline& timeline, const std::vector<StepWindow>& 
   for (size_t i = 1; i < b.causes.size(); ++i)
     if (b.causes[i].kind == WhatIfKind::kNoSlowWorkers && b.causes[i].gain >= 0.9 * b.causes[0].gain)
       std::rotate(b.causes.begin(), b.causes.begin() + static_cast<std::ptrdiff_t>(i), b.causes.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+  std::optional<WhatIfKind> drawn = drawing.kind;
+  if (!drawn && !b.causes.empty()) drawn = b.causes.front().kind;
+  if (drawing.draw && drawn) b.drawn_what_if = DrawWhatIf(lanes, by_window, counting, steps.size(), speeds, *drawn, threads);
   return b;
 }
 
 }  // namespace
 
 Bottleneck AnalyzeBottleneck(const Timeline& timeline, const std::vector<StepWindow>& steps, int threads,
-                             std::vector<SlowWorker>* slow_workers) {
-  return Bottlenecks(timeline, steps, threads, slow_workers);
+                             std::vector<SlowWorker>* slow_workers, const WhatIfDrawing& drawing) {
+  return Bottlenecks(timeline, steps, threads, slow_workers, drawing);
 }
 
 Bottleneck FindCriticalPaths(const Timeline& timeline, const std::vector<StepWindow>& steps, int threads) {

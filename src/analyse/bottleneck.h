@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -124,6 +125,27 @@ struct SlowStage {
 inline constexpr double kSlowFactor = 1.07;
 inline constexpr double kSlowConsistency = 0.75;
 
+// A what-if's replay as drawn beside the measured run: every job of a step
+// graph at its replayed start and end (tensor-parallel peers together, as
+// the replay runs them), the steps one after the other as the what-if's
+// predicted run time counts them: each step's replay, then the measured
+// time before the next step unless the what-if removes it. So the drawn
+// run ends `WhatIf::saved` x steps before the replayed one would.
+struct ReplayedJob {
+  std::uint32_t job = 0;  // index into its worker's jobs
+  Nanos start = 0, end = 0;
+};
+struct WhatIfRun {
+  WhatIfKind kind = WhatIfKind::kAll;
+  Nanos start = 0, end = 0;                     // the first step's start, the last job's replayed end
+  std::vector<std::vector<ReplayedJob>> jobs;  // per worker (Analysis::workers order), by start
+};
+// Which what-if's replay to keep for drawing.
+struct WhatIfDrawing {
+  bool draw = false;
+  std::optional<WhatIfKind> kind;  // empty: the top cause's (none drawn when there is no cause)
+};
+
 struct Bottleneck {
   bool ran = false;            // false: no pipeline job in any step graph
   size_t steps = 0;
@@ -152,6 +174,7 @@ struct Bottleneck {
   // Per worker (Analysis::workers order), the indices of its jobs on a
   // critical path, sorted: what the traces and the HTML report mark.
   std::vector<std::vector<std::uint32_t>> marks;
+  std::optional<WhatIfRun> drawn_what_if;  // when asked (WhatIfDrawing) and there is one to draw
 };
 
 // Worker `worker`'s speed (Analysis::workers order; Bottleneck::speed), 0 when none.
@@ -165,7 +188,7 @@ double PredictedWallPerStep(const Bottleneck& b, WhatIfKind kind);
 
 // On up to `threads` threads; the result does not depend on it.
 Bottleneck AnalyzeBottleneck(const Timeline& timeline, const std::vector<StepWindow>& steps, int threads,
-                             std::vector<SlowWorker>* slow_workers);
+                             std::vector<SlowWorker>* slow_workers, const WhatIfDrawing& drawing = {});
 
 // The critical paths only (critical_paths and marks; no speeds, no
 // replays): what the traces mark when nothing else needs the analysis. The

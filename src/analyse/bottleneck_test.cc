@@ -424,3 +424,62 @@ TEST_CASE("Times rounded to the microsecond are no contradiction: a hand-off a f
   move_stage_1(-8 * kUs);
   CHECK(Analyze(t, 1).bottleneck.contradicted > 0);
 }
+
+TEST_CASE("A what-if's replay drawn job by job adds up to what the what-if predicts") {
+  SimRun slow;
+  slow.stage_factor[2] = 1.5;
+  const Timeline t = Simulate(slow);
+  for (const WhatIfKind kind : {WhatIfKind::kBalancedStages, WhatIfKind::kNoStepGaps, WhatIfKind::kAll}) {
+    INFO(WhatIfKey(kind));
+    const Analysis a = Analyze(t, 2, {.draw = true, .kind = kind});
+    const Bottleneck& b = a.bottleneck;
+    REQUIRE(b.drawn_what_if);
+    const WhatIfRun& run = *b.drawn_what_if;
+    CHECK(run.kind == kind);
+    const WhatIf& w = b.what_if[static_cast<size_t>(kind)];
+    // The drawn run is the steps' replays one after the other, with the
+    // measured time between steps unless the what-if removes it.
+    const Nanos steps = static_cast<Nanos>(b.steps);
+    const bool drop_gaps = kind != WhatIfKind::kBalancedStages;
+    const Nanos predicted = w.step_time * steps + (drop_gaps ? 0 : b.step_gap * (steps - 1));
+    CHECK(std::abs((run.end - run.start) - predicted) <= 2 * steps);  // the means are whole nanoseconds
+    CHECK(run.start == b.critical_paths.front().start);  // the first step starts as measured
+    // Every job of the run once, each worker's jobs one after the other.
+    size_t drawn = 0, jobs = 0;
+    size_t w_index = 0;
+    for (const Machine& machine : t.machines)
+      for (const Worker& worker : machine.workers) {
+        jobs += worker.jobs.size();
+        const auto& replayed = run.jobs[w_index++];
+        drawn += replayed.size();
+        for (size_t i = 1; i < replayed.size(); ++i) CHECK(replayed[i].start >= replayed[i - 1].end);
+        for (const ReplayedJob& job : replayed) {
+          CHECK(job.end - job.start >= 0);
+          CHECK(job.start >= run.start);
+          CHECK(job.end <= run.end);
+        }
+      }
+    CHECK(drawn == jobs);
+  }
+  // Balanced stages: stage 2's jobs shorter than measured by the same factor, the others as measured.
+  const Analysis a = Analyze(t, 2, {.draw = true, .kind = WhatIfKind::kBalancedStages});
+  size_t w_index = 0, shorter = 0, same = 0;
+  for (const Machine& machine : t.machines)
+    for (const Worker& worker : machine.workers) {
+      for (const ReplayedJob& job : a.bottleneck.drawn_what_if->jobs[w_index]) {
+        const Job& measured = worker.jobs[job.job];
+        const bool faster = job.end - job.start < measured.end - measured.start;
+        if (worker.role.stage == 2 && measured.type != "optimizer") shorter += faster;
+        else same += (job.end - job.start) == (measured.end - measured.start);
+      }
+      ++w_index;
+    }
+  CHECK(shorter > 0);
+  CHECK(same > 0);
+  // The top cause's by default; none without a cause or when not asked.
+  const Analysis top = Analyze(t, 2, {.draw = true, .kind = std::nullopt});
+  REQUIRE(top.bottleneck.drawn_what_if);
+  CHECK(top.bottleneck.drawn_what_if->kind == top.bottleneck.causes.front().kind);
+  CHECK_FALSE(Analyze(t, 2).bottleneck.drawn_what_if);
+  CHECK_FALSE(Analyze(Simulate({}), 2, {.draw = true, .kind = std::nullopt}).bottleneck.drawn_what_if);
+}

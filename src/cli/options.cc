@@ -31,7 +31,7 @@ struct DrawFlags {
   InputPlan inputs;
   std::string run = "last", steps, output, chrome_output, align = "auto", offsets, clock_ref, stage_order, summary_json;
   std::string topology, rank_order;
-  std::string summary_md, junit, baseline, html, json_args = "compact", rows = "machine";
+  std::string summary_md, junit, baseline, html, json_args = "compact", rows = "machine", what_if;
   size_t html_max_jobs = kDefaultHtmlMaxJobs;
   std::vector<std::string> fail_on;
   bool no_critical_path = false;
@@ -94,6 +94,13 @@ void AddOutputOptions(CLI::App& app, DrawFlags& f) {
                  "Args of each job in the Perfetto JSON: compact (job_id, micro_batch, source) or full (also machine, "
                  "worker, type, step; as a .pftrace always has)")
       ->check(CLI::IsMember({"compact", "full"}));
+  app.add_option("--what-if", f.what_if,
+                 "Which what-if's replay to draw beside the run in the Perfetto traces and the HTML report: the top "
+                 "cause's by default when the analysis is made (as for the summary, the HTML report, the gates), a key "
+                 "of what_if in --summary-json to draw it always, or none")
+      ->type_name("KEY")
+      ->check(CLI::IsMember({"none", "balanced_stages", "free_hand_offs", "no_outliers", "no_stall", "no_slow_workers",
+                             "no_step_gaps", "all"}));
   app.add_flag("--no-critical-path", f.no_critical_path,
                "Do not mark the critical path in the Perfetto traces (found otherwise even when no summary is asked: "
                "about 0.07 us per job)");
@@ -234,6 +241,17 @@ int UsageError(const char* command, const std::string& message, const std::strin
   return kExitUsage;
 }
 
+// --what-if: the top cause's replay whenever the analysis is made anyway
+// and something draws it; a named one always (it makes the analysis).
+WhatIfDrawing PlanWhatIf(const std::string& key, const std::vector<OutputRequest>& outputs, bool gates) {
+  WhatIfDrawing drawing;
+  if (key == "none" || !DrawsWhatIf(outputs)) return drawing;
+  for (int k = 0; k < static_cast<int>(WhatIfKind::kCount); ++k)
+    if (key == WhatIfKey(static_cast<WhatIfKind>(k))) drawing.kind = static_cast<WhatIfKind>(k);
+  drawing.draw = drawing.kind || gates || ReadsAnalysis(outputs);
+  return drawing;
+}
+
 Parsed<DrawPlan> ToPlan(DrawFlags& f, bool merge) {
   const char* command = merge ? "jobviz merge" : "jobviz";
   if (const std::string error = CheckInputs(f.inputs, merge); !error.empty())
@@ -278,6 +296,7 @@ Parsed<DrawPlan> ToPlan(DrawFlags& f, bool merge) {
   plan.json_args = f.json_args == "full" ? JsonArgs::kFull : JsonArgs::kCompact;
   plan.rows_by_stage = f.rows == "stage";
   plan.critical_path = !f.no_critical_path;
+  plan.what_if = PlanWhatIf(f.what_if, plan.outputs, !plan.gates.empty());
   if (const std::string clash = OutputClash(plan.outputs); !clash.empty())
     return {std::nullopt, UsageError(command, clash, "write each output to a path of its own")};
   plan.verbosity = f.quiet ? kQuiet : f.verbose ? kVerbose : kNormal;

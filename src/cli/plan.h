@@ -11,6 +11,7 @@
 
 #include "align/clock_align.h"
 #include "align/pipeline_order.h"
+#include "analyse/bottleneck.h"
 #include "analyse/fail_on.h"
 #include "emit/diff_report.h"
 #include "emit/emitter.h"
@@ -52,6 +53,7 @@ struct DrawPlan {
   JsonArgs json_args = JsonArgs::kCompact;
   bool rows_by_stage = false;  // --rows stage
   bool critical_path = true;   // mark it in the traces (--no-critical-path)
+  WhatIfDrawing what_if;       // --what-if: the replay drawn beside the run
   int verbosity = kNormal;
 };
 

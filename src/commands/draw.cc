@@ -89,8 +89,8 @@ int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLo
   std::future<FlowChains> flows;
   if (DrawsFlows(plan.outputs) && ThreadCount(run.threads) > 1)
     flows = std::async(std::launch::async, [&timeline = run.timeline] { return FlowChains(timeline); });
-  if (!plan.gates.empty() || ReadsAnalysis(plan.outputs)) {  // a trace alone does not need it
-    AnalyseRun(&run);
+  if (!plan.gates.empty() || ReadsAnalysis(plan.outputs) || plan.what_if.draw) {  // a trace alone does not need it
+    AnalyseRun(&run, plan.what_if);
     run.gates = EvaluateGates(plan.gates, run.summary, plan.baseline ? &*plan.baseline : nullptr);
   } else if (plan.critical_path && MarksCriticalPath(plan.outputs)) {  // the same paths, without the rest
     run.analysis.bottleneck = FindCriticalPaths(run.timeline, StepWindowsOf(run.timeline, run.threads), run.threads);

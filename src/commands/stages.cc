@@ -173,9 +173,9 @@ void FindRunSteps(FinishedRun* run) {
   run->warnings.insert(run->warnings.end(), steps.warnings.begin(), steps.warnings.end());
 }
 
-void AnalyseRun(FinishedRun* run) {
+void AnalyseRun(FinishedRun* run, const WhatIfDrawing& what_if) {
   StopReport stop = std::move(run->analysis.stop);
-  run->analysis = Analyze(run->timeline, run->threads);
+  run->analysis = Analyze(run->timeline, run->threads, what_if);
   run->analysis.stop = std::move(stop);
   run->summary = SummaryJson(run->analysis, run->timeline,
                              RunCounts{run->read.files.size(), run->read.lines, run->jobs, run->skipped.total()});

@@ -23,15 +23,15 @@ constexpr const char* kTraceHint = "choose another path with -o/--output or --ch
 
 // The registry: one line per format.
 const EmitterInfo kEmitters[] = {
-    {OutputFormat::kPerfettoJson, "the trace", true, kTraceHint, EmitPerfettoJson, false, true, true},
-    {OutputFormat::kPerfettoProto, "the trace", true, kTraceHint, EmitPerfettoProto, false, true, true},
-    {OutputFormat::kPerfettoProtoPlain, "the trace", true, kTraceHint, EmitPerfettoProtoPlain, false, true, true},
+    {OutputFormat::kPerfettoJson, "the trace", true, kTraceHint, EmitPerfettoJson, false, true, true, true},
+    {OutputFormat::kPerfettoProto, "the trace", true, kTraceHint, EmitPerfettoProto, false, true, true, true},
+    {OutputFormat::kPerfettoProtoPlain, "the trace", true, kTraceHint, EmitPerfettoProtoPlain, false, true, true, true},
     {OutputFormat::kChromeJson, "the legacy Chrome trace", true, kTraceHint, EmitChromeJson},
     {OutputFormat::kSummaryTables, "the summary tables", false, "", EmitSummaryTables, true},
     {OutputFormat::kSummaryJson, "the summary", false, "", EmitSummaryJson, true},
     {OutputFormat::kSummaryMarkdown, "the Markdown summary", false, "", EmitSummaryMarkdown, true},
     {OutputFormat::kJUnit, "the gates as JUnit XML", false, "", EmitJUnit, true},
-    {OutputFormat::kHtml, "the HTML report", true, "choose another path with --html", EmitHtmlReport, true},
+    {OutputFormat::kHtml, "the HTML report", true, "choose another path with --html", EmitHtmlReport, true, false, false, true},
 };
 
 bool EmitToStderr(const EmitterInfo& emitter, const FinishedRun& run) {
@@ -64,6 +64,8 @@ bool MarksCriticalPath(const std::vector<OutputRequest>& outputs) {
 }
 
 bool DrawsFlows(const std::vector<OutputRequest>& outputs) { return AnyEmitter(outputs, &EmitterInfo::draws_flows); }
+
+bool DrawsWhatIf(const std::vector<OutputRequest>& outputs) { return AnyEmitter(outputs, &EmitterInfo::draws_what_if); }
 
 bool EmitAll(const std::vector<OutputRequest>& outputs, const FinishedRun& run, bool announce) {
   for (const OutputRequest& output : outputs) {

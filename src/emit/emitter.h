@@ -82,6 +82,7 @@ struct EmitterInfo {
   bool reads_analysis = false;  // FinishedRun::analysis and summary: the traces do not
   bool marks_critical_path = false;  // the traces: only analysis.bottleneck's paths (FindCriticalPaths)
   bool draws_flows = false;  // the traces: FinishedRun::flows
+  bool draws_what_if = false;  // the traces and the HTML report: analysis.bottleneck.drawn_what_if
 };
 
 const EmitterInfo& EmitterFor(OutputFormat format);
@@ -101,6 +102,8 @@ bool ReadsAnalysis(const std::vector<OutputRequest>& outputs);
 bool MarksCriticalPath(const std::vector<OutputRequest>& outputs);
 // Whether any of `outputs` draws the hand-off arrows (FinishedRun::flows).
 bool DrawsFlows(const std::vector<OutputRequest>& outputs);
+// Whether any of `outputs` draws a what-if's replay (--what-if).
+bool DrawsWhatIf(const std::vector<OutputRequest>& outputs);
 
 // Writes each output in order, atomically, with "jobviz: wrote" lines on
 // stderr when `announce`. Stops at the first failure, printing why; returns

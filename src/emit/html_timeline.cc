@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "emit/json_text.h"
 #include "emit/perfetto_proto.h"
 #include "emit/trace_events.h"
+#include "emit/what_if_rows.h"
 #include "model/open_jobs.h"
 #include "model/step_window.h"
 #include "model/time_value.h"
@@ -184,7 +186,59 @@ ShownPaths MapPaths(const Timeline& shown, const std::vector<std::vector<std::ui
   return out;
 }
 
-std::string TimelineJson(const Timeline& timeline, const std::string& title, const ShownPaths* paths) {
+// The drawn what-if's times for the shown jobs (per worker of the shown run,
+// per job), the first shown step starting where it was measured; jobs the
+// replay did not move get none ({-1, -1}).
+struct ShownWhatIf {
+  std::string title;
+  std::vector<std::vector<std::pair<Nanos, Nanos>>> times;
+};
+
+ShownWhatIf MapWhatIf(const Timeline& shown, const std::vector<std::vector<std::uint32_t>>& original, const Bottleneck& b) {
+  ShownWhatIf out;
+  out.title = WhatIfTitle(&b);
+  const WhatIfRun& run = *b.drawn_what_if;
+  Nanos measured_first = std::numeric_limits<Nanos>::max(), replayed_first = measured_first;
+  size_t w = 0;
+  for (const Machine& machine : shown.machines)
+    for (const Worker& worker : machine.workers) {
+      std::vector<std::pair<Nanos, Nanos>>& times = out.times.emplace_back(worker.jobs.size(), std::pair<Nanos, Nanos>{-1, -1});
+      if (w < run.jobs.size() && w < original.size())
+        for (const ReplayedJob& job : run.jobs[w]) {
+          const auto it = std::lower_bound(original[w].begin(), original[w].end(), job.job);
+          if (it == original[w].end() || *it != job.job) continue;  // outside the window
+          const size_t k = static_cast<size_t>(it - original[w].begin());
+          times[k] = {job.start, job.end};
+          measured_first = std::min(measured_first, worker.jobs[k].start);
+          replayed_first = std::min(replayed_first, job.start);
+        }
+      ++w;
+    }
+  // A window of later steps: the replay of the whole run has them earlier by what the steps before saved.
+  const Nanos shift = measured_first == std::numeric_limits<Nanos>::max() ? 0 : measured_first - replayed_first;
+  for (auto& worker : out.times)
+    for (auto& [start, end] : worker)
+      if (start >= 0) start += shift, end += shift;
+  return out;
+}
+
+// The what-if's columns, in the job table's order: a job the replay did not
+// move is drawn with no width where the one before it in its row ended (rows
+// stay sorted by start and end, which the page's search relies on).
+struct WhatIfColumns {
+  std::string start, duration;
+  Nanos row_end = 0;
+  void Add(std::pair<Nanos, Nanos> time, Nanos origin) {
+    if (time.first < 0) time = {row_end, row_end};
+    if (!start.empty()) start += ',', duration += ',';
+    AppendInt(start, SaturatingSub(time.first, origin));
+    AppendInt(duration, time.second - time.first);
+    row_end = time.second;
+  }
+};
+
+std::string TimelineJson(const Timeline& timeline, const std::string& title, const ShownPaths* paths,
+                         const ShownWhatIf* what_if) {
   const Nanos origin = TraceOrigin(timeline);
   std::string out = "{\"title\":";
   AppendScriptSafeString(out, title);
@@ -210,6 +264,7 @@ std::string TimelineJson(const Timeline& timeline, const std::string& title, con
   std::unordered_map<std::string, int> type_index;
   std::vector<const std::string*> types;
   JobColumns columns;
+  WhatIfColumns what_if_columns;
   size_t next_job = 0;
   bool first_row = true;
   // Each worker's first index in machine-then-worker order, and where each of its jobs lands in the table.
@@ -238,9 +293,11 @@ std::string TimelineJson(const Timeline& timeline, const std::string& title, con
         out += ",\"first\":" + std::to_string(next_job) + ",\"count\":" + std::to_string(lane_jobs.size());
         if (lane == 0) AppendOpenSlices(out, worker, origin);
         out += '}';
+        what_if_columns.row_end = lane_jobs.empty() ? 0 : lane_jobs.front()->start;
         for (const Job* const& job : lane_jobs) {
           table_index[worker_index][static_cast<size_t>(job - worker.jobs.data())] =
               static_cast<std::uint32_t>(next_job + static_cast<size_t>(&job - lane_jobs.data()));
+          if (what_if) what_if_columns.Add(what_if->times[worker_index][static_cast<size_t>(job - worker.jobs.data())], origin);
           auto [it, added] = type_index.try_emplace(job->type, static_cast<int>(types.size()));
           if (added) types.push_back(&it->first);
           columns.Add(*job, it->second, origin);
@@ -266,6 +323,12 @@ std::string TimelineJson(const Timeline& timeline, const std::string& title, con
     end += comma + std::to_string(SaturatingSub(span.end, origin));
   }
   out += "\"step\":[" + step + "],\"name\":[" + name + "],\"start\":[" + start + "],\"end\":[" + end + "]}";
+  // The what-if's replay, which the page's switch draws instead of the measured times.
+  if (what_if) {
+    out += ",\"what_if\":{\"title\":";
+    AppendScriptSafeString(out, what_if->title);
+    out += ",\"start\":[" + what_if_columns.start + "],\"dur\":[" + what_if_columns.duration + "]}";
+  }
   // The critical paths: every job on one (each peer's), and each step's chain in time order.
   if (paths && !paths->paths.empty()) {
     std::vector<std::uint32_t> critical;
@@ -326,7 +389,7 @@ std::string GzipBytes(std::string_view bytes) {
 }
 
 HtmlTimeline BuildHtmlTimeline(const Timeline& timeline, size_t max_jobs, const std::string& title,
-                               const Bottleneck* bottleneck) {
+                               const Bottleneck* bottleneck, const Bottleneck* what_if_from) {
   HtmlTimeline html;
   html.total_jobs = CountJobs(timeline);
   const Window window = ChooseWindow(timeline, std::max<size_t>(max_jobs, 1), html.total_jobs);
@@ -354,10 +417,15 @@ HtmlTimeline BuildHtmlTimeline(const Timeline& timeline, size_t max_jobs, const 
       if (!window.keep || window.keep(first)) shown_bottleneck.critical_paths.push_back(step);
     }
   }
-  html.json = TimelineJson(shown, title, marked ? &paths : nullptr);
+  ShownWhatIf what_if;
+  const bool drawn = what_if_from && what_if_from->drawn_what_if;
+  if (drawn) what_if = MapWhatIf(shown, OriginalIndices(timeline, window.keep), *what_if_from);
+  html.json = TimelineJson(shown, title, marked ? &paths : nullptr, drawn ? &what_if : nullptr);
   std::string trace;
+  // The replay goes into the page's trace too when the page shows the whole run (a window's jobs are renumbered).
+  const WhatIfRows rows = window.keep ? WhatIfRows() : MakeWhatIfRows(timeline, what_if_from);
   WritePerfettoProto(shown, [&](std::string_view piece) { trace += piece; },
-                     {.compress = false, .threads = 0, .bottleneck = marked ? &shown_bottleneck : nullptr});
+                     {.compress = false, .threads = 0, .bottleneck = marked ? &shown_bottleneck : nullptr, .what_if = &rows});
   html.trace_base64 = Base64(GzipBytes(trace));
   return html;
 }

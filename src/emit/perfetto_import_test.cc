@@ -42,6 +42,7 @@
 #include "analyse/analysis.h"
 #include "analyse/bottleneck.h"
 #include "emit/perfetto_json.h"
+#include "emit/what_if_rows.h"
 #include "model/open_jobs.h"
 
 using namespace jobviz;
@@ -525,4 +526,52 @@ TEST_CASE("A critical-path row of more than one piece is written whole, in order
   CHECK(names == 1);
   CHECK(n == view.slices().size());
   CHECK(mismatched == 0);
+}
+
+TEST_CASE("A what-if's replay imports as a process of its own, every job at its replayed time to the nanosecond") {
+  Timeline t = Pipeline(2, 2, 6, 3, 13);
+  // A slow worker (stage 2 of 4): the replay of "no slow workers" moves every job after its jobs.
+  for (Job& job : t.machines[1].workers[0].jobs) job.end = job.start + (job.end - job.start) * 13 / 10;
+  for (Machine& machine : t.machines)
+    for (Worker& worker : machine.workers) {  // pushed later behind it: keep every row in order
+      std::stable_sort(worker.jobs.begin(), worker.jobs.end(), [](const Job& a, const Job& b) { return a.start < b.start; });
+    }
+  const Analysis a = Analyze(t, 1, {.draw = true, .kind = WhatIfKind::kAll});
+  REQUIRE(a.bottleneck.drawn_what_if);
+  const WhatIfRows rows = MakeWhatIfRows(t, &a.bottleneck);
+  REQUIRE(!rows.empty());
+  CHECK(rows.title.rfind("what-if: all of the above: ", 0) == 0);
+  std::string text;
+  WritePerfettoTrace(t, [&](std::string_view piece) { text += piece; }, 1, JsonArgs::kCompact, &a.bottleneck, nullptr, &rows);
+  std::map<std::string, const Job*> replayed;  // source -> the copy at its replayed time
+  for (const auto& [machine, worker] : rows.workers)
+    for (const Job& job : worker.jobs) replayed[worker.file + ":" + std::to_string(job.line)] = &job;
+  const auto measured = JobsBySource(t);
+  for (bool older : {false, true}) {
+    const Imported imported = Import(text, older);
+    int what_if_pid = -1;
+    for (const auto& [pid, name] : imported.process_names)
+      if (name == rows.title) what_if_pid = pid;
+    REQUIRE(what_if_pid > 0);
+    CHECK(what_if_pid == imported.process_names.rbegin()->first);  // the last process
+    size_t replayed_slices = 0, measured_slices = 0, moved = 0;
+    for (const Slice& s : imported.slices) {
+      if (!s.event["args"].contains("source")) continue;
+      INFO(s.source);
+      const Job& job = s.pid == what_if_pid ? *replayed.at(s.source) : *measured.at(s.source);
+      CHECK(s.ts == job.start);
+      CHECK(s.end == job.end);
+      if (s.pid == what_if_pid) {
+        ++replayed_slices;
+        moved += job.start != measured.at(s.source)->start;
+        CHECK_FALSE(s.event["args"].contains("critical_path"));  // a copy is on no path
+      } else {
+        ++measured_slices;
+      }
+    }
+    CHECK(replayed_slices == replayed.size());
+    CHECK(measured_slices == measured.size());
+    CHECK(moved > 0);
+    CHECK(imported.flow_errors == 0);  // the arrows stay on the measured jobs
+  }
 }

@@ -12,6 +12,7 @@
 #include "analyse/analysis.h"
 #include "emit/event_buffer.h"
 #include "emit/json_text.h"
+#include "emit/what_if_rows.h"
 #include "jobviz/version.h"
 #include "model/open_jobs.h"
 #include "model/time_value.h"
@@ -189,7 +190,8 @@ void AppendPiece(std::string& out, const Timeline& timeline, const std::vector<R
     }
   const JobEventWriter events(worker, pid, format.origin, format.source_root, format.args);
   out.reserve(out.size() + (piece.last_job - piece.first_job) * 320);  // a job event is 150-300 bytes
-  WorkerJobMarks marks(flows, critical, piece.machine, worker, piece.first_job);
+  WorkerJobMarks marks = groups[piece.group].what_if ? WorkerJobMarks()
+                                                     : WorkerJobMarks(flows, critical, piece.machine, worker, piece.first_job);
   for (size_t j = piece.first_job; j < piece.last_job; ++j) {
     out += ",\n";
     events.Append(out, worker.jobs[j], rows.Tid(j), marks.OnCriticalPath(j));
@@ -263,8 +265,10 @@ std::vector<Piece> PlanPieces(const std::vector<RowGroup>& groups, TraceStats* s
     if (group.workers.empty()) pieces.push_back({g, 0, nullptr, nullptr, 0, 0, true});
     for (size_t w = 0; w < group.workers.size(); ++w) {
       const auto& [machine, worker] = group.workers[w];
-      stats->overlap_lanes += static_cast<size_t>(group.rows[w].lane_count - 1);
-      stats->jobs += worker->jobs.size();
+      if (!group.what_if) {  // the run's own jobs and rows
+        stats->overlap_lanes += static_cast<size_t>(group.rows[w].lane_count - 1);
+        stats->jobs += worker->jobs.size();
+      }
       size_t first = 0;
       do {
         const size_t last = std::min(worker->jobs.size(), first + kPieceJobs);
@@ -301,14 +305,15 @@ std::string Trailer(const Timeline& timeline, const JobFormat& format) {
 }  // namespace
 
 TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int threads, JsonArgs args,
-                              const Bottleneck* bottleneck, const FlowChains* paired) {
+                              const Bottleneck* bottleneck, const FlowChains* paired, const WhatIfRows* what_if) {
   TraceStats stats;
   EventStream events(sink, "{\"traceEvents\":[\n");
   const JobFormat format{TraceOrigin(timeline), SourceRoot(timeline), args};
   std::optional<FlowChains> own;
   const FlowChains& flows = paired ? *paired : own.emplace(timeline);
   const CriticalPathView critical(timeline, bottleneck);
-  const std::vector<RowGroup> groups = LayOutRows(timeline, threads);
+  std::vector<RowGroup> groups = LayOutRows(timeline, threads);
+  if (what_if) AddWhatIfGroup(*what_if, &groups);
   AppendStepsProcess(events, timeline, format.origin, &stats);  // the first event: every piece after starts with ",\n"
   events.Flush();
   const size_t path_pieces = PathPieces(critical);
@@ -328,8 +333,9 @@ TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int th
 }
 
 std::string EmitPerfettoJson(const FinishedRun& run, const Sink& sink) {
+  const WhatIfRows what_if = MakeWhatIfRows(run.timeline, &run.analysis.bottleneck);
   const TraceStats stats = WritePerfettoTrace(run.timeline, sink, run.threads, run.json_args,
-                                              run.marked_paths(), run.paired_flows());
+                                              run.marked_paths(), run.paired_flows(), &what_if);
   if (stats.overlap_lanes == 0) return "";
   return " (" + std::to_string(stats.overlap_lanes) +
          (stats.overlap_lanes == 1 ? " extra row" : " extra rows") + " for overlapping jobs)";

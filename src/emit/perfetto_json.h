@@ -1,8 +1,8 @@
 // The Perfetto trace as JSON (Trace Event Format as Perfetto's JSON importer
 // reads it): a "Steps" process with the step row and a busy-workers
 // counter, one process per machine with one thread per worker (numeric ids,
-// names and sort order), every job with its args (JsonArgs), and flow arrows
-// along each micro-batch hand-off.
+// names and sort order), every job with its args (JsonArgs), flow arrows
+// along each micro-batch hand-off, and a what-if's replay when one is drawn.
 #pragma once
 
 #include "emit/trace_events.h"
@@ -13,8 +13,11 @@ namespace jobviz {
 // each job with the args `args` says.
 // With `bottleneck` (an analysed run), the critical paths are marked (CriticalPathView).
 // `flows`: the timeline's hand-off chains when already paired, else paired here.
+// `what_if`: a what-if's replay, drawn as the last process (emit/what_if_rows.h).
+struct WhatIfRows;
 TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int threads, JsonArgs args,
-                              const Bottleneck* bottleneck = nullptr, const FlowChains* flows = nullptr);
+                              const Bottleneck* bottleneck = nullptr, const FlowChains* flows = nullptr,
+                              const WhatIfRows* what_if = nullptr);
 inline TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink) {
   return WritePerfettoTrace(timeline, sink, 0, JsonArgs::kCompact);
 }

@@ -1,3 +1,4 @@
+#include "emit/what_if_rows.h"
 #include "emit/perfetto_proto.h"
 
 #include <algorithm>
@@ -395,14 +396,14 @@ void GroupProcess(ProtoTrace& trace, const Timeline& timeline, const FlowChains&
       ThreadTrack(trace, RowUuid(groups, tid), process_uuid, pid, tid,
                   RowName(timeline.machines[m], *worker, lane, timeline.topology), RowRank(tid));
     }
-    stats->overlap_lanes += static_cast<size_t>(r.lane_count - 1);
-    WorkerJobMarks marks(flows, critical, m, *worker);
+    WorkerJobMarks marks = group.what_if ? WorkerJobMarks() : WorkerJobMarks(flows, critical, m, *worker);
     WorkerAnnotations annotations(*worker, source_root);
-    for (size_t j = 0; j < worker->jobs.size(); ++j) {
+    for (size_t j = 0; j < worker->jobs.size(); ++j)
       JobSlice(trace, RowUuid(groups, r.Tid(j)), annotations, worker->jobs[j], marks.Flow(j),
                marks.OnCriticalPath(j));
-      ++stats->jobs;
-    }
+    if (group.what_if) continue;  // a copy of a worker: not the run's own jobs or rows
+    stats->overlap_lanes += static_cast<size_t>(r.lane_count - 1);
+    stats->jobs += worker->jobs.size();
     for (const OpenSlice& slice : OpenSlices(*worker)) OpenJobSlice(trace, RowUuid(groups, r.first_tid), annotations, slice);
   }
 }
@@ -467,7 +468,8 @@ class PacketCompressor {
 TraceStats WritePerfettoProto(const Timeline& timeline, const Sink& sink, const ProtoOptions& options) {
   std::optional<FlowChains> own;
   const FlowChains& flows = options.flows ? *options.flows : own.emplace(timeline);
-  const std::vector<RowGroup> groups = LayOutRows(timeline, options.threads);
+  std::vector<RowGroup> groups = LayOutRows(timeline, options.threads);
+  if (options.what_if) AddWhatIfGroup(*options.what_if, &groups);
   const size_t sequences = 1 + groups.size();
   const std::string source_root = SourceRoot(timeline);
   const CriticalPathView critical(timeline, options.bottleneck);
@@ -518,11 +520,15 @@ std::string ProtoNote(const TraceStats& stats, bool compressed) {
 }  // namespace
 
 std::string EmitPerfettoProto(const FinishedRun& run, const Sink& sink) {
-  return ProtoNote(WritePerfettoProto(run.timeline, sink, {.compress = true, .threads = run.threads, .bottleneck = run.marked_paths(), .flows = run.paired_flows()}), true);
+  const WhatIfRows what_if = MakeWhatIfRows(run.timeline, &run.analysis.bottleneck);
+  return ProtoNote(WritePerfettoProto(run.timeline, sink, {.compress = true, .threads = run.threads, .bottleneck = run.marked_paths(),
+                                                           .flows = run.paired_flows(), .what_if = &what_if}), true);
 }
 
 std::string EmitPerfettoProtoPlain(const FinishedRun& run, const Sink& sink) {
-  return ProtoNote(WritePerfettoProto(run.timeline, sink, {.compress = false, .threads = run.threads, .bottleneck = run.marked_paths(), .flows = run.paired_flows()}), false);
+  const WhatIfRows what_if = MakeWhatIfRows(run.timeline, &run.analysis.bottleneck);
+  return ProtoNote(WritePerfettoProto(run.timeline, sink, {.compress = false, .threads = run.threads, .bottleneck = run.marked_paths(),
+                                                           .flows = run.paired_flows(), .what_if = &what_if}), false);
 }
 
 bool IsProtobufTracePath(const std::string& path) {

@@ -31,6 +31,7 @@ struct ProtoOptions {
   int threads = 0;        // 0: one per core
   const Bottleneck* bottleneck = nullptr;  // an analysed run: its critical paths are marked (CriticalPathView)
   const FlowChains* flows = nullptr;        // the timeline's hand-off chains when already paired, else paired here
+  const struct WhatIfRows* what_if = nullptr;  // a what-if's replay, drawn as the last process (emit/what_if_rows.h)
 };
 TraceStats WritePerfettoProto(const Timeline& timeline, const Sink& sink, const ProtoOptions& options = {});
 

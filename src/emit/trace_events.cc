@@ -73,22 +73,23 @@ std::vector<RowGroup> LayOutRows(const Timeline& timeline, int threads, Nanos sl
     group.rows.resize(group.workers.size());
     for (size_t w = 0; w < group.workers.size(); ++w) all.emplace_back(group.workers[w].second, &group.rows[w]);
   }
-  ParallelFor(all.size(), threads, [&](size_t i) {
-    const std::vector<Job>& jobs = all[i].first->jobs;
-    // AssignLanes puts every job on lane 0 exactly when none starts before the one before it ended,
-    // nor with it.
-    const auto overlaps = [&](const Job& before, const Job& job) {
-      return job.start == before.start || (job.start < before.end && (job.start + slack < before.end || job.end < before.end));
-    };
-    if (std::adjacent_find(jobs.begin(), jobs.end(), overlaps) != jobs.end())
-      all[i].second->lanes = AssignLanes(jobs, &all[i].second->lane_count, slack);
-  });
+  ParallelFor(all.size(), threads, [&](size_t i) { *all[i].second = LayOutWorker(all[i].first->jobs, slack); });
   int next_tid = kStepsPid + 1;
   for (auto& [worker, r] : all) {
     r->first_tid = next_tid;
     next_tid += r->lane_count;
   }
   return groups;
+}
+
+WorkerRows LayOutWorker(const std::vector<Job>& jobs, Nanos slack) {
+  WorkerRows rows;
+  // AssignLanes puts every job on lane 0 exactly when none starts before the one before it ended, nor with it.
+  const auto overlaps = [&](const Job& before, const Job& job) {
+    return job.start == before.start || (job.start < before.end && (job.start + slack < before.end || job.end < before.end));
+  };
+  if (std::adjacent_find(jobs.begin(), jobs.end(), overlaps) != jobs.end()) rows.lanes = AssignLanes(jobs, &rows.lane_count, slack);
+  return rows;
 }
 
 std::string& EventStream::Begin() {

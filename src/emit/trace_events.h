@@ -63,10 +63,13 @@ inline int RowRank(int tid) { return tid - (kStepsPid + 1); }
 struct RowGroup {
   std::string title;  // the process name: ProcessTitle(machine), or "stage 2"
   int machine = -1;   // the machine a machine group is; -1 for a stage group
+  bool what_if = false;  // a what-if's replay (emit/what_if_rows.h): copies of workers, on no path or chain
   std::vector<std::pair<size_t, const Worker*>> workers;  // (machine index, worker), in row order
   std::vector<WorkerRows> rows;                           // per worker
 };
 std::vector<RowGroup> LayOutRows(const Timeline& timeline, int threads, Nanos slack = 0);
+// One worker's rows (first_tid not set): lanes only when a job overlaps the one before.
+WorkerRows LayOutWorker(const std::vector<Job>& jobs, Nanos slack = 0);
 inline int GroupPid(size_t group) { return MachinePid(group); }
 
 struct TraceStats {
@@ -140,6 +143,7 @@ class CriticalPathView {
 // path. The worker is looked up once, the path's jobs walked with a cursor.
 class WorkerJobMarks {
  public:
+  WorkerJobMarks() = default;  // none: a what-if's copy of a worker
   WorkerJobMarks(const FlowChains& flows, const CriticalPathView& critical, size_t machine, const Worker& worker,
                  size_t first_job = 0)
       : flows_(flows.MarksOf(worker)), on_path_(critical.JobsOn(machine, worker)),
@@ -155,7 +159,7 @@ class WorkerJobMarks {
  private:
   std::span<const FlowMark> flows_;
   std::span<const std::uint32_t> on_path_;
-  std::span<const std::uint32_t>::iterator next_;
+  std::span<const std::uint32_t>::iterator next_ = on_path_.end();
 };
 inline constexpr const char* kCriticalPathRow = "Critical path";
 // The row id (JSON tid) of the critical-path row: the one after every worker row.

@@ -45,10 +45,13 @@ def run(jobviz, logs, extra, scratch):
 
 
 def rows(trace):
-    """(pid, tid) -> (stage, mp, replica) from the row names."""
+    """(pid, tid) -> (stage, mp, replica) from the row names; the run's own
+    rows, not those of a what-if's replay (a process of its own)."""
+    what_if = {e["pid"] for e in trace["traceEvents"] if e.get("ph") == "M" and e.get("name") == "process_name"
+               and e["args"]["name"].startswith("what-if: ")}
     out = {}
     for e in trace["traceEvents"]:
-        if e.get("ph") == "M" and e.get("name") == "thread_name":
+        if e.get("ph") == "M" and e.get("name") == "thread_name" and e["pid"] not in what_if:
             name = e["args"]["name"]
             m = re.search(r"· stage (\d+)(?: · mp (\d+))?(?: · replica (\d+))?", name)
             if m:

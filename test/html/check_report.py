@@ -14,6 +14,8 @@ the page from file:// and this checks what it rendered.
   and "expand all"; a collapsed machine shows a busy strip; the jump box
   brings a worker's row into sight by a partial name, highlighted; the
   critical-path control goes to a step's path; the glossary is on the page;
+- the what-if switch draws every job at the replay's time and back, the
+  view, rows and selection kept;
 - the overview is painted and a click in it centres the view there;
 - back-to-back jobs of one type keep a gap pixel between them; job labels
   lead with the type's initials and the micro-batch ("B3") or read in full;
@@ -284,6 +286,43 @@ def check_go_to_critical_path(page):
     page.key("0", "Digit0")
 
 
+def check_what_if(page):
+    """The what-if switch draws every job at its replayed time and back, the
+    view, the rows and the selection left as they were."""
+    data = page.evaluate("(() => { const d = JSON.parse(document.getElementById('jobviz-data').textContent); "
+                         "return {title: d.what_if && d.what_if.title, start: d.what_if && d.what_if.start, "
+                         "dur: d.what_if && d.what_if.dur, mstart: d.jobs.start, mdur: d.jobs.dur}; })()")
+    check(bool(data["title"]) and data["title"].startswith("what-if: "), f"no what-if on the page: {data['title']!r}")
+    if not data["title"]:
+        return
+    label = page.evaluate("document.querySelector('.what-if-toggle').textContent.trim()")
+    check(label == data["title"], f"the switch says {label!r}, not {data['title']!r}")
+    moved = [i for i in range(len(data["start"])) if data["start"][i] != data["mstart"][i]]
+    check(len(moved) > 0, "the replay moves no job")
+    sample = moved[:: max(1, len(moved) // 20)] + [0, len(data["start"]) - 1]
+    next_frames(page)
+    before = {"view": view(page), "rows": page.evaluate("jobvizReport.layoutRows()"), "selected": page.evaluate("jobvizReport.selected()"),
+              "pixels": page.evaluate("document.querySelector('canvas.body').toDataURL()")}
+    page.click(*center_of(page, "#what-if"))
+    next_frames(page)
+    check(page.evaluate("document.getElementById('what-if').checked"), "the what-if switch did not turn on")
+    for i in sample:
+        got = page.evaluate(f"jobvizReport.times({i})")
+        check(got == [data["start"][i], data["start"][i] + data["dur"][i]], f"job {i} drawn at {got} with the what-if on")
+    check(view(page) == before["view"] and page.evaluate("jobvizReport.layoutRows()") == before["rows"] and
+          page.evaluate("jobvizReport.selected()") == before["selected"], "the what-if switch moved the view, rows or selection")
+    check(page.evaluate("document.querySelector('canvas.body').toDataURL()") != before["pixels"],
+          "the timeline looks the same with the what-if on")
+    page.click(*center_of(page, "#what-if"))
+    next_frames(page)
+    for i in sample:
+        got = page.evaluate(f"jobvizReport.times({i})")
+        check(got == [data["mstart"][i], data["mstart"][i] + data["mdur"][i]], f"job {i} drawn at {got} after the switch went off")
+    check(page.evaluate("document.querySelector('canvas.body').toDataURL()") == before["pixels"],
+          "the timeline does not look as before once the what-if is off")
+    page.evaluate("document.activeElement.blur()")  # the keys go to the timeline again
+
+
 def check_overview(page):
     """The overview is painted, and a click in it moves the view there."""
     painted = page.evaluate("""(() => { const c = document.querySelector('canvas.overview');
@@ -461,6 +500,7 @@ def main():
             check_zoom_and_pan(page)
             check_collapse_and_jump(page)
             check_go_to_critical_path(page)
+            check_what_if(page)
             check_overview(page)
             check_job_boundaries_and_labels(page)
             check_open_in_perfetto(browser, page, pftrace)

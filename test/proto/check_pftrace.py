@@ -218,7 +218,8 @@ def compare(json_events, root, tracks, slices, counters):
             key = (one(t, "pid"), one(t, "tid"))
             if one(t, "thread_name") != names[key]["name"] or one(d, "sibling_order_rank") != thread_rank.get(key, 0):
                 failures.append("thread %s named %r or out of order" % (key, one(t, "thread_name")))
-    jobs = {e["args"]["source"]: e for e in json_events if e["ph"] == "X" and e["cat"] not in ("step", "critical_path")}
+    # By process and source: a what-if's replay has a copy of each job it moved, in a process of its own.
+    jobs = {(e["pid"], e["args"]["source"]): e for e in json_events if e["ph"] == "X" and e["cat"] not in ("step", "critical_path")}
     # The critical-path row (analysed runs): the same slices in the same order on both.
     json_path = [(e["ts_ns"], e["end_ns"], e["name"], e["pid"], e["tid"], e["args"]["step"]) for e in json_events
                  if e["ph"] == "X" and e["cat"] == "critical_path"]
@@ -238,7 +239,7 @@ def compare(json_events, root, tracks, slices, counters):
         if s["cat"] == ["step"]:
             e = steps[s["name"]]
         else:
-            e = jobs[s["args"]["source"]]
+            e = jobs[(one(thread, "pid"), s["args"]["source"])]
             seen += 1
             if s["args"] != e["args"] or s["cat"] != [e["cat"]]:
                 failures.append("%s: args %s vs %s" % (e["args"]["source"], s["args"], e["args"]))
@@ -295,6 +296,9 @@ def main():
                  ("critical_path", os.path.join(root, "test/fixtures/hybrid/mp2sharding4pp4_skewed"), 2,
                   multi + ["--summary-json", os.path.join(scratch, "critical_summary.json")]),
                  ("no_critical_path", os.path.join(root, "test/fixtures/hybrid/dp2pp2"), 2, multi + ["--no-critical-path"]),
+                 # a what-if's replay as a process of its own (drawn whenever --what-if names one)
+                 ("what_if", os.path.join(root, "test/fixtures/hybrid/mp2sharding4pp4_skewed"), 2,
+                  multi + ["--what-if", "free_hand_offs"]),
                  # a run that stopped: the watchdog's job that never ended, open to its log's end
                  ("in_flight", os.path.join(root, "test/fixtures/stopped/worker_in_flight"), 1, multi)]
         for name, source, threads, extra in cases:

@@ -119,6 +119,33 @@
     });
     document.querySelector('.toolbar').append(label, go);
   }
+
+  // ---- the run you could have: a what-if's replay (jobviz replayed it,
+  // docs/analysis.md "What-ifs"), drawn instead of the measured times while
+  // the switch is on. The view, the collapsed machines and the selection
+  // stay; the critical paths, which are the measured run's, are not drawn.
+  let showWhatIf = false;
+  if (data.what_if) {
+    const measured = {start: jobs.start, dur: jobs.dur};
+    const label = document.createElement('label');
+    label.className = 'what-if-toggle';
+    const box = document.createElement('input');
+    box.type = 'checkbox';
+    box.id = 'what-if';
+    box.addEventListener('change', () => {
+      showWhatIf = box.checked;
+      const times = showWhatIf ? data.what_if : measured;
+      jobs.start = times.start;
+      jobs.dur = times.dur;
+      for (let i = 0; i < jobCount; i++) end[i] = jobs.start[i] + jobs.dur[i];
+      root.classList.toggle('what-if', showWhatIf);
+      if (selected >= 0) findHandOffs(selected);
+      redraw();
+    });
+    label.title = 'Draw every job where the replay without this cause puts it';
+    label.append(box, ' ' + data.what_if.title);
+    document.querySelector('.toolbar').append(label);
+  }
   function drawCritical(ctx, width, top, firstRow, lastRow, scale) {
     ctx.save();
     ctx.strokeStyle = '#d6336c';
@@ -536,7 +563,7 @@
       flush();
       drawOpen(ctx, row, y, width, scale);
     }
-    if (showCritical) drawCritical(ctx, width, top, firstRow, lastRow, scale);
+    if (showCritical && !showWhatIf) drawCritical(ctx, width, top, firstRow, lastRow, scale);
     if (selected >= 0) drawHandOffs(ctx, width, top, scale);
     if (selectedBox) {
       ctx.strokeStyle = '#111';
@@ -803,6 +830,6 @@
   drawBody();
   stats.loadMs = performance.now();
   window.jobvizReport = {view, stats, jobCount, rows: data.rows.length, layoutRows: () => layout.length,
-                         selected: () => selected};
+                         selected: () => selected, times: (i) => [jobs.start[i], end[i]]};
   document.body.dataset.ready = '1';
 })();
