@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -144,6 +145,9 @@ struct WhatIfRun {
 struct WhatIfDrawing {
   bool draw = false;
   std::optional<WhatIfKind> kind;  // empty: the top cause's (none drawn when there is no cause)
+  // The top cause's is drawn for runs of up to this many jobs (a copy of
+  // every job doubles a trace); a named one always.
+  size_t max_jobs = std::numeric_limits<size_t>::max();
 };
 
 struct Bottleneck {

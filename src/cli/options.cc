@@ -96,8 +96,8 @@ void AddOutputOptions(CLI::App& app, DrawFlags& f) {
       ->check(CLI::IsMember({"compact", "full"}));
   app.add_option("--what-if", f.what_if,
                  "Which what-if's replay to draw beside the run in the Perfetto traces and the HTML report: the top "
-                 "cause's by default when the analysis is made (as for the summary, the HTML report, the gates), a key "
-                 "of what_if in --summary-json to draw it always, or none")
+                 "cause's by default when the analysis is made (as for the summary, the HTML report, the gates) and the "
+                 "run has at most 200,000 jobs, a key of what_if in --summary-json to draw it always, or none")
       ->type_name("KEY")
       ->check(CLI::IsMember({"none", "balanced_stages", "free_hand_offs", "no_outliers", "no_stall", "no_slow_workers",
                              "no_step_gaps", "all"}));
@@ -249,6 +249,7 @@ WhatIfDrawing PlanWhatIf(const std::string& key, const std::vector<OutputRequest
   for (int k = 0; k < static_cast<int>(WhatIfKind::kCount); ++k)
     if (key == WhatIfKey(static_cast<WhatIfKind>(k))) drawing.kind = static_cast<WhatIfKind>(k);
   drawing.draw = drawing.kind || gates || ReadsAnalysis(outputs);
+  if (!drawing.kind) drawing.max_jobs = kDefaultWhatIfJobs;
   return drawing;
 }
 

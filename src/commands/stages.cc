@@ -173,8 +173,9 @@ void FindRunSteps(FinishedRun* run) {
   run->warnings.insert(run->warnings.end(), steps.warnings.begin(), steps.warnings.end());
 }
 
-void AnalyseRun(FinishedRun* run, const WhatIfDrawing& what_if) {
+void AnalyseRun(FinishedRun* run, WhatIfDrawing what_if) {
   StopReport stop = std::move(run->analysis.stop);
+  what_if.draw = what_if.draw && run->jobs <= what_if.max_jobs;
   run->analysis = Analyze(run->timeline, run->threads, what_if);
   run->analysis.stop = std::move(stop);
   run->summary = SummaryJson(run->analysis, run->timeline,

@@ -46,7 +46,8 @@ bool BuildRun(const LogSet& logs, std::vector<WorkerLogScan> scans, const RunCho
 void FindRunSteps(FinishedRun* run);
 
 // analyse: the analysis and the summary document, counts from the run.
-void AnalyseRun(FinishedRun* run, const WhatIfDrawing& what_if = {});
+// `what_if`: the replay to draw (none for runs of more than its max_jobs).
+void AnalyseRun(FinishedRun* run, WhatIfDrawing what_if = {});
 
 // The plan's machine names (--clock_ref, --clock_offset, --stage_order)
 // resolved against the machines read.

@@ -15,6 +15,9 @@ namespace jobviz {
 // Runs with more jobs than this show a window of steps in the HTML report
 // (--html-max-jobs; docs/ci.md). 200k jobs load in about a second in Chromium.
 inline constexpr size_t kDefaultHtmlMaxJobs = 200'000;
+// Runs with more jobs than this get no what-if's replay in the traces unless
+// --what-if names one (a copy of every job: twice the trace).
+inline constexpr size_t kDefaultWhatIfJobs = 200'000;
 
 struct HtmlTimeline {
   std::string json;          // for <script type="application/json">: no "<" in it
