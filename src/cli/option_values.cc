@@ -86,4 +86,14 @@ std::optional<std::vector<StageRef>> ParseStageOrder(const std::string& text, st
   return order;
 }
 
+WhatIfDrawing PlanWhatIf(const std::string& key, const std::vector<OutputRequest>& outputs, bool gates) {
+  WhatIfDrawing drawing;
+  if (key == "none" || !DrawsWhatIf(outputs)) return drawing;
+  for (int k = 0; k < static_cast<int>(WhatIfKind::kCount); ++k)
+    if (key == WhatIfKey(static_cast<WhatIfKind>(k))) drawing.kind = static_cast<WhatIfKind>(k);
+  drawing.draw = drawing.kind || gates || ReadsAnalysis(outputs);
+  if (!drawing.kind) drawing.max_jobs = kDefaultWhatIfJobs;
+  return drawing;
+}
+
 }  // namespace jobviz

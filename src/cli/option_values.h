@@ -24,4 +24,10 @@ std::optional<std::map<std::string, Nanos>> ParseClockOffsets(const std::string&
 // exist is known only once the logs are found (ResolveStageOrder).
 std::optional<std::vector<StageRef>> ParseStageOrder(const std::string& text, std::string* error);
 
+// --what-if KEY ("" when not given): the top cause's replay whenever the
+// analysis is made anyway (a gate, or an output that reads it) and
+// something draws it, on runs of up to kDefaultWhatIfJobs; a named one
+// always; "none" never.
+WhatIfDrawing PlanWhatIf(const std::string& key, const std::vector<OutputRequest>& outputs, bool gates);
+
 }  // namespace jobviz

@@ -51,3 +51,22 @@ TEST_CASE("--stage_order: MACHINE:WORKER items, each once") {
   CHECK_FALSE(ParseStageOrder("m:0,m:0", &error));
   CHECK(error == "'m:0' given twice");
 }
+
+TEST_CASE("--what-if: the top cause's when the analysis is made anyway, on runs it fits; a named one always; none never") {
+  const std::vector<OutputRequest> trace = {{OutputFormat::kPerfettoJson, "t.json", false, "-o"}};
+  const std::vector<OutputRequest> trace_and_summary = {{OutputFormat::kPerfettoJson, "t.json", false, "-o"},
+                                                        {OutputFormat::kSummaryJson, "s.json", false, "--summary-json"}};
+  const std::vector<OutputRequest> summary = {{OutputFormat::kSummaryJson, "s.json", false, "--summary-json"}};
+  CHECK_FALSE(PlanWhatIf("", trace, false).draw);  // a trace alone: no analysis to pay for
+  const WhatIfDrawing top = PlanWhatIf("", trace_and_summary, false);
+  CHECK(top.draw);
+  CHECK_FALSE(top.kind);
+  CHECK(top.max_jobs == kDefaultWhatIfJobs);
+  CHECK(PlanWhatIf("", trace, true).draw);  // a gate makes the analysis too
+  const WhatIfDrawing named = PlanWhatIf("no_stall", trace, false);
+  CHECK(named.draw);
+  CHECK(named.kind == WhatIfKind::kNoStall);
+  CHECK(named.max_jobs == std::numeric_limits<size_t>::max());
+  CHECK_FALSE(PlanWhatIf("none", trace_and_summary, false).draw);
+  CHECK_FALSE(PlanWhatIf("no_stall", summary, false).draw);  // nothing draws it
+}

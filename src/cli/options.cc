@@ -241,18 +241,6 @@ int UsageError(const char* command, const std::string& message, const std::strin
   return kExitUsage;
 }
 
-// --what-if: the top cause's replay whenever the analysis is made anyway
-// and something draws it; a named one always (it makes the analysis).
-WhatIfDrawing PlanWhatIf(const std::string& key, const std::vector<OutputRequest>& outputs, bool gates) {
-  WhatIfDrawing drawing;
-  if (key == "none" || !DrawsWhatIf(outputs)) return drawing;
-  for (int k = 0; k < static_cast<int>(WhatIfKind::kCount); ++k)
-    if (key == WhatIfKey(static_cast<WhatIfKind>(k))) drawing.kind = static_cast<WhatIfKind>(k);
-  drawing.draw = drawing.kind || gates || ReadsAnalysis(outputs);
-  if (!drawing.kind) drawing.max_jobs = kDefaultWhatIfJobs;
-  return drawing;
-}
-
 Parsed<DrawPlan> ToPlan(DrawFlags& f, bool merge) {
   const char* command = merge ? "jobviz merge" : "jobviz";
   if (const std::string error = CheckInputs(f.inputs, merge); !error.empty())
