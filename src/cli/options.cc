@@ -12,7 +12,7 @@
 #include "cli/option_values.h"
 #include "cli/output_paths.h"
 #include "cli/report.h"
-#include "emit/json_text.h"
+#include "write/json_text.h"
 #include "emit/perfetto_proto.h"
 #include "jobviz/version.h"
 

@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "emit/atomic_file.h"
+#include "write/atomic_file.h"
 
 namespace jobviz {
 

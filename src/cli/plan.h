@@ -16,7 +16,7 @@
 #include "emit/diff_report.h"
 #include "emit/emitter.h"
 #include "model/step_window.h"
-#include "model/timeline_builder.h"
+#include "parse/timeline_builder.h"
 #include "model/topology_resolver.h"
 
 namespace jobviz {

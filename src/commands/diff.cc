@@ -10,7 +10,7 @@
 #include "cli/report.h"
 #include "commands/commands.h"
 #include "commands/stages.h"
-#include "emit/json_text.h"
+#include "write/json_text.h"
 #include "read/log_discovery.h"
 
 namespace jobviz {

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cstdio>
+
 #include "analyse/analysis.h"
 #include "analyse/summary.h"
 #include "model/step_finder.h"
@@ -11,6 +13,8 @@
 #include "cli/progress.h"
 #include "cli/report.h"
 #include "parse/scan_logs.h"
+#include "write/atomic_file.h"
+#include "write/json_text.h"
 
 namespace jobviz {
 
@@ -196,6 +200,39 @@ int ReportGates(const std::vector<GateResult>& gates) {
     }
   }
   return unknown ? kExitUsage : failed ? kExitGateFailed : kExitOk;
+}
+
+namespace {
+
+bool EmitToStderr(const EmitterInfo& emitter, const FinishedRun& run) {
+  emitter.emit(run, [](std::string_view piece) { std::fwrite(piece.data(), 1, piece.size(), stderr); });
+  return std::fflush(stderr) == 0;
+}
+
+}  // namespace
+
+bool EmitAll(const std::vector<OutputRequest>& outputs, const FinishedRun& run, bool announce) {
+  for (const OutputRequest& output : outputs) {
+    const EmitterInfo& emitter = EmitterFor(output.format);
+    if (output.to_stderr) {
+      EmitToStderr(emitter, run);
+      continue;
+    }
+    AtomicFile file;
+    if (!file.Open(output.path, output.path.ends_with(".gz"))) {
+      PrintError(file.error(), emitter.hint);
+      return false;
+    }
+    const std::string note = emitter.emit(run, [&](std::string_view piece) { file.Write(piece); });
+    if (!file.Commit()) {
+      PrintError(file.error());
+      return false;
+    }
+    if (announce && emitter.announce)
+      std::fprintf(stderr, "jobviz: wrote %s\n",
+                   TerminalText(output.path == "-" ? emitter.noun + std::string(" to standard output") : output.path + note).c_str());
+  }
+  return true;
 }
 
 }  // namespace jobviz

@@ -67,4 +67,9 @@ int ReportGates(const std::vector<GateResult>& gates);
 
 double SecondsSince(StageClock::time_point start);
 
+// write: each output in order, atomically, with "jobviz: wrote" lines on
+// stderr when `announce`. Stops at the first failure, printing why; returns
+// whether all were written.
+bool EmitAll(const std::vector<OutputRequest>& outputs, const FinishedRun& run, bool announce);
+
 }  // namespace jobviz

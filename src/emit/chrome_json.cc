@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "emit/event_buffer.h"
-#include "emit/json_text.h"
+#include "write/json_text.h"
 #include "model/open_jobs.h"
 
 namespace jobviz {

@@ -3,13 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "cli/report.h"
-#include "emit/atomic_file.h"
 #include "emit/chrome_json.h"
 #include "emit/perfetto_json.h"
 #include "emit/perfetto_proto.h"
 #include "emit/html_report.h"
-#include "emit/json_text.h"
+#include "write/json_text.h"
 #include "emit/junit.h"
 #include "emit/summary_json.h"
 #include "emit/summary_markdown.h"
@@ -34,10 +32,6 @@ const EmitterInfo kEmitters[] = {
     {OutputFormat::kHtml, "the HTML report", true, "choose another path with --html", EmitHtmlReport, true, false, false, true},
 };
 
-bool EmitToStderr(const EmitterInfo& emitter, const FinishedRun& run) {
-  emitter.emit(run, [](std::string_view piece) { std::fwrite(piece.data(), 1, piece.size(), stderr); });
-  return std::fflush(stderr) == 0;
-}
 
 }  // namespace
 
@@ -67,28 +61,5 @@ bool DrawsFlows(const std::vector<OutputRequest>& outputs) { return AnyEmitter(o
 
 bool DrawsWhatIf(const std::vector<OutputRequest>& outputs) { return AnyEmitter(outputs, &EmitterInfo::draws_what_if); }
 
-bool EmitAll(const std::vector<OutputRequest>& outputs, const FinishedRun& run, bool announce) {
-  for (const OutputRequest& output : outputs) {
-    const EmitterInfo& emitter = EmitterFor(output.format);
-    if (output.to_stderr) {
-      EmitToStderr(emitter, run);
-      continue;
-    }
-    AtomicFile file;
-    if (!file.Open(output.path, output.path.ends_with(".gz"))) {
-      PrintError(file.error(), emitter.hint);
-      return false;
-    }
-    const std::string note = emitter.emit(run, [&](std::string_view piece) { file.Write(piece); });
-    if (!file.Commit()) {
-      PrintError(file.error());
-      return false;
-    }
-    if (announce && emitter.announce)
-      std::fprintf(stderr, "jobviz: wrote %s\n",
-                   TerminalText(output.path == "-" ? emitter.noun + std::string(" to standard output") : output.path + note).c_str());
-  }
-  return true;
-}
 
 }  // namespace jobviz

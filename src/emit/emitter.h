@@ -1,7 +1,8 @@
 // Every output format is an emitter of one shape: it takes the finished run
 // (timeline, clock alignment, analysis, what was read) and writes to a sink.
 // Where the bytes go (an atomic file, gzip'd when the path ends in .gz,
-// standard output or standard error) is not the emitter's business.
+// standard output or standard error) is not the emitter's business: the
+// command writes each output (commands/stages.h, EmitAll).
 //
 // Adding a format: a file pair beside this one with an EmitFn, and one line
 // in the table in emitter.cc.
@@ -21,8 +22,8 @@
 #include "emit/html_timeline.h"
 #include "model/model.h"
 #include "model/step_window.h"
-#include "model/timeline_builder.h"
-#include "parse/scan_logs.h"
+#include "model/read_totals.h"
+#include "model/run_splitter.h"
 
 namespace jobviz {
 
@@ -105,9 +106,5 @@ bool DrawsFlows(const std::vector<OutputRequest>& outputs);
 // Whether any of `outputs` draws a what-if's replay (--what-if).
 bool DrawsWhatIf(const std::vector<OutputRequest>& outputs);
 
-// Writes each output in order, atomically, with "jobviz: wrote" lines on
-// stderr when `announce`. Stops at the first failure, printing why; returns
-// whether all were written.
-bool EmitAll(const std::vector<OutputRequest>& outputs, const FinishedRun& run, bool announce);
 
 }  // namespace jobviz

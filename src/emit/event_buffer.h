@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "emit/json_text.h"
+#include "write/json_text.h"
 #include "model/time_value.h"
 
 namespace jobviz {

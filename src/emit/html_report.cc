@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "emit/html_timeline.h"
-#include "emit/json_text.h"
+#include "write/json_text.h"
 #include "emit/summary_tables.h"
 #include "emit/trace_events.h"
 #include "html_assets.h"

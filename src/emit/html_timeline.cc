@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "emit/json_text.h"
+#include "write/json_text.h"
 #include "emit/perfetto_proto.h"
 #include "emit/trace_events.h"
 #include "emit/what_if_rows.h"

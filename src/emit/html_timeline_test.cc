@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "emit/html_report.h"
-#include "emit/json_text.h"
+#include "write/json_text.h"
 #include "emit/perfetto_proto.h"
 #include "model/step_window.h"
 #include "analyse/analysis.h"

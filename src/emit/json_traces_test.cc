@@ -1,5 +1,5 @@
 #include "emit/chrome_json.h"
-#include "emit/json_text.h"
+#include "write/json_text.h"
 #include "emit/perfetto_json.h"
 
 #include <catch2/catch.hpp>

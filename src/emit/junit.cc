@@ -1,6 +1,6 @@
 #include "emit/junit.h"
 
-#include "emit/json_text.h"
+#include "write/json_text.h"
 
 namespace jobviz {
 

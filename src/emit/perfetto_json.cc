@@ -11,7 +11,7 @@
 #include "align/pipeline_order.h"
 #include "analyse/analysis.h"
 #include "emit/event_buffer.h"
-#include "emit/json_text.h"
+#include "write/json_text.h"
 #include "emit/what_if_rows.h"
 #include "jobviz/version.h"
 #include "model/open_jobs.h"

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "analyse/cause_text.h"
-#include "emit/json_text.h"
+#include "write/json_text.h"
 #include "emit/stop_text.h"
 #include "emit/trace_events.h"
 #include "model/time_value.h"

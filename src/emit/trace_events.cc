@@ -13,7 +13,7 @@
 
 #include "analyse/analysis.h"
 #include "emit/event_buffer.h"
-#include "emit/json_text.h"
+#include "write/json_text.h"
 #include "model/time_value.h"
 #include "read/parallel_for.h"
 

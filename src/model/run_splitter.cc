@@ -248,4 +248,20 @@ std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records, bool shar
   return runs;
 }
 
+bool Drawn(const RunChoice& choice, size_t r, size_t runs) {
+  switch (choice.kind) {
+    case RunChoice::Kind::kAll: return true;
+    case RunChoice::Kind::kLast: return r + 1 == runs;
+    case RunChoice::Kind::kNumber: return static_cast<std::int64_t>(r + 1) == choice.number;
+  }
+  return false;
+}
+
+size_t JobsNotDrawn(const std::vector<RunRange>& runs, const RunChoice& choice) {
+  size_t total = 0;
+  for (size_t r = 0; r < runs.size(); ++r)
+    if (!Drawn(choice, r, runs.size())) total += runs[r].jobs;
+  return total;
+}
+
 }  // namespace jobviz

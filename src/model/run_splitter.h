@@ -66,6 +66,22 @@ SharedWriters FindSharedWriters(const std::vector<LogRecord>& records);
 // change are all the other writer, not a restart.
 std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records, bool shared_writers = false);
 
+// Which of the runs appended to a workerlog to show: 1-based, or all.
+struct RunChoice {
+  enum class Kind { kLast, kAll, kNumber } kind = Kind::kLast;
+  int number = 0;
+};
+
+struct RunSummary {
+  std::string file;
+  std::vector<RunRange> runs;
+};
+
+// Whether run `r` (0-based) of `runs` is drawn.
+bool Drawn(const RunChoice& choice, size_t r, size_t runs);
+// The job lines of the runs `choice` leaves out.
+size_t JobsNotDrawn(const std::vector<RunRange>& runs, const RunChoice& choice);
+
 // "12.5 min": how the restart and clock messages give a gap.
 std::string Minutes(Nanos gap);
 

@@ -4,8 +4,8 @@
 
 #include <charconv>
 
-#include "emit/atomic_file.h"
-#include "emit/json_text.h"
+#include "write/atomic_file.h"
+#include "write/json_text.h"
 #include "read/byte_source.h"
 #include "read/line_reader.h"
 

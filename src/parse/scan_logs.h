@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "model/read_totals.h"
 #include "parse/workerlog_scan.h"
 #include "read/log_discovery.h"
 
@@ -28,21 +29,6 @@ using ScannedHook = std::function<void(size_t, WorkerLogScan&)>;
 // opened or read to its end has `read_error` set.
 std::vector<WorkerLogScan> ScanLogs(const LogSet& logs, int threads, const ScanProgress& progress = {},
                                     const ScannedHook& scanned = {});
-
-// Per-file figures kept for the report once the records have moved on into
-// the timeline.
-struct FileTotals {
-  std::string file;
-  std::uint64_t bytes = 0, lines = 0, records = 0;
-  std::uint64_t named_ranges = 0;  // NVTX ranges the model named (not steps)
-};
-
-struct ReadTotals {
-  std::vector<FileTotals> files;
-  std::uint64_t bytes = 0, lines = 0;
-  SkipTally skipped;
-  double seconds = 0;  // wall time of reading and parsing
-};
 
 // One file's figures; count them before its records are taken.
 FileTotals TotalsOf(const WorkerLogScan& scan);

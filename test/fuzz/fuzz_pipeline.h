@@ -17,7 +17,7 @@
 #include "emit/emitter.h"
 #include "model/step_finder.h"
 #include "model/step_window.h"
-#include "model/timeline_builder.h"
+#include "parse/timeline_builder.h"
 #include "model/topology_resolver.h"
 
 namespace jobviz::fuzz {

@@ -1,4 +1,4 @@
-#include "emit/atomic_file.h"
+#include "write/atomic_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

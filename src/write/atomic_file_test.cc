@@ -1,4 +1,4 @@
-#include "emit/atomic_file.h"
+#include "write/atomic_file.h"
 
 #include "read/temp_dir_test_util.h"
 

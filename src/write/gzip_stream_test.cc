@@ -1,4 +1,4 @@
-#include "emit/gzip_stream.h"
+#include "write/gzip_stream.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -19,7 +19,7 @@
 #include <string>
 #include <string_view>
 
-#include "emit/gzip_stream.h"
+#include "write/gzip_stream.h"
 
 namespace jobviz {
 

@@ -1,4 +1,4 @@
-#include "model/timeline_builder.h"
+#include "parse/timeline_builder.h"
 
 #include <algorithm>
 #include <optional>
@@ -63,16 +63,6 @@ Worker MakeWorker(const WorkerLogFile& file, WorkerLogScan& scan, size_t begin, 
 
 namespace {
 
-// Whether run `r` (0-based) of a file of `runs` runs is drawn.
-bool Drawn(const RunChoice& choice, size_t r, size_t runs) {
-  switch (choice.kind) {
-    case RunChoice::Kind::kAll: return true;
-    case RunChoice::Kind::kLast: return r + 1 == runs;
-    case RunChoice::Kind::kNumber: return static_cast<std::int64_t>(r + 1) == choice.number;
-  }
-  return false;
-}
-
 // "workerlog.0:41 (glog threads 1130 and 1131; ranks 0 and 1)": what the file says of its writers
 std::string DescribeSharedWriters(const std::string& file, const SharedWriters& shared) {
   auto list = [](const auto& values) {
@@ -90,12 +80,6 @@ std::string DescribeSharedWriters(const std::string& file, const SharedWriters& 
 
 }  // namespace
 
-size_t JobsNotDrawn(const std::vector<RunRange>& runs, const RunChoice& choice) {
-  size_t total = 0;
-  for (size_t r = 0; r < runs.size(); ++r)
-    if (!Drawn(choice, r, runs.size())) total += runs[r].jobs;
-  return total;
-}
 
 FileBuild BuildFile(const WorkerLogFile& file, WorkerLogScan& scan, const RunChoice& choice) {
   FileBuild build;

@@ -1,4 +1,4 @@
-#include "emit/json_text.h"
+#include "write/json_text.h"
 
 #include <algorithm>
 #include <charconv>

@@ -12,20 +12,6 @@
 
 namespace jobviz {
 
-// Which of the runs appended to a workerlog to show: 1-based, or all.
-struct RunChoice {
-  enum class Kind { kLast, kAll, kNumber } kind = Kind::kLast;
-  int number = 0;
-};
-
-struct RunSummary {
-  std::string file;
-  std::vector<RunRange> runs;
-};
-
-// The job lines of the runs `choice` leaves out.
-size_t JobsNotDrawn(const std::vector<RunRange>& runs, const RunChoice& choice);
-
 struct BuildResult {
   Timeline timeline;
   std::vector<RunSummary> runs;  // per file, in file order
