@@ -12,6 +12,11 @@
 
 namespace jobviz {
 
+bool IsPass(Name type) {
+  thread_local PerName<JobKind, ClassifyJobType> kinds;  // a run has a handful of types
+  return kinds.Of(type).pass != Pass::kOther;
+}
+
 namespace {
 
 // "forward12" -> chunk 12 after the prefix; "forward" -> -1; else false.

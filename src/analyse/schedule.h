@@ -26,6 +26,8 @@ struct JobKind {
 // forward[N], backward[N], backward_b[N], backward_w[N]; anything else
 // (optimizer, lr, recv_forward, backward_w0_reduce, ...) is kOther.
 JobKind ClassifyJobType(const std::string& type);
+// Whether a job type is a pass (not kOther), each name classified once per thread.
+bool IsPass(Name type);
 
 // 1F1B's order of one stage's passes in a step: min(p - s - 1, m) warm-up
 // forwards, then a forward and a backward at a time, then the backwards.

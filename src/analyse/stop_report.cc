@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "analyse/global_barrier.h"
 #include "analyse/schedule.h"
 #include "analyse/stop_blame.h"
 #include "analyse/step_graph.h"
@@ -97,10 +98,6 @@ struct Context {
   std::map<std::pair<int, std::int64_t>, GroupPasses> groups;  // (stage or -1 for all, step)
 };
 
-bool IsPass(Name type) {
-  thread_local PerName<JobKind, ClassifyJobType> kinds;  // a run has a handful of types
-  return kinds.Of(type).pass != Pass::kOther;
-}
 
 // What a first step's order is read from: the plain "forward" and
 // "backward" of the run (if that is what it runs), the most micro-batches
@@ -334,63 +331,6 @@ void PlaceLane(Context& c, size_t l) {
   out.ready = std::max(open ? open->start : free_at, arrived);
 }
 
-// Every optimizer of a finished step starting together, stages apart, is a
-// barrier all stages join (a global gradient-norm all-reduce). Judged on
-// each machine that holds two stages or more, on its one clock: machines'
-// clocks may be off by more than the optimizers' spread (docs/clock-alignment.md).
-// Only where no machine does, across machines.
-bool GlobalBarrier(const Context& c) {
-  constexpr int kAllMachines = -1;
-  // (machine or kAllMachines, step) -> earliest, latest optimizer start
-  std::map<std::pair<int, std::int64_t>, std::pair<Nanos, Nanos>> spread;
-  std::vector<Nanos> passes;
-  std::map<int, std::set<int>> stages;  // machine or kAllMachines -> its stages
-  for (size_t l = 0; l < c.graph.lanes.size(); ++l) {
-    if (c.graph.lanes[l].workers.empty()) continue;
-    const Worker& w = *c.graph.workers[c.graph.lanes[l].workers.front()];
-    stages[kAllMachines].insert(c.graph.lanes[l].stage);
-    stages[w.machine].insert(c.graph.lanes[l].stage);
-    std::map<std::int64_t, std::pair<bool, Nanos>> first_after;  // step -> (a pass seen, first non-pass after)
-    for (const Job& job : w.jobs) {
-      if (job.step == kNoStep) continue;
-      auto& [pass_seen, start] = first_after[job.step];
-      if (IsPass(job.type)) {
-        pass_seen = true;
-        start = 0;
-        if (passes.size() < 4096) passes.push_back(job.end - job.start);
-      } else if (pass_seen && start == 0) {
-        start = job.start;
-      }
-    }
-    for (const auto& [step, entry] : first_after) {
-      if (entry.second == 0) continue;
-      for (const int machine : {kAllMachines, w.machine}) {
-        auto [it, inserted] = spread.try_emplace({machine, step}, entry.second, entry.second);
-        it->second.first = std::min(it->second.first, entry.second);
-        it->second.second = std::max(it->second.second, entry.second);
-      }
-    }
-  }
-  if (stages[kAllMachines].size() < 2 || spread.empty() || passes.empty()) return false;
-  std::nth_element(passes.begin(), passes.begin() + static_cast<std::ptrdiff_t>(passes.size() / 2), passes.end());
-  const Nanos tolerance = std::max<Nanos>(50'000, passes[passes.size() / 2] / 4);
-  std::vector<int> judges;
-  for (const auto& [machine, its] : stages)
-    if (machine != kAllMachines && its.size() >= 2) judges.push_back(machine);
-  if (judges.empty()) judges.push_back(kAllMachines);
-  size_t checked = 0;
-  for (const StepSpan& span : c.timeline.steps) {
-    if (span.unfinished) continue;
-    for (const int machine : judges) {
-      const auto it = spread.find({machine, span.step});
-      if (it == spread.end()) continue;
-      if (it->second.second - it->second.first > tolerance) return false;
-      ++checked;
-    }
-  }
-  return checked > 0;
-}
-
 }  // namespace
 
 StopReport ReportStop(const Timeline& timeline, const UnfinishedSteps& unfinished) {
@@ -415,7 +355,7 @@ StopReport ReportStop(const Timeline& timeline, const UnfinishedSteps& unfinishe
     c.positions[w] = PositionOf(*c.graph.workers[w], stop, unfinished.first);
     for (const Job* job : c.positions[w].plan) c.max_chunk = std::max(c.max_chunk, ClassifyJobType(job->type.str()).chunk);
   }
-  r.barrier = GlobalBarrier(c);
+  r.barrier = OptimizersJoinGlobalBarrier(c.timeline, c.graph);
   if (std::none_of(c.positions.begin(), c.positions.end(), [](const Position& p) { return !p.plan.empty(); }))
     LearnFirstStepOrder(c);
   r.lanes.resize(c.graph.lanes.size());

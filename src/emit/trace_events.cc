@@ -29,69 +29,6 @@ std::string TraceText(TraceWriter write, const Timeline& timeline) {
   return text;
 }
 
-std::string RoleLabel(const WorkerRole& role, const Topology& topology) {
-  if (!role.known()) return "";
-  std::string label = " · stage " + std::to_string(role.stage);
-  if (topology.peer_degree() > 1) label += " · mp " + std::to_string(role.peer);
-  if (topology.replicas() > 1) label += " · replica " + std::to_string(role.replica);
-  return label;
-}
-
-std::string RowName(const Machine& machine, const Worker& worker, int lane, const Topology& topology) {
-  std::string name = WorkerName(machine, worker) + RoleLabel(worker.role, topology);
-  if (lane > 0) name += " overlap " + std::to_string(lane);
-  return name;
-}
-
-std::vector<RowGroup> LayOutRows(const Timeline& timeline, int threads, Nanos slack) {
-  std::vector<RowGroup> groups;
-  if (!timeline.rows_by_stage) {
-    for (size_t m = 0; m < timeline.machines.size(); ++m) {
-      RowGroup& group = groups.emplace_back();
-      group.title = ProcessTitle(timeline.machines[m]);
-      group.machine = static_cast<int>(m);
-      for (const Worker& worker : timeline.machines[m].workers) group.workers.emplace_back(m, &worker);
-    }
-  } else {
-    std::map<int, std::vector<std::pair<size_t, const Worker*>>> by_stage;  // -1: unknown, put last below
-    for (size_t m = 0; m < timeline.machines.size(); ++m)
-      for (const Worker& worker : timeline.machines[m].workers) by_stage[worker.role.stage].emplace_back(m, &worker);
-    const auto add = [&](int stage, std::vector<std::pair<size_t, const Worker*>> members) {
-      std::stable_sort(members.begin(), members.end(), [](const auto& a, const auto& b) {
-        return std::tie(a.second->role.replica, a.second->role.peer) < std::tie(b.second->role.replica, b.second->role.peer);
-      });
-      RowGroup& group = groups.emplace_back();
-      group.title = stage >= 0 ? "stage " + std::to_string(stage) : "no stage";
-      group.workers = std::move(members);
-    };
-    for (auto& [stage, members] : by_stage)
-      if (stage >= 0) add(stage, std::move(members));
-    if (by_stage.count(-1)) add(-1, std::move(by_stage[-1]));
-  }
-  std::vector<std::pair<const Worker*, WorkerRows*>> all;
-  for (RowGroup& group : groups) {
-    group.rows.resize(group.workers.size());
-    for (size_t w = 0; w < group.workers.size(); ++w) all.emplace_back(group.workers[w].second, &group.rows[w]);
-  }
-  ParallelFor(all.size(), threads, [&](size_t i) { *all[i].second = LayOutWorker(all[i].first->jobs, slack); });
-  int next_tid = kStepsPid + 1;
-  for (auto& [worker, r] : all) {
-    r->first_tid = next_tid;
-    next_tid += r->lane_count;
-  }
-  return groups;
-}
-
-WorkerRows LayOutWorker(const std::vector<Job>& jobs, Nanos slack) {
-  WorkerRows rows;
-  // AssignLanes puts every job on lane 0 exactly when none starts before the one before it ended, nor with it.
-  const auto overlaps = [&](const Job& before, const Job& job) {
-    return job.start == before.start || (job.start < before.end && (job.start + slack < before.end || job.end < before.end));
-  };
-  if (std::adjacent_find(jobs.begin(), jobs.end(), overlaps) != jobs.end()) rows.lanes = AssignLanes(jobs, &rows.lane_count, slack);
-  return rows;
-}
-
 std::string& EventStream::Begin() {
   if (!first_) out_ += ",\n";
   first_ = false;
@@ -161,137 +98,12 @@ void EventStream::Finish(std::string_view trailer) {
   out_.clear();
 }
 
-std::vector<int> AssignLanes(const std::vector<Job>& jobs, int* lane_count, Nanos slack) {
-  std::vector<Nanos> lane_start, lane_end;  // each lane's last job's start, and when the lane becomes free
-  std::vector<int> lanes;
-  lanes.reserve(jobs.size());
-  // Not after a job that started at the same time (one of no duration): a
-  // flow arrow binds to the slice that starts at its time on its row.
-  const auto fits = [&](size_t lane, const Job& job) {
-    const Nanos end = lane_end[lane];
-    return lane_start[lane] != job.start && (end <= job.start || (end <= job.start + slack && job.end >= end));
-  };
-  for (const Job& job : jobs) {
-    size_t lane = 0;
-    while (lane < lane_end.size() && !fits(lane, job)) ++lane;
-    if (lane == lane_end.size()) lane_start.push_back(job.start), lane_end.push_back(job.end);
-    lane_start[lane] = job.start;
-    lane_end[lane] = job.end;
-    lanes.push_back(static_cast<int>(lane));
-  }
-  *lane_count = std::max<int>(1, static_cast<int>(lane_end.size()));
-  return lanes;
-}
-
 Nanos TraceOrigin(const Timeline& timeline) {
   const Nanos earliest = RunStart(timeline);
   if (earliest == 0) return 0;
   constexpr Nanos kSecond = 1'000'000'000;
   const Nanos floor = earliest / kSecond * kSecond;  // rounds towards zero
   return floor > earliest ? floor - kSecond : floor;
-}
-
-namespace {
-
-// One worker's busy spans, in time order: the union of its jobs (sorted by
-// start), so overlapping or touching jobs count once and empty ones not at
-// all. Calls `span(from, to)` for each.
-template <class Span>
-void ForEachBusySpan(const std::vector<Job>& jobs, Span span) {
-  size_t next = 0;
-  while (true) {
-    while (next < jobs.size() && jobs[next].end <= jobs[next].start) ++next;
-    if (next == jobs.size()) return;
-    const Nanos from = jobs[next].start;
-    Nanos to = jobs[next].end;
-    for (++next; next < jobs.size() && jobs[next].start <= to; ++next) to = std::max(to, jobs[next].end);
-    span(from, to);
-  }
-}
-
-struct BusyExtent {
-  size_t spans = 0;
-  Nanos first = std::numeric_limits<Nanos>::max(), last = std::numeric_limits<Nanos>::min();
-};
-
-// Every change of the count, summed per instant: few enough to sort.
-std::vector<CounterPoint> ExactBusy(const std::vector<const Worker*>& workers, size_t spans) {
-  std::vector<std::pair<Nanos, int>> changes;
-  changes.reserve(2 * spans);
-  for (const Worker* worker : workers)
-    ForEachBusySpan(worker->jobs, [&](Nanos from, Nanos to) {
-      changes.emplace_back(from, +1);
-      changes.emplace_back(to, -1);
-    });
-  std::sort(changes.begin(), changes.end());
-  std::vector<CounterPoint> points;
-  int busy = 0;
-  for (size_t i = 0; i < changes.size();) {
-    const Nanos at = changes[i].first;
-    for (; i < changes.size() && changes[i].first == at; ++i) busy += changes[i].second;
-    points.push_back({at, static_cast<double>(busy)});
-  }
-  return points;
-}
-
-// The busy time of every bucket (worker-nanoseconds: integers, so the sum
-// does not depend on the order the workers are added in), the workers split
-// among a few threads that each fill their own copy.
-std::vector<CounterPoint> BucketedBusy(const std::vector<const Worker*>& workers, const BusyExtent& extent,
-                                       int threads) {
-  constexpr Nanos kBuckets = kMaxExactCounterPoints - 1;
-  const Nanos first = extent.first, last = extent.last;
-  const Nanos width = std::max<Nanos>(1, (last - first + kBuckets - 1) / kBuckets);
-  const size_t buckets = static_cast<size_t>((last - first + width - 1) / width);
-  const size_t groups = std::min<size_t>(static_cast<size_t>(ThreadCount(threads)), 8);  // a copy of the buckets each
-  std::vector<std::vector<Nanos>> areas(groups, std::vector<Nanos>(buckets, 0));
-  ParallelFor(groups, threads, [&](size_t group) {
-    std::vector<Nanos>& area = areas[group];
-    for (size_t w = group; w < workers.size(); w += groups)
-      ForEachBusySpan(workers[w]->jobs, [&](Nanos from, Nanos to) {
-        for (size_t b = static_cast<size_t>((from - first) / width); from < to; ++b) {
-          const Nanos bucket_to = std::min(last, first + static_cast<Nanos>(b + 1) * width);
-          const Nanos until = std::min(to, bucket_to);
-          area[b] += until - from;
-          from = until;
-        }
-      });
-  });
-  std::vector<CounterPoint> points;
-  points.reserve(buckets + 1);
-  for (size_t b = 0; b < buckets; ++b) {
-    Nanos busy = 0;
-    for (const std::vector<Nanos>& area : areas) busy += area[b];
-    const Nanos from = first + static_cast<Nanos>(b) * width, to = std::min(last, from + width);
-    points.push_back({from, static_cast<double>(busy) / static_cast<double>(to - from)});
-  }
-  points.push_back({last, 0});
-  return points;
-}
-
-}  // namespace
-
-std::vector<CounterPoint> BusyWorkers(const Timeline& timeline, bool* sampled, int threads) {
-  std::vector<const Worker*> workers;
-  for (const Machine& machine : timeline.machines)
-    for (const Worker& worker : machine.workers) workers.push_back(&worker);
-  std::vector<BusyExtent> extents(workers.size());
-  ParallelFor(workers.size(), threads, [&](size_t w) {
-    ForEachBusySpan(workers[w]->jobs, [&](Nanos from, Nanos to) {
-      ++extents[w].spans;
-      extents[w].first = std::min(extents[w].first, from);
-      extents[w].last = std::max(extents[w].last, to);
-    });
-  });
-  BusyExtent all;
-  for (const BusyExtent& extent : extents) {
-    all.spans += extent.spans;
-    all.first = std::min(all.first, extent.first);
-    all.last = std::max(all.last, extent.last);
-  }
-  *sampled = 2 * all.spans > kMaxExactCounterPoints;
-  if (all.spans == 0) return {};
-  return *sampled ? BucketedBusy(workers, all, threads) : ExactBusy(workers, all.spans);
 }
 
 std::string FormatUtc(Nanos time) {
@@ -310,21 +122,6 @@ std::string FormatUtcNanos(Nanos time) {
   std::snprintf(fraction, sizeof fraction, ".%09lld", static_cast<long long>(nanos));
   text.insert(text.size() - 1, fraction);
   return text;
-}
-
-std::string ClockText(const Machine& machine) {
-  if (machine.clock_method == "reference") return "reference";
-  if (machine.clock_method == "none") return "not aligned";
-  if (machine.clock_method == "unneeded") return "as logged: no alignment needed";
-  char drift[48];
-  std::snprintf(drift, sizeof drift, " us, drift %+.3f ppm", machine.clock_drift_ppm);
-  return machine.clock_method + " " + (machine.clock_offset >= 0 ? "+" : "") + FormatMicros(machine.clock_offset) +
-         drift;
-}
-
-std::string ProcessTitle(const Machine& machine) {
-  if (machine.clock_method.empty()) return machine.name;
-  return machine.name + " (clock " + ClockText(machine) + ")";
 }
 
 std::string SourceRoot(const Timeline& timeline) {
