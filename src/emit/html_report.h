@@ -1,5 +1,5 @@
 // --html PATH: one self-contained page for a CI artifact: the timeline
-// (canvas, src/emit/html/report.js), the summary tables, the gates, and an
+// (canvas, src/emit/html/js/), the summary tables, the gates, and an
 // "Open in Perfetto" button that hands Perfetto the embedded trace. No
 // network: the page loads nothing, and its Content-Security-Policy says so.
 #pragma once

@@ -1,4 +1,4 @@
-// The data behind the HTML report's timeline (src/emit/html/report.js draws
+// The data behind the HTML report's timeline (src/emit/html/js/ draws
 // it): the job table as JSON, and the Perfetto trace that "Open in
 // Perfetto" hands over. Both are of the same jobs, which above a size cap are
 // a window of whole steps, so that a page of a huge run still opens.
