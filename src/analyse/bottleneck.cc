@@ -162,6 +162,31 @@ struct StepWork {
   ReplayScratch scratch;
 };
 
+// Steps [0, windows) handed out one at a time to threads that each keep
+// their StepWork: `step(k, work)`.
+template <class StepFn>
+void ForEachStep(size_t windows, int threads, const StepFn& step) {
+  std::atomic<size_t> next_step{0};
+  const int thread_count = static_cast<int>(std::min<size_t>(static_cast<size_t>(ThreadCount(threads)), windows));
+  ParallelFor(static_cast<size_t>(thread_count), thread_count, [&](size_t) {
+    StepWork work;
+    for (size_t k = next_step++; k < windows; k = next_step++) step(k, work);
+  });
+}
+
+// The graph of step `window` into work.graph.
+const StepGraph& BuildWindowGraph(const GraphLanes& lanes, const std::vector<StepJobs>& by_window,
+                                  std::span<const std::uint32_t> counting, size_t window, bool for_replays, StepWork& work) {
+  work.step_jobs.assign(lanes.workers.size(), {});
+  for (size_t w = 0; w < lanes.workers.size(); ++w)
+    if (lanes.lane_of[w] >= 0) work.step_jobs[w] = by_window[w].Of(window, counting);
+  BuildStepGraph(lanes, work.step_jobs, for_replays, &work.graph, &work.room);
+  return work.graph;
+}
+
+// Whether a what-if's run leaves out the time between steps.
+bool DropsStepGaps(WhatIfKind kind) { return kind == WhatIfKind::kNoStepGaps || kind == WhatIfKind::kAll; }
+
 // One replay per what-if, all in one pass (slot = WhatIfKind); the one
 // without step gaps replays the steps as measured, the nominal replay. (A
 // change that changes nothing replays as measured: balanced stages without
@@ -198,11 +223,7 @@ StepResult AnalyzeStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_
                        std::span<const std::uint32_t> counting, size_t window, const Speeds* speeds_or_null,
                        std::int64_t step, StepWork& work) {
   StepResult r;
-  work.step_jobs.assign(lanes.workers.size(), {});
-  for (size_t w = 0; w < lanes.workers.size(); ++w)
-    if (lanes.lane_of[w] >= 0) work.step_jobs[w] = by_window[w].Of(window, counting);
-  BuildStepGraph(lanes, work.step_jobs, speeds_or_null != nullptr, &work.graph, &work.room);
-  const StepGraph& g = work.graph;
+  const StepGraph& g = BuildWindowGraph(lanes, by_window, counting, window, speeds_or_null != nullptr, work);
   if (g.jobs.empty()) return r;
   r.empty = false;
   r.start = g.start;
@@ -233,11 +254,7 @@ struct ReplayedStep {
 ReplayedStep ReplayStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_window, std::span<const std::uint32_t> counting,
                         size_t window, const Speeds& speeds, WhatIfKind kind, StepWork& work) {
   ReplayedStep r;
-  work.step_jobs.assign(lanes.workers.size(), {});
-  for (size_t w = 0; w < lanes.workers.size(); ++w)
-    if (lanes.lane_of[w] >= 0) work.step_jobs[w] = by_window[w].Of(window, counting);
-  BuildStepGraph(lanes, work.step_jobs, true, &work.graph, &work.room);
-  const StepGraph& g = work.graph;
+  const StepGraph& g = BuildWindowGraph(lanes, by_window, counting, window, true, work);
   if (g.jobs.empty()) return r;
   const std::array<ReplayResult, kReplays> replays = Replay(g, WhatIfReplays(g, lanes, speeds, work.durations), work.scratch);
   const size_t k = Slot(kind);
@@ -262,16 +279,11 @@ ReplayedStep ReplayStep(const GraphLanes& lanes, const std::vector<StepJobs>& by
 WhatIfRun DrawWhatIf(const GraphLanes& lanes, const std::vector<StepJobs>& by_window, std::span<const std::uint32_t> counting,
                      size_t windows, const Speeds& speeds, WhatIfKind kind, int threads) {
   std::vector<ReplayedStep> steps(windows);
-  std::atomic<size_t> next_step{0};
-  const int thread_count = static_cast<int>(std::min<size_t>(static_cast<size_t>(ThreadCount(threads)), windows));
-  ParallelFor(static_cast<size_t>(thread_count), thread_count, [&](size_t) {
-    StepWork work;
-    for (size_t k = next_step++; k < windows; k = next_step++) steps[k] = ReplayStep(lanes, by_window, counting, k, speeds, kind, work);
-  });
+  ForEachStep(windows, threads, [&](size_t k, StepWork& work) { steps[k] = ReplayStep(lanes, by_window, counting, k, speeds, kind, work); });
   WhatIfRun run;
   run.kind = kind;
   run.jobs.resize(lanes.workers.size());
-  const bool drop_gaps = kind == WhatIfKind::kNoStepGaps || kind == WhatIfKind::kAll;
+  const bool drop_gaps = DropsStepGaps(kind);
   const ReplayedStep* previous = nullptr;
   for (const ReplayedStep& step : steps) {
     if (step.jobs.empty()) continue;
@@ -317,14 +329,9 @@ Bottleneck Bottlenecks(const Timeline& timeline, const std::vector<StepWindow>& 
     b.outliers = std::move(speeds.outliers);
     AddLaneTypes(lanes, &speeds);
   }
-  // Steps handed out one at a time to threads that each keep their StepWork.
   std::vector<StepResult> results(steps.size());
-  std::atomic<size_t> next_step{0};
-  const int thread_count = static_cast<int>(std::min<size_t>(static_cast<size_t>(ThreadCount(threads)), steps.size()));
-  ParallelFor(static_cast<size_t>(thread_count), thread_count, [&](size_t) {
-    StepWork work;
-    for (size_t k = next_step++; k < steps.size(); k = next_step++)
-      results[k] = AnalyzeStep(lanes, by_window, counting, k, slow_workers ? &speeds : nullptr, steps[k].step, work);
+  ForEachStep(steps.size(), threads, [&](size_t k, StepWork& work) {
+    results[k] = AnalyzeStep(lanes, by_window, counting, k, slow_workers ? &speeds : nullptr, steps[k].step, work);
   });
   // Sums over the steps; the gaps between consecutive steps with jobs.
   Nanos measured = 0, replayed = 0, gaps = 0, measured_busy = 0, windows = 0;
@@ -390,8 +397,7 @@ Bottleneck Bottlenecks(const Timeline& timeline, const std::vector<StepWindow>& 
   for (size_t k = 0; k < kWhatIfs; ++k) {
     WhatIf w;
     w.kind = static_cast<WhatIfKind>(k);
-    const bool drop_gaps = w.kind == WhatIfKind::kNoStepGaps || w.kind == WhatIfKind::kAll;
-    const Nanos time = predicted[k] + (drop_gaps ? 0 : gaps);
+    const Nanos time = predicted[k] + (DropsStepGaps(w.kind) ? 0 : gaps);
     w.step_time = predicted[k] / count;
     w.bubble_ratio = predicted_windows[k] > 0 ? 1.0 - static_cast<double>(busy[k]) / static_cast<double>(predicted_windows[k]) : 0;
     w.saved = (run_time - time) / count;
