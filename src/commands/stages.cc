@@ -181,6 +181,7 @@ void AnalyseRun(FinishedRun* run, WhatIfDrawing what_if) {
   StopReport stop = std::move(run->analysis.stop);
   what_if.draw = what_if.draw && run->jobs <= what_if.max_jobs;
   run->analysis = Analyze(run->timeline, run->threads, what_if);
+  run->what_if = MakeWhatIfRows(run->timeline, &run->analysis.bottleneck);
   run->analysis.stop = std::move(stop);
   run->summary = SummaryJson(run->analysis, run->timeline,
                              RunCounts{run->read.files.size(), run->read.lines, run->jobs, run->skipped.total()});

@@ -20,6 +20,7 @@
 #include "analyse/fail_on.h"
 #include "emit/flow_chains.h"
 #include "emit/html_timeline.h"
+#include "emit/what_if_rows.h"
 #include "model/model.h"
 #include "model/step_window.h"
 #include "model/read_totals.h"
@@ -59,6 +60,9 @@ struct FinishedRun {
   // already paired (null: the trace pairs its own).
   const Bottleneck* marked_paths() const { return mark_critical_path ? &analysis.bottleneck : nullptr; }
   const FlowChains* paired_flows() const { return flows ? &*flows : nullptr; }
+  // The drawn what-if's rows (analysis.bottleneck.drawn_what_if), made once
+  // for every output that draws them; empty when none is drawn.
+  WhatIfRows what_if;
   int threads = 0;               // -j: for emitters that work in parallel; 0 = one per core
   // Seconds each stage after reading took ("build", "align", ...), for -v.
   std::vector<std::pair<const char*, double>> stage_seconds;

@@ -103,7 +103,7 @@ std::string Summary(const FinishedRun& run, const std::vector<SummarySection>& s
 
 std::string EmitHtmlReport(const FinishedRun& run, const Sink& sink) {
   const HtmlTimeline timeline = BuildHtmlTimeline(run.timeline, run.html_max_jobs, "jobviz pipeline trace",
-                                                  run.marked_paths(), &run.analysis.bottleneck);
+                                                  run.marked_paths(), &run.analysis.bottleneck, &run.what_if);
   const std::vector<SummarySection> sections = SummarySections(run.analysis, run.timeline);
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                     "<meta http-equiv=\"Content-Security-Policy\" content=\"" + std::string(kPolicy) + "\">\n"

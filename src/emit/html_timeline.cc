@@ -151,6 +151,16 @@ std::vector<std::vector<std::uint32_t>> OriginalIndices(const Timeline& timeline
   return out;
 }
 
+// A job's index in the shown run (`original`: OriginalIndices), where it
+// sits in its worker's sorted original indices; none when the window left it out.
+std::optional<std::uint32_t> ShownIndex(const std::vector<std::vector<std::uint32_t>>& original, size_t worker,
+                                        std::uint32_t job) {
+  if (worker >= original.size()) return std::nullopt;
+  const auto it = std::lower_bound(original[worker].begin(), original[worker].end(), job);
+  if (it == original[worker].end() || *it != job) return std::nullopt;
+  return static_cast<std::uint32_t>(it - original[worker].begin());
+}
+
 // The critical paths in the shown run's terms: its marked jobs per worker
 // and each shown step's path, as (worker, job) of the shown run.
 struct ShownPaths {
@@ -161,26 +171,19 @@ struct ShownPaths {
 ShownPaths MapPaths(const Timeline& shown, const std::vector<std::vector<std::uint32_t>>& original,
                     const Bottleneck& b) {
   ShownPaths out;
-  // A job's index in the shown run: where it sits in its worker's (sorted) original indices.
-  const auto shown_index = [&](size_t worker, std::uint32_t job) -> std::optional<std::uint32_t> {
-    if (worker >= original.size()) return std::nullopt;
-    const auto it = std::lower_bound(original[worker].begin(), original[worker].end(), job);
-    if (it == original[worker].end() || *it != job) return std::nullopt;
-    return static_cast<std::uint32_t>(it - original[worker].begin());
-  };
   size_t w = 0;
   for (const Machine& machine : shown.machines)
     for (const Worker& worker : machine.workers) {
       out.marked.emplace_back(worker.jobs.size(), false);
       if (w < b.marks.size())
         for (std::uint32_t j : b.marks[w])
-          if (const auto k = shown_index(w, j)) out.marked.back()[*k] = true;
+          if (const auto k = ShownIndex(original, w, j)) out.marked.back()[*k] = true;
       ++w;
     }
   for (const CriticalPathStep& step : b.critical_paths) {
     std::vector<std::pair<size_t, std::uint32_t>> path;
     for (const CriticalJob& job : step.jobs)
-      if (const auto k = shown_index(job.worker, job.job)) path.emplace_back(job.worker, *k);
+      if (const auto k = ShownIndex(original, job.worker, job.job)) path.emplace_back(job.worker, *k);
     if (!path.empty()) out.paths.push_back(std::move(path));
   }
   return out;
@@ -203,13 +206,12 @@ ShownWhatIf MapWhatIf(const Timeline& shown, const std::vector<std::vector<std::
   for (const Machine& machine : shown.machines)
     for (const Worker& worker : machine.workers) {
       std::vector<std::pair<Nanos, Nanos>>& times = out.times.emplace_back(worker.jobs.size(), std::pair<Nanos, Nanos>{-1, -1});
-      if (w < run.jobs.size() && w < original.size())
+      if (w < run.jobs.size())
         for (const ReplayedJob& job : run.jobs[w]) {
-          const auto it = std::lower_bound(original[w].begin(), original[w].end(), job.job);
-          if (it == original[w].end() || *it != job.job) continue;  // outside the window
-          const size_t k = static_cast<size_t>(it - original[w].begin());
-          times[k] = {job.start, job.end};
-          measured_first = std::min(measured_first, worker.jobs[k].start);
+          const auto k = ShownIndex(original, w, job.job);
+          if (!k) continue;  // outside the window
+          times[*k] = {job.start, job.end};
+          measured_first = std::min(measured_first, worker.jobs[*k].start);
           replayed_first = std::min(replayed_first, job.start);
         }
       ++w;
@@ -389,7 +391,7 @@ std::string GzipBytes(std::string_view bytes) {
 }
 
 HtmlTimeline BuildHtmlTimeline(const Timeline& timeline, size_t max_jobs, const std::string& title,
-                               const Bottleneck* bottleneck, const Bottleneck* what_if_from) {
+                               const Bottleneck* bottleneck, const Bottleneck* what_if_from, const WhatIfRows* what_if_rows) {
   HtmlTimeline html;
   html.total_jobs = CountJobs(timeline);
   const Window window = ChooseWindow(timeline, std::max<size_t>(max_jobs, 1), html.total_jobs);
@@ -398,12 +400,15 @@ HtmlTimeline BuildHtmlTimeline(const Timeline& timeline, size_t max_jobs, const 
   const Timeline& shown = window.keep ? windowed : timeline;
   html.shown_jobs = CountJobs(shown);
   html.window_note = window.note;
+  const bool marked = bottleneck && bottleneck->ran && !bottleneck->critical_paths.empty();
+  const bool drawn = what_if_from && what_if_from->drawn_what_if;
+  std::vector<std::vector<std::uint32_t>> original;  // the shown jobs' indices in the run
+  if (marked || drawn) original = OriginalIndices(timeline, window.keep);
   // The critical paths in the shown jobs' terms (a window keeps whole steps).
   Bottleneck shown_bottleneck;
   ShownPaths paths;
-  const bool marked = bottleneck && bottleneck->ran && !bottleneck->critical_paths.empty();
   if (marked) {
-    paths = MapPaths(shown, OriginalIndices(timeline, window.keep), *bottleneck);
+    paths = MapPaths(shown, original, *bottleneck);
     shown_bottleneck.ran = true;
     for (const auto& worker_marks : paths.marked) {
       shown_bottleneck.marks.emplace_back();
@@ -418,14 +423,13 @@ HtmlTimeline BuildHtmlTimeline(const Timeline& timeline, size_t max_jobs, const 
     }
   }
   ShownWhatIf what_if;
-  const bool drawn = what_if_from && what_if_from->drawn_what_if;
-  if (drawn) what_if = MapWhatIf(shown, OriginalIndices(timeline, window.keep), *what_if_from);
+  if (drawn) what_if = MapWhatIf(shown, original, *what_if_from);
   html.json = TimelineJson(shown, title, marked ? &paths : nullptr, drawn ? &what_if : nullptr);
   std::string trace;
   // The replay goes into the page's trace too when the page shows the whole run (a window's jobs are renumbered).
-  const WhatIfRows rows = window.keep ? WhatIfRows() : MakeWhatIfRows(timeline, what_if_from);
   WritePerfettoProto(shown, [&](std::string_view piece) { trace += piece; },
-                     {.compress = false, .threads = 0, .bottleneck = marked ? &shown_bottleneck : nullptr, .what_if = &rows});
+                     {.compress = false, .threads = 0, .bottleneck = marked ? &shown_bottleneck : nullptr,
+                      .what_if = window.keep ? nullptr : what_if_rows});
   html.trace_base64 = Base64(GzipBytes(trace));
   return html;
 }

@@ -30,9 +30,13 @@ struct HtmlTimeline {
 // critical paths of the steps shown are outlined and joined on the timeline
 // ("critical" and "path" in the JSON) and marked in the trace. With
 // `what_if` holding a drawn what-if (Bottleneck::drawn_what_if), its replayed
-// times for the shown jobs ("what_if" in the JSON), which the page's switch draws.
+// times for the shown jobs ("what_if" in the JSON), which the page's switch
+// draws; and `what_if_rows`, its rows, in the page's trace when the page shows
+// the whole run.
+struct WhatIfRows;
 HtmlTimeline BuildHtmlTimeline(const Timeline& timeline, size_t max_jobs, const std::string& title,
-                               const Bottleneck* bottleneck = nullptr, const Bottleneck* what_if = nullptr);
+                               const Bottleneck* bottleneck = nullptr, const Bottleneck* what_if = nullptr,
+                               const WhatIfRows* what_if_rows = nullptr);
 
 // Helpers with their own tests.
 std::string Base64(std::string_view bytes);

@@ -333,9 +333,8 @@ TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int th
 }
 
 std::string EmitPerfettoJson(const FinishedRun& run, const Sink& sink) {
-  const WhatIfRows what_if = MakeWhatIfRows(run.timeline, &run.analysis.bottleneck);
   const TraceStats stats = WritePerfettoTrace(run.timeline, sink, run.threads, run.json_args,
-                                              run.marked_paths(), run.paired_flows(), &what_if);
+                                              run.marked_paths(), run.paired_flows(), &run.what_if);
   if (stats.overlap_lanes == 0) return "";
   return " (" + std::to_string(stats.overlap_lanes) +
          (stats.overlap_lanes == 1 ? " extra row" : " extra rows") + " for overlapping jobs)";

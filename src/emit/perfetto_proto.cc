@@ -292,15 +292,13 @@ std::string ProtoNote(const TraceStats& stats, bool compressed) {
 }  // namespace
 
 std::string EmitPerfettoProto(const FinishedRun& run, const Sink& sink) {
-  const WhatIfRows what_if = MakeWhatIfRows(run.timeline, &run.analysis.bottleneck);
   return ProtoNote(WritePerfettoProto(run.timeline, sink, {.compress = true, .threads = run.threads, .bottleneck = run.marked_paths(),
-                                                           .flows = run.paired_flows(), .what_if = &what_if}), true);
+                                                           .flows = run.paired_flows(), .what_if = &run.what_if}), true);
 }
 
 std::string EmitPerfettoProtoPlain(const FinishedRun& run, const Sink& sink) {
-  const WhatIfRows what_if = MakeWhatIfRows(run.timeline, &run.analysis.bottleneck);
   return ProtoNote(WritePerfettoProto(run.timeline, sink, {.compress = false, .threads = run.threads, .bottleneck = run.marked_paths(),
-                                                           .flows = run.paired_flows(), .what_if = &what_if}), false);
+                                                           .flows = run.paired_flows(), .what_if = &run.what_if}), false);
 }
 
 bool IsProtobufTracePath(const std::string& path) {

@@ -212,12 +212,7 @@ std::span<const std::uint32_t> CriticalPathView::JobsOn(size_t machine, const Wo
   return bottleneck_->marks[index];
 }
 
-int CriticalPathTid(const std::vector<RowGroup>& groups) {
-  int next = kStepsPid + 1;
-  for (const RowGroup& group : groups)
-    for (const WorkerRows& rows : group.rows) next = std::max(next, rows.first_tid + rows.lane_count);
-  return next;
-}
+int CriticalPathTid(const std::vector<RowGroup>& groups) { return NextRowTid(groups); }
 
 void JobEventWriter::Append(std::string& out, const Job& job, int tid, bool critical) const {
   const std::string& type = job.type.str();

@@ -62,6 +62,13 @@ std::vector<RowGroup> LayOutRows(const Timeline& timeline, int threads, Nanos sl
   return groups;
 }
 
+int NextRowTid(const std::vector<RowGroup>& groups) {
+  int next = kStepsPid + 1;
+  for (const RowGroup& group : groups)
+    for (const WorkerRows& rows : group.rows) next = std::max(next, rows.first_tid + rows.lane_count);
+  return next;
+}
+
 WorkerRows LayOutWorker(const std::vector<Job>& jobs, Nanos slack) {
   WorkerRows rows;
   // AssignLanes puts every job on lane 0 exactly when none starts before the one before it ended, nor with it.

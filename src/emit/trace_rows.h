@@ -66,6 +66,8 @@ std::vector<RowGroup> LayOutRows(const Timeline& timeline, int threads, Nanos sl
 // One worker's rows (first_tid not set): lanes only when a job overlaps the one before.
 WorkerRows LayOutWorker(const std::vector<Job>& jobs, Nanos slack = 0);
 inline int GroupPid(size_t group) { return MachinePid(group); }
+// The row id after every row of `groups`.
+int NextRowTid(const std::vector<RowGroup>& groups);
 
 // A machine's process name in the Perfetto traces: its name and, on several
 // machines, how its clock was aligned (Perfetto shows process names, not

@@ -48,9 +48,7 @@ WhatIfRows MakeWhatIfRows(const Timeline& timeline, const Bottleneck* bottleneck
 
 void AddWhatIfGroup(const WhatIfRows& what_if, std::vector<RowGroup>* groups) {
   if (what_if.empty()) return;
-  int next_tid = kStepsPid + 1;
-  for (const RowGroup& group : *groups)
-    for (const WorkerRows& rows : group.rows) next_tid = std::max(next_tid, rows.first_tid + rows.lane_count);
+  int next_tid = NextRowTid(*groups);
   RowGroup& group = groups->emplace_back();
   group.title = what_if.title;
   group.what_if = true;

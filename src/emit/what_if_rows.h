@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "analyse/bottleneck.h"
-#include "emit/trace_events.h"
+#include "emit/trace_rows.h"
 #include "model/model.h"
 
 namespace jobviz {
