@@ -86,6 +86,12 @@ std::optional<std::vector<StageRef>> ParseStageOrder(const std::string& text, st
   return order;
 }
 
+std::vector<std::string> WhatIfChoices() {
+  std::vector<std::string> choices = {"none"};
+  for (int k = 0; k < static_cast<int>(WhatIfKind::kCount); ++k) choices.push_back(WhatIfKey(static_cast<WhatIfKind>(k)));
+  return choices;
+}
+
 WhatIfDrawing PlanWhatIf(const std::string& key, const std::vector<OutputRequest>& outputs, bool gates) {
   WhatIfDrawing drawing;
   if (key == "none" || !DrawsWhatIf(outputs)) return drawing;

@@ -29,5 +29,7 @@ std::optional<std::vector<StageRef>> ParseStageOrder(const std::string& text, st
 // something draws it, on runs of up to kDefaultWhatIfJobs; a named one
 // always; "none" never.
 WhatIfDrawing PlanWhatIf(const std::string& key, const std::vector<OutputRequest>& outputs, bool gates);
+// What --what-if takes: "none" and every WhatIfKey.
+std::vector<std::string> WhatIfChoices();
 
 }  // namespace jobviz

@@ -69,4 +69,7 @@ TEST_CASE("--what-if: the top cause's when the analysis is made anyway, on runs 
   CHECK(named.max_jobs == std::numeric_limits<size_t>::max());
   CHECK_FALSE(PlanWhatIf("none", trace_and_summary, false).draw);
   CHECK_FALSE(PlanWhatIf("no_stall", summary, false).draw);  // nothing draws it
+  const std::vector<std::string> choices = WhatIfChoices();  // what --what-if accepts: none and the summary's keys
+  CHECK(choices == std::vector<std::string>{"none", "balanced_stages", "free_hand_offs", "no_outliers", "no_stall",
+                                            "no_slow_workers", "no_step_gaps", "all"});
 }

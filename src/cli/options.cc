@@ -99,8 +99,7 @@ void AddOutputOptions(CLI::App& app, DrawFlags& f) {
                  "cause's by default when the analysis is made (as for the summary, the HTML report, the gates) and the "
                  "run has at most 200,000 jobs, a key of what_if in --summary-json to draw it always, or none")
       ->type_name("KEY")
-      ->check(CLI::IsMember({"none", "balanced_stages", "free_hand_offs", "no_outliers", "no_stall", "no_slow_workers",
-                             "no_step_gaps", "all"}));
+      ->check(CLI::IsMember(WhatIfChoices()));
   app.add_flag("--no-critical-path", f.no_critical_path,
                "Do not mark the critical path in the Perfetto traces (found otherwise even when no summary is asked: "
                "about 0.07 us per job)");
