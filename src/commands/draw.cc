@@ -48,6 +48,20 @@ void GiveBackAnalysisMemory() {
 #endif
 }
 
+// Why a what-if the plan would draw is not drawn, when it is not: a named
+// one on a run with no finished step to replay (a warning), the top cause's
+// on a run over the cap (a note of how to draw it anyway).
+void ReportWhatIfNotDrawn(const DrawPlan& plan, const FinishedRun& run) {
+  if (!plan.what_if.draw || run.analysis.bottleneck.drawn_what_if || plan.verbosity < kNormal) return;
+  if (plan.what_if.kind) {
+    PrintWarning(std::string("--what-if ") + WhatIfKey(*plan.what_if.kind) +
+                 ": nothing drawn: the run has no finished step of a pipeline to replay");
+  } else if (run.jobs > plan.what_if.max_jobs) {
+    PrintReport("jobviz: what-if: the top cause's replay is not drawn on runs of over " + std::to_string(plan.what_if.max_jobs) +
+                " jobs (this one has " + std::to_string(run.jobs) + "); --what-if KEY draws it\n");
+  }
+}
+
 }  // namespace
 
 int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLogScan> scans,
@@ -91,6 +105,7 @@ int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLo
     flows = std::async(std::launch::async, [&timeline = run.timeline] { return FlowChains(timeline); });
   if (!plan.gates.empty() || ReadsAnalysis(plan.outputs) || plan.what_if.draw) {  // a trace alone does not need it
     AnalyseRun(&run, plan.what_if);
+    ReportWhatIfNotDrawn(plan, run);
     run.gates = EvaluateGates(plan.gates, run.summary, plan.baseline ? &*plan.baseline : nullptr);
   } else if (plan.critical_path && MarksCriticalPath(plan.outputs)) {  // the same paths, without the rest
     run.analysis.bottleneck = FindCriticalPaths(run.timeline, StepWindowsOf(run.timeline, run.threads), run.threads);
