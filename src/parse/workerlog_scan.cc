@@ -66,7 +66,8 @@ LogRecord JobRecord(std::uint64_t line, std::string_view id, std::string_view ty
 
 class Scanner {
  public:
-  Scanner(WorkerLogScan& scan, const LineParser& parser) : scan_(scan), parser_(parser) {}
+  Scanner(WorkerLogScan& scan, const LineParser& parser, std::uint64_t lines_before = 0)
+      : scan_(scan), parser_(parser), lines_before_(lines_before) {}
 
   void ScanBlock(const LineBlock& block);
   void Finish(bool ended_without_newline) { scan_.lines = lines_before_ + ended_without_newline; }
@@ -310,6 +311,20 @@ WorkerLogScan ScanWorkerLog(const std::string& file, ByteSource& source, const L
   scan.end = tail.Finish(scan.lines, ended_without_newline, scanner.zone_offset(), LastJobEnd(scan.records));
   scan.bytes = reader.bytes_read();
   if (!reader.error().empty()) scan.read_error = reader.error();
+  return scan;
+}
+
+WorkerLogScan ScanAppendedLines(const std::string& file, std::string_view text, const LineParser& parser,
+                                std::uint64_t lines_before) {
+  WorkerLogScan scan;
+  scan.file = file;
+  Scanner scanner(scan, parser, lines_before);
+  scanner.ScanBlock(LineBlock{text, false, false});
+  scanner.Finish(false);
+  LogTailKeeper tail;
+  tail.Add(text.substr(text.size() - std::min(text.size(), LogTailKeeper::kKept)));
+  scan.end = tail.Finish(scan.lines, false, scanner.zone_offset(), LastJobEnd(scan.records));
+  scan.bytes = text.size();
   return scan;
 }
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "read/byte_source.h"
@@ -35,6 +36,13 @@ WorkerLogScan ScanWorkerLog(const std::string& file, ByteSource& source, const L
                             size_t block_size = LineReader::kDefaultBlock,
                             std::atomic<std::uint64_t>* progress = nullptr, ReadBuffer* buffer = nullptr,
                             std::vector<LogRecord>* spare_records = nullptr);
+
+// Complete lines appended to a followed log (jobviz follow): `text` ends
+// with its last line's '\n', and its lines are numbered on from
+// `lines_before`. `lines` is then the file's count so far, `end` how it
+// ends so far; `bytes` counts `text` only.
+WorkerLogScan ScanAppendedLines(const std::string& file, std::string_view text, const LineParser& parser,
+                                std::uint64_t lines_before);
 
 // Same, for a log held in memory (tests).
 WorkerLogScan ScanWorkerLogText(const std::string& file, std::string contents,

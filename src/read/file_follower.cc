@@ -1,0 +1,146 @@
+#include "read/file_follower.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+namespace jobviz {
+
+FileFollower::FileFollower(std::string path) : path_(std::move(path)) {}
+
+FileFollower::~FileFollower() { Close(); }
+
+void FileFollower::Close() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+bool FileFollower::Open() {
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) {
+    if (errno != ENOENT) error_ = std::strerror(errno);
+    return false;
+  }
+  struct stat st{};
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    error_ = S_ISREG(st.st_mode) ? std::strerror(errno) : "not a regular file";
+    Close();
+    return false;
+  }
+  dev_ = st.st_dev;
+  ino_ = st.st_ino;
+  offset_ = 0;
+  held_.clear();
+  dropping_ = false;
+  was_open_ = true;
+  return true;
+}
+
+// Whole lines go out; the rest waits in held_. A line that outgrows
+// kMaxHeldLine is dropped up to its newline, which goes out alone.
+void FileFollower::HandOut(const char* data, size_t size, std::string* lines) {
+  while (size > 0) {
+    const void* newline = std::memchr(data, '\n', size);
+    if (dropping_) {
+      if (!newline) {
+        bytes_dropped_ += size;
+        return;
+      }
+      const size_t upto = static_cast<size_t>(static_cast<const char*>(newline) - data);
+      bytes_dropped_ += upto;
+      lines->push_back('\n');
+      dropping_ = false;
+      data += upto + 1;
+      size -= upto + 1;
+      continue;
+    }
+    if (!newline) {
+      held_.append(data, size);
+      if (held_.size() > kMaxHeldLine) {
+        bytes_dropped_ += held_.size();
+        std::string().swap(held_);
+        dropping_ = true;
+        cut_began_ = true;
+      }
+      return;
+    }
+    // Up to the last newline of the block: whole lines, with what was held first.
+    const void* last = memrchr(data, '\n', size);
+    const size_t whole = static_cast<size_t>(static_cast<const char*>(last) - data) + 1;
+    lines->append(held_);
+    held_.clear();
+    lines->append(data, whole);
+    data += whole;
+    size -= whole;
+  }
+}
+
+FileFollower::Change FileFollower::Read(std::string* lines) {
+  constexpr size_t kChunk = 1 << 20;
+  // One buffer for every file a thread follows (2,048 files need not hold 2 GiB).
+  thread_local std::unique_ptr<char[]> buffer(new char[kChunk]);
+  size_t total = 0;
+  const size_t before = lines->size();
+  while (total < kMaxRead) {
+    const ssize_t n = ::pread(fd_, buffer.get(), kChunk, static_cast<off_t>(offset_));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      error_ = std::strerror(errno);
+      return Change::kError;
+    }
+    if (n == 0) break;
+    offset_ += static_cast<std::uint64_t>(n);
+    total += static_cast<size_t>(n);
+    HandOut(buffer.get(), static_cast<size_t>(n), lines);
+  }
+  more_ = total >= kMaxRead;
+  return lines->size() > before ? Change::kAppended : Change::kNone;
+}
+
+FileFollower::Change FileFollower::Poll(std::string* lines) {
+  more_ = false;
+  cut_began_ = false;
+  error_.clear();
+  if (fd_ < 0) {
+    const bool reopened = was_open_;
+    if (!Open()) return error_.empty() ? Change::kNone : Change::kError;
+    if (!reopened) return Read(lines);
+    more_ = true;  // back after it was gone: a new file
+    return Change::kRestarted;
+  }
+  struct stat at_path{}, open{};
+  const bool present = ::stat(path_.c_str(), &at_path) == 0;
+  if (::fstat(fd_, &open) != 0) {
+    error_ = std::strerror(errno);
+    return Change::kError;
+  }
+  if (static_cast<std::uint64_t>(open.st_size) < offset_) {  // truncated in place: read it anew
+    offset_ = 0;
+    held_.clear();
+    dropping_ = false;
+    more_ = true;
+    return Change::kRestarted;
+  }
+  // What the open file holds beyond what was read was written before it
+  // was deleted or replaced: read that first.
+  const Change change = Read(lines);
+  if (change != Change::kNone || more_) return change;
+  if (!present) {
+    Close();
+    held_.clear();
+    return Change::kGone;
+  }
+  if (at_path.st_dev != dev_ || at_path.st_ino != ino_) {  // replaced: follow the new file
+    Close();
+    if (!Open()) return error_.empty() ? Change::kNone : Change::kError;
+    more_ = true;
+    return Change::kRestarted;
+  }
+  return Change::kNone;
+}
+
+}  // namespace jobviz

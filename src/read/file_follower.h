@@ -1,0 +1,68 @@
+// Follows one log file as it grows (jobviz follow): hands out the whole
+// lines appended since the last call. An incomplete last line waits for its
+// newline: it is being written, not cut. A file cut shorter (truncated in
+// place) or replaced by another one at its path (log rotation, a restarted
+// job) starts over from its beginning; a file deleted is said once, after
+// what was written to it before is read.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+
+namespace jobviz {
+
+class FileFollower {
+ public:
+  // An incomplete line held longer than this is cut: its bytes are dropped
+  // up to its newline, which is handed out alone (an empty line keeps every
+  // later line's number). Memory stays bounded whatever is appended.
+  static constexpr size_t kMaxHeldLine = 1 << 20;
+  // Bytes read per call at most: one file catching up does not hold up the rest.
+  static constexpr size_t kMaxRead = 8 << 20;
+
+  enum class Change {
+    kNone,       // nothing new (or the file is not there yet)
+    kAppended,   // `lines` holds whole lines
+    kRestarted,  // the file was truncated or replaced: what was read of it is void; read on from its start
+    kGone,       // deleted (once); it is followed again if it comes back
+    kError,      // it cannot be read (error() says why); tried again next call
+  };
+
+  explicit FileFollower(std::string path);
+  ~FileFollower();
+  FileFollower(const FileFollower&) = delete;
+  FileFollower& operator=(const FileFollower&) = delete;
+
+  // Appends to `lines` the whole lines written since the last call.
+  Change Poll(std::string* lines);
+
+  bool more() const { return more_; }      // kMaxRead stopped the last call: call again
+  bool cut_began() const { return cut_began_; }  // the last call began cutting an over-long line
+  std::uint64_t bytes_dropped() const { return bytes_dropped_; }
+  std::uint64_t offset() const { return offset_; }  // bytes read from the file as it is now
+  size_t held() const { return held_.size(); }      // bytes of the incomplete last line
+  const std::string& path() const { return path_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  bool Open();
+  void Close();
+  Change Read(std::string* lines);
+  void HandOut(const char* data, size_t size, std::string* lines);
+
+  std::string path_;
+  int fd_ = -1;
+  dev_t dev_ = 0;
+  ino_t ino_ = 0;
+  std::uint64_t offset_ = 0;
+  std::string held_;       // the incomplete last line
+  bool dropping_ = false;  // inside a line that was cut, until its newline
+  bool more_ = false, cut_began_ = false;
+  bool was_open_ = false;  // for kGone: it existed before
+  std::uint64_t bytes_dropped_ = 0;
+  std::string error_;
+};
+
+}  // namespace jobviz
