@@ -39,6 +39,7 @@ int Dispatch(int argc, char** argv) {
   using namespace jobviz;
   const std::string_view subcommand = argc > 1 ? argv[1] : "";
   if (subcommand == "extract") return Run(ParseExtractCommandLine(argc - 1, argv + 1), RunExtract);
+  if (subcommand == "follow") return Run(ParseFollowCommandLine(argc - 1, argv + 1), RunFollow);
   if (subcommand == "diff") return Run(ParseDiffCommandLine(argc - 1, argv + 1), RunDiff);
   if (subcommand == "merge") return Run(ParseDrawCommandLine(argc - 1, argv + 1, /*merge=*/true), RunMerge);
   return Run(ParseDrawCommandLine(argc, argv, /*merge=*/false), RunDraw);

@@ -8,6 +8,7 @@ enum ExitStatus : int {
   kExitBadInput = 1,   // unreadable, empty or unusable input; nothing written
   kExitUsage = 2,      // bad command line
   kExitGateFailed = 3, // a --fail-on condition holds; outputs were written
+  kExitStalled = 4,    // jobviz follow --exit-on-stall: no job finished for --stall-after; outputs were written
   kExitInternal = 70,  // a bug in jobviz (EX_SOFTWARE); nothing half-written is left
 };
 

@@ -1,4 +1,5 @@
 #include "cli/options.h"
+#include "cli/draw_flags.h"
 
 #include <unistd.h>
 
@@ -26,17 +27,6 @@ const CLI::Validator kNotEmpty(
     [](const std::string& value) { return value.empty() ? std::string("empty (an unset variable?)") : std::string(); },
     "", "not empty");
 
-// The command line as typed, before it becomes a plan.
-struct DrawFlags {
-  InputPlan inputs;
-  std::string run = "last", steps, output, chrome_output, align = "auto", offsets, clock_ref, stage_order, summary_json;
-  std::string topology, rank_order;
-  std::string summary_md, junit, baseline, html, json_args = "compact", rows = "machine", what_if;
-  size_t html_max_jobs = kDefaultHtmlMaxJobs;
-  std::vector<std::string> fail_on;
-  bool no_critical_path = false;
-  bool no_chrome = false, summary_on = false, summary_off = false, quiet = false, verbose = false;
-};
 
 std::string CheckWorkerIndex(const std::string& value) {
   const bool digits = !value.empty() && value.size() <= 9 &&
@@ -48,6 +38,8 @@ void SortUnique(std::vector<int>& values) {
   std::sort(values.begin(), values.end());
   values.erase(std::unique(values.begin(), values.end()), values.end());
 }
+
+}  // namespace
 
 void AddInputOptions(CLI::App& app, DrawFlags& f) {
   app.add_option("--log_dir,--log-dir", f.inputs.log_dir, "Directory with workerlog.N files (or machine*/workerlog.N)")
@@ -161,6 +153,8 @@ void AddClockOptions(CLI::App& app, DrawFlags& f) {
       ->check(kNotEmpty);
 }
 
+namespace {
+
 std::string CheckInputs(const InputPlan& inputs, bool merge) {
   if (merge) {
     if (!inputs.log_dir.empty() || inputs.files.empty() || inputs.multi_machine || !inputs.devices.empty())
@@ -174,8 +168,11 @@ std::string CheckInputs(const InputPlan& inputs, bool merge) {
 }
 
 // The outputs in the order they are written; the tables move to stderr when
-// something else takes stdout.
-std::vector<OutputRequest> PlanOutputs(const DrawFlags& f, bool merge) {
+// something else takes stdout. follow writes only the outputs named (a
+// trace rewritten every few seconds is asked for, not a default), and
+// stdout is its steps'.
+std::vector<OutputRequest> PlanOutputs(const DrawFlags& f, DrawCommand command) {
+  const bool follow = command == DrawCommand::kFollow;
   const std::filesystem::path dir(f.inputs.log_dir.empty() ? "." : f.inputs.log_dir);  // explicit files: here
   std::vector<OutputRequest> outputs;
   const std::string trace = f.output.empty() ? (dir / "pipeline_profile_perfetto.json").string() : f.output;
@@ -183,17 +180,17 @@ std::vector<OutputRequest> PlanOutputs(const DrawFlags& f, bool merge) {
   const OutputFormat trace_format = !IsProtobufTracePath(trace) ? OutputFormat::kPerfettoJson
                                     : trace.ends_with(".gz")    ? OutputFormat::kPerfettoProtoPlain
                                                                 : OutputFormat::kPerfettoProto;
-  outputs.push_back({trace_format, trace, false, "-o"});
+  if (!follow || !f.output.empty()) outputs.push_back({trace_format, trace, false, "-o"});
   // The legacy trace, where the original script put it (the log directory),
   // or beside an -o trace; merge writes it only when asked.
   const std::filesystem::path legacy_dir =
       f.output.empty() || f.output == "-" ? dir : std::filesystem::path(f.output).parent_path();
-  if (!f.no_chrome && (!merge || !f.chrome_output.empty()))
+  if (!f.no_chrome && (command == DrawCommand::kDraw || !f.chrome_output.empty()))
     outputs.push_back({OutputFormat::kChromeJson,
                        f.chrome_output.empty() ? (legacy_dir / "pipeline_profile.json").string() : f.chrome_output, false,
                        "--chrome-output"});
   const bool stdout_taken = f.output == "-" || f.summary_json == "-" || f.summary_md == "-";
-  const bool tables = f.summary_on || (!f.summary_off && !stdout_taken && isatty(STDOUT_FILENO));
+  const bool tables = !follow && (f.summary_on || (!f.summary_off && !stdout_taken && isatty(STDOUT_FILENO)));
   if (tables) outputs.push_back({OutputFormat::kSummaryTables, "-", f.output == "-", "--summary"});
   if (!f.summary_json.empty()) outputs.push_back({OutputFormat::kSummaryJson, f.summary_json, false, "--summary-json"});
   if (!f.summary_md.empty()) outputs.push_back({OutputFormat::kSummaryMarkdown, f.summary_md, false, "--summary-md"});
@@ -234,14 +231,17 @@ bool PlanGates(const std::vector<std::string>& texts, const std::optional<nlohma
   return true;
 }
 
+}  // namespace
+
 int UsageError(const char* command, const std::string& message, const std::string& hint) {
   std::fprintf(stderr, "%s: error: %s\n", command, TerminalText(message).c_str());
   if (!hint.empty()) std::fprintf(stderr, "  hint: %s\n", TerminalText(hint).c_str());
   return kExitUsage;
 }
 
-Parsed<DrawPlan> ToPlan(DrawFlags& f, bool merge) {
-  const char* command = merge ? "jobviz merge" : "jobviz";
+Parsed<DrawPlan> ToPlan(DrawFlags& f, DrawCommand kind) {
+  const bool merge = kind == DrawCommand::kMerge;
+  const char* command = merge ? "jobviz merge" : kind == DrawCommand::kFollow ? "jobviz follow" : "jobviz";
   if (const std::string error = CheckInputs(f.inputs, merge); !error.empty())
     return {std::nullopt, UsageError(command, error, merge ? "" : "run 'jobviz --help' for the options")};
   DrawPlan plan;
@@ -279,7 +279,7 @@ Parsed<DrawPlan> ToPlan(DrawFlags& f, bool merge) {
   }
   if (!f.baseline.empty() && !LoadBaseline(f.baseline, &plan.baseline)) return {std::nullopt, kExitUsage};
   if (!PlanGates(f.fail_on, plan.baseline, &plan.gates)) return {std::nullopt, kExitUsage};
-  plan.outputs = PlanOutputs(f, merge);
+  plan.outputs = PlanOutputs(f, kind);
   plan.html_max_jobs = f.html_max_jobs;
   plan.json_args = f.json_args == "full" ? JsonArgs::kFull : JsonArgs::kCompact;
   plan.rows_by_stage = f.rows == "stage";
@@ -291,40 +291,22 @@ Parsed<DrawPlan> ToPlan(DrawFlags& f, bool merge) {
   return {std::move(plan), kExitOk};
 }
 
-template <typename Plan>
-std::optional<Parsed<Plan>> ParseOrExit(CLI::App& app, int argc, char** argv, const char* command) {
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return Parsed<Plan>{std::nullopt, app.exit(e)};
-  } catch (const CLI::CallForAllHelp& e) {
-    return Parsed<Plan>{std::nullopt, app.exit(e)};
-  } catch (const CLI::CallForVersion& e) {
-    return Parsed<Plan>{std::nullopt, app.exit(e)};
-  } catch (const CLI::ParseError& e) {
-    const std::string hint = std::string("run '") + command + " --help'" +
-                             (std::string(command) == "jobviz" ? " for the options" : "");
-    return Parsed<Plan>{std::nullopt, UsageError(command, e.what(), hint)};
-  }
-  return std::nullopt;
-}
-
-}  // namespace
 
 Parsed<DrawPlan> ParseDrawCommandLine(int argc, char** argv, bool merge) {
   CLI::App app{
       "jobviz: draw when every pipeline job ran on every GPU, from the worker logs of a\n"
       "pipeline-parallel training run, as a Perfetto / chrome://tracing timeline."};
   app.get_formatter()->column_width(30);
-  app.footer("Subcommands (each with --help): jobviz extract (parse where the logs are), jobviz merge (draw the\n"
-             "events files of extract), jobviz diff BASE NEW (two runs' metrics side by side). docs/usage.md");
+  app.footer("Subcommands (each with --help): jobviz follow (a running job, step by step), jobviz extract\n"
+             "(parse where the logs are), jobviz merge (draw the events files of extract), jobviz diff BASE NEW\n"
+             "(two runs' metrics side by side). docs/usage.md");
   DrawFlags flags;
   AddInputOptions(app, flags);
   AddOutputOptions(app, flags);
   AddClockOptions(app, flags);
   app.set_version_flag("--version", "jobviz " JOBVIZ_VERSION);
   if (auto stop = ParseOrExit<DrawPlan>(app, argc, argv, "jobviz")) return std::move(*stop);
-  return ToPlan(flags, merge);
+  return ToPlan(flags, merge ? DrawCommand::kMerge : DrawCommand::kDraw);
 }
 
 Parsed<DiffPlan> ParseDiffCommandLine(int argc, char** argv) {

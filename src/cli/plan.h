@@ -57,6 +57,19 @@ struct DrawPlan {
   int verbosity = kNormal;
 };
 
+// `jobviz follow`: the inputs and outputs of a DrawPlan, read as the logs
+// grow (docs/follow.md).
+struct FollowPlan {
+  DrawPlan draw;                 // its outputs: only those named, rewritten every `refresh_seconds`
+  double poll_seconds = 1;       // every file is looked at this often, whatever inotify says
+  double refresh_seconds = 10;
+  bool json = false;             // one JSON object per step on stdout
+  std::optional<double> stall_after;  // seconds; empty: the larger of 60 s and 10 median steps
+  bool exit_on_stall = false;
+  size_t keep_steps = 0;         // finished steps kept in memory and the outputs; 0: all
+  bool status_line = false;      // a status line on stderr (a terminal)
+};
+
 // `jobviz extract`.
 struct ExtractPlan {
   InputPlan inputs;

@@ -39,16 +39,28 @@ void AppendSkipReport(std::string& out, const SkipTally& tally) {
         out += "  " + FormatSkippedLine(example) + "\n";
 }
 
+namespace {
+
+std::string* captured = nullptr;  // MessageCapture's text while one is alive
+
+void Say(const std::string& text) {
+  if (captured) *captured += text;
+  else std::fputs(text.c_str(), stderr);
+}
+
+}  // namespace
+
+MessageCapture::MessageCapture() : outer_(captured) { captured = &text_; }
+MessageCapture::~MessageCapture() { captured = outer_; }
+
 void PrintError(const std::string& message, const std::string& hint) {
-  std::fprintf(stderr, "jobviz: error: %s\n", TerminalText(message).c_str());
-  if (!hint.empty()) std::fprintf(stderr, "  hint: %s\n", TerminalText(hint).c_str());
+  Say("jobviz: error: " + TerminalText(message) + "\n");
+  if (!hint.empty()) Say("  hint: " + TerminalText(hint) + "\n");
 }
 
-void PrintWarning(const std::string& message) {
-  std::fprintf(stderr, "jobviz: warning: %s\n", TerminalText(message).c_str());
-}
+void PrintWarning(const std::string& message) { Say("jobviz: warning: " + TerminalText(message) + "\n"); }
 
-void PrintReport(const std::string& text) { std::fputs(TerminalText(text).c_str(), stderr); }
+void PrintReport(const std::string& text) { Say(TerminalText(text)); }
 
 std::string FormatBytes(std::uint64_t bytes) {
   char buf[32];

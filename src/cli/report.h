@@ -26,6 +26,22 @@ void PrintError(const std::string& message, const std::string& hint = "");
 void PrintWarning(const std::string& message);
 void PrintReport(const std::string& text);
 
+// While one is alive (on the main thread), PrintError, PrintWarning and
+// PrintReport add to its text instead of stderr: `jobviz follow` runs the
+// stages every few seconds and says what they say only when it changed.
+class MessageCapture {
+ public:
+  MessageCapture();
+  ~MessageCapture();
+  MessageCapture(const MessageCapture&) = delete;
+  MessageCapture& operator=(const MessageCapture&) = delete;
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+  std::string* outer_;
+};
+
 // "1.23 GB" style sizes.
 std::string FormatBytes(std::uint64_t bytes);
 

@@ -1,0 +1,94 @@
+#include "analyse/step_report.h"
+
+#include <algorithm>
+#include <map>
+
+#include "analyse/analysis.h"
+
+namespace jobviz {
+
+namespace {
+
+// The timeline's machines and workers (names, roles, clocks) without their
+// jobs, markers or steps: the frame each one-step timeline fills.
+Timeline EmptyFrame(const Timeline& timeline) {
+  Timeline frame;
+  frame.stage_order = timeline.stage_order;
+  frame.topology = timeline.topology;
+  frame.rows_by_stage = timeline.rows_by_stage;
+  frame.step_source = timeline.step_source;
+  for (const Machine& machine : timeline.machines) {
+    Machine& copy = frame.machines.emplace_back(machine.name);
+    copy.clock_method = machine.clock_method;
+    copy.clock_offset = machine.clock_offset;
+    copy.clock_drift_ppm = machine.clock_drift_ppm;
+    for (const Worker& worker : machine.workers) {
+      Worker& w = copy.workers.emplace_back();
+      w.machine = worker.machine;
+      w.index = worker.index;
+      w.file = worker.file;
+      w.role = worker.role;
+    }
+  }
+  return frame;
+}
+
+StepReport ReportOf(const Timeline& one, int threads) {
+  StepReport report;
+  report.span = one.steps.front();
+  report.jobs = CountJobs(one);
+  const Analysis analysis = Analyze(one, threads);
+  report.bubble_ratio = analysis.bubble_ratio;
+  report.ideal_bubble = analysis.schedule.ideal_bubble;
+  const Bottleneck& b = analysis.bottleneck;
+  if (!b.causes.empty()) {
+    report.top_cause = b.causes.front();
+    report.cause_label = CauseLabel(report.top_cause->kind, b.slowest_stage);
+  }
+  for (const SlowWorker& slow : analysis.slow_workers) report.slow_workers.push_back({slow.name, slow.factor});
+  std::stable_sort(report.slow_workers.begin(), report.slow_workers.end(),
+                   [](const StepSlowWorker& a, const StepSlowWorker& b) { return a.factor > b.factor; });
+  return report;
+}
+
+}  // namespace
+
+std::string CauseLabel(WhatIfKind kind, int slowest_stage) {
+  switch (kind) {
+    case WhatIfKind::kBalancedStages: return slowest_stage >= 0 ? "stage " + std::to_string(slowest_stage) : "stages";
+    case WhatIfKind::kFreeHandOffs: return "hand-offs";
+    case WhatIfKind::kNoOutliers: return "outlier jobs";
+    case WhatIfKind::kNoStall: return "stalls";
+    case WhatIfKind::kNoSlowWorkers: return "slow workers";
+    case WhatIfKind::kNoStepGaps: return "step gaps";
+    case WhatIfKind::kAll:
+    case WhatIfKind::kCount: break;
+  }
+  return "all";
+}
+
+std::vector<StepReport> AnalyseSteps(const Timeline& timeline, size_t first, size_t last, int threads) {
+  last = std::min(last, timeline.steps.size());
+  if (first >= last) return {};
+  std::map<std::int64_t, size_t> slot;  // step number -> index in `ones`
+  std::vector<Timeline> ones;
+  const Timeline frame = EmptyFrame(timeline);
+  for (size_t s = first; s < last; ++s) {
+    slot[timeline.steps[s].step] = ones.size();
+    ones.push_back(frame);
+    ones.back().steps.push_back(timeline.steps[s]);
+  }
+  // One pass over the jobs hands each to its step's timeline.
+  for (size_t m = 0; m < timeline.machines.size(); ++m)
+    for (size_t w = 0; w < timeline.machines[m].workers.size(); ++w)
+      for (const Job& job : timeline.machines[m].workers[w].jobs) {
+        const auto it = slot.find(job.step);
+        if (it != slot.end()) ones[it->second].machines[m].workers[w].jobs.push_back(job);
+      }
+  std::vector<StepReport> reports;
+  reports.reserve(ones.size());
+  for (const Timeline& one : ones) reports.push_back(ReportOf(one, threads));
+  return reports;
+}
+
+}  // namespace jobviz

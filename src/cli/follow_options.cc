@@ -1,0 +1,75 @@
+// `jobviz follow`: the flags of `jobviz` (cli/draw_flags.h) and its own.
+#include <unistd.h>
+
+#include "cli/draw_flags.h"
+#include "cli/exit_status.h"
+#include "cli/options.h"
+
+namespace jobviz {
+
+namespace {
+
+struct FollowFlags {
+  double poll = 1, refresh = 10, stall_after = 0;
+  bool json = false, exit_on_stall = false;
+  size_t keep_steps = 0;
+};
+
+void AddFollowOptions(CLI::App& app, FollowFlags& f) {
+  app.add_option("--poll", f.poll,
+                 "Look at every log this often, in seconds (default 1): what inotify cannot see (NFS, Lustre, "
+                 "other nodes' writes) shows within it; local writes wake jobviz at once")
+      ->type_name("SECONDS")->check(CLI::Range(0.05, 3600.0));
+  app.add_option("--refresh", f.refresh, "Rewrite the outputs named (-o, --html, --summary-json, ...) this often (default 10)")
+      ->type_name("SECONDS")->check(CLI::Range(0.1, 86400.0));
+  app.add_flag("--json", f.json, "One JSON object per finished step on stdout, instead of a line of text");
+  app.add_option("--stall-after", f.stall_after,
+                 "Call the run stalled when no job has finished anywhere for this long (default: the larger of 60 s "
+                 "and 10 median step times); the stop report goes to stderr, once per stall")
+      ->type_name("SECONDS")->check(CLI::Range(0.1, 604800.0));
+  app.add_flag("--exit-on-stall", f.exit_on_stall, "Exit with status 4 at the first stall, after writing the outputs");
+  app.add_option("--keep-steps", f.keep_steps,
+                 "Keep only the last N finished steps in memory and in the outputs (default: all); memory stays flat "
+                 "on runs of days")
+      ->type_name("N")->check(CLI::Range(size_t{1}, size_t{100'000'000}));
+}
+
+}  // namespace
+
+Parsed<FollowPlan> ParseFollowCommandLine(int argc, char** argv) {
+  CLI::App app{
+      "jobviz follow: read the worker logs of a running job as they grow; print each step as soon as every\n"
+      "worker has moved past it (time, bubble, top cause, slow workers), raise a stall alarm with the stop\n"
+      "report, and keep the outputs named current. Ctrl-C stops it, every output complete. docs/follow.md"};
+  app.get_formatter()->column_width(30);
+  DrawFlags flags;
+  FollowFlags follow;
+  AddInputOptions(app, flags);
+  AddFollowOptions(app, follow);
+  AddOutputOptions(app, flags);
+  AddClockOptions(app, flags);
+  if (auto stop = ParseOrExit<FollowPlan>(app, argc, argv, "jobviz follow")) return std::move(*stop);
+  for (const std::string& file : flags.inputs.files)
+    if (file == "-")
+      return {std::nullopt, UsageError("jobviz follow", "standard input cannot be followed as a log",
+                                       "give the log files or --log_dir; `jobviz -` reads a finished log from stdin")};
+  if (flags.output == "-" || flags.summary_json == "-" || flags.summary_md == "-")
+    return {std::nullopt, UsageError("jobviz follow", "stdout holds the steps; write the outputs to files",
+                                     "e.g. --summary-json summary.json")};
+  if (flags.summary_on)
+    return {std::nullopt, UsageError("jobviz follow", "--summary: stdout holds the steps", "--summary-md FILE keeps the tables current")};
+  Parsed<DrawPlan> draw = ToPlan(flags, DrawCommand::kFollow);
+  if (!draw.plan) return {std::nullopt, draw.exit_code};
+  FollowPlan plan;
+  plan.draw = std::move(*draw.plan);
+  plan.poll_seconds = follow.poll;
+  plan.refresh_seconds = follow.refresh;
+  plan.json = follow.json;
+  if (follow.stall_after > 0) plan.stall_after = follow.stall_after;
+  plan.exit_on_stall = follow.exit_on_stall;
+  plan.keep_steps = follow.keep_steps;
+  plan.status_line = plan.draw.verbosity >= kNormal && isatty(STDERR_FILENO);
+  return {std::move(plan), kExitOk};
+}
+
+}  // namespace jobviz

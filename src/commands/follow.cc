@@ -1,0 +1,275 @@
+// jobviz follow: the logs of a running job, read as they grow
+// (docs/follow.md). Each turn reads what every log appended (each line
+// parsed once), builds the run as a batch run over the logs as they are now
+// would (commands/stages.h), prints each step every worker has moved past,
+// drops what --keep-steps no longer keeps, raises the stall alarm, and
+// rewrites the outputs every --refresh seconds.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <thread>
+
+#include "analyse/step_report.h"
+#include "cli/exit_status.h"
+#include "cli/report.h"
+#include "cli/run_report.h"
+#include "commands/commands.h"
+#include "commands/follow_run.h"
+#include "emit/step_line.h"
+#include "emit/stop_text.h"
+#include "model/step_frontier.h"
+#include "parse/tree_follower.h"
+#include "read/change_waker.h"
+#include "write/json_text.h"
+
+namespace jobviz {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+class Follower {
+ public:
+  explicit Follower(const FollowPlan& plan)
+      : plan_(plan),
+        tree_(plan.draw.inputs.log_dir, plan.draw.inputs.multi_machine, plan.draw.inputs.devices,
+              plan.draw.inputs.files, plan.draw.inputs.threads) {}
+  int Run();
+
+ private:
+  void Turn(Clock::time_point now);
+  void ReportSteps(const FinishedRun& run, size_t finished);
+  void DropOldSteps(const FinishedRun& run, size_t finished);
+  std::optional<int> CheckStall(Clock::time_point now);
+  bool WriteOutputs(bool whole_run = false);
+  void Say(const std::string& text);
+  void SayOnce(const std::string& text, std::string* last);
+  void ShowStatus(Clock::time_point now);
+  void SayWhatWasRead();
+  double StallAfter() const;
+
+  const FollowPlan& plan_;
+  TreeFollower tree_;
+  ChangeWaker waker_;
+  LineParser parser_;
+  // The last step reported: a later step is new, and so is one that begins
+  // after it ends (a restarted run counts its steps again).
+  bool reported_any_ = false;
+  std::int64_t last_step_ = kNoStep;
+  Nanos last_end_ = 0;
+  size_t steps_reported_ = 0;
+  std::vector<Nanos> durations_;  // of the steps reported (the stall alarm's default)
+  Clock::time_point last_job_at_ = Clock::now();
+  bool stalled_ = false, finished_said_ = false;
+  bool steps_since_write_ = false;
+  std::string last_build_text_, last_write_text_;
+  bool status_shown_ = false;
+  Clock::time_point status_at_ = Clock::now();
+  std::uint64_t status_lines_ = 0;
+};
+
+void Follower::Say(const std::string& text) {
+  if (status_shown_) std::fputs("\r\x1b[K", stderr);
+  status_shown_ = false;
+  PrintReport(text);
+  std::fflush(stderr);
+}
+
+// Messages of the stages, which run every turn: said when they change.
+void Follower::SayOnce(const std::string& text, std::string* last) {
+  if (text != *last && !text.empty()) Say(text);
+  *last = text;
+}
+
+double Follower::StallAfter() const {
+  if (plan_.stall_after) return *plan_.stall_after;
+  std::vector<Nanos> d = durations_;
+  if (d.empty()) return kDefaultStallSeconds;
+  std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
+  return std::max(kDefaultStallSeconds, 10 * static_cast<double>(d[d.size() / 2]) / 1e9);
+}
+
+void Follower::ReportSteps(const FinishedRun& run, size_t finished) {
+  const std::vector<StepSpan>& steps = run.timeline.steps;
+  size_t first = 0;
+  while (first < finished && reported_any_ && steps[first].step <= last_step_ && steps[first].start < last_end_) ++first;
+  if (first >= finished) return;
+  for (const StepReport& report : AnalyseSteps(run.timeline, first, finished, plan_.draw.inputs.threads)) {
+    const std::string line = plan_.json ? StepJson(report).dump() : StepLine(report);
+    if (status_shown_) std::fputs("\r\x1b[K", stderr);
+    status_shown_ = false;
+    std::fprintf(stdout, "%s\n", line.c_str());
+    reported_any_ = true;
+    last_step_ = report.span.step;
+    last_end_ = report.span.end;
+    durations_.push_back(report.span.end - report.span.start);
+    ++steps_reported_;
+  }
+  std::fflush(stdout);
+  steps_since_write_ = true;
+}
+
+// --keep-steps: the records of steps before the last N finished ones go.
+void Follower::DropOldSteps(const FinishedRun& run, size_t finished) {
+  if (plan_.keep_steps == 0 || finished <= plan_.keep_steps) return;
+  const std::int64_t keep_from = run.timeline.steps[finished - plan_.keep_steps].step;
+  for (const Worker* worker : AllWorkers(run.timeline)) {
+    std::uint64_t cut = UINT64_MAX;
+    for (const Job& job : worker->jobs)
+      if (job.step >= keep_from) cut = std::min(cut, job.line);
+    const int index = FollowedIndex(tree_, worker->file);
+    if (cut != UINT64_MAX && index >= 0) tree_.log(static_cast<size_t>(index)).DropBefore(cut, StepNumber(keep_from));
+  }
+}
+
+void Follower::Turn(Clock::time_point now) {
+  TreeFollower::Poll poll;
+  // A log catching up reads in slices (FileFollower::kMaxRead); a few per turn.
+  for (int slice = 0; slice < 8; ++slice) {
+    TreeFollower::Poll more = tree_.PollAll(parser_);
+    poll.records += more.records;
+    poll.jobs += more.jobs;
+    poll.notes.insert(poll.notes.end(), more.notes.begin(), more.notes.end());
+    if (!more.more) break;
+  }
+  for (const std::string& dir : tree_.Directories()) waker_.Watch(dir);
+  for (const std::string& note : poll.notes) Say("jobviz follow: " + note + "\n");
+  if (poll.jobs > 0) {
+    if (stalled_ && plan_.draw.verbosity >= kNormal)
+      Say("jobviz follow: resumed after " + FormatDuration(static_cast<Nanos>(Seconds(now - last_job_at_) * 1e9)) + "\n");
+    stalled_ = false;
+    finished_said_ = false;
+    last_job_at_ = now;
+  }
+  if (poll.records == 0) return;
+  FinishedRun run;
+  std::string messages;
+  if (!BuildFollowedRun(plan_.draw, tree_, &run, &messages)) {
+    SayOnce(messages, &last_build_text_);
+    return;
+  }
+  last_build_text_.clear();
+  const size_t finished = FinishedStepCount(run.timeline);
+  ReportSteps(run, finished);
+  DropOldSteps(run, finished);
+}
+
+// No job finished anywhere for --stall-after: the stop report, once per
+// stall. A run whose every worker finished its last step is not stalled:
+// its last steps are reported and it is said to have finished.
+std::optional<int> Follower::CheckStall(Clock::time_point now) {
+  const double silent = Seconds(now - last_job_at_);
+  if (stalled_ || finished_said_ || silent < StallAfter()) return std::nullopt;
+  FinishedRun run;
+  std::string messages;
+  if (!BuildFollowedRun(plan_.draw, tree_, &run, &messages) || run.jobs == 0) {
+    stalled_ = true;
+    Say("jobviz follow: stalled: no job line in " + FormatDuration(static_cast<Nanos>(silent * 1e9)) + "\n" + messages);
+    return plan_.exit_on_stall ? std::optional<int>(kExitStalled) : std::nullopt;
+  }
+  if (run.analysis.stop.kind == StopKind::kFinished) {
+    ReportSteps(run, run.timeline.steps.size());
+    finished_said_ = true;
+    Say("jobviz follow: the run finished: every worker finished step " + std::to_string(StepNumber(last_step_)) +
+        (plan_.exit_on_stall ? "\n" : "; still following\n"));
+    if (plan_.exit_on_stall) return WriteOutputs(true) ? kExitOk : kExitBadInput;
+    return std::nullopt;
+  }
+  stalled_ = true;
+  Say("jobviz follow: stalled: no job has finished for " + FormatDuration(static_cast<Nanos>(silent * 1e9)) +
+      " (--stall-after " + FormatDuration(static_cast<Nanos>(StallAfter() * 1e9)) + ")\n" +
+      StopReportLines(run.analysis.stop, run.timeline));
+  if (!plan_.exit_on_stall) return std::nullopt;
+  WriteOutputs(true);
+  return kExitStalled;
+}
+
+// The outputs named, atomically: the steps reported (or, when the run
+// stalled, the run as a batch run would see it).
+bool Follower::WriteOutputs(bool whole_run) {
+  if (plan_.draw.outputs.empty() || (!whole_run && !reported_any_)) return true;
+  std::string messages;
+  const bool written =
+      WriteFollowedOutputs(plan_.draw, tree_, whole_run ? std::nullopt : std::optional<std::int64_t>(last_step_), &messages);
+  SayOnce(messages, &last_write_text_);
+  steps_since_write_ = false;
+  return written;
+}
+
+void Follower::ShowStatus(Clock::time_point now) {
+  if (!plan_.status_line || Seconds(now - status_at_) < 1) return;
+  std::uint64_t lines = 0;
+  const FollowedLog* silent = nullptr;
+  for (size_t i = 0; i < tree_.size(); ++i) {
+    const FollowedLog& log = tree_.log(i);
+    lines += log.scan().lines;
+    if (!silent || log.grew() < silent->grew()) silent = &log;
+  }
+  char rate[64];
+  std::snprintf(rate, sizeof rate, "%.0f lines/s", static_cast<double>(lines - std::min(lines, status_lines_)) / Seconds(now - status_at_));
+  std::string text = "jobviz follow: " + std::to_string(steps_reported_) + " steps, " + rate;
+  if (silent) text += ", silent longest: " + silent->scan().file + " " + FormatDuration(static_cast<Nanos>(Seconds(now - silent->grew()) * 1e9));
+  std::fprintf(stderr, "\r\x1b[K%s", TerminalText(text).c_str());
+  std::fflush(stderr);
+  status_shown_ = true;
+  status_at_ = now;
+  status_lines_ = lines;
+}
+
+// At the end, what a batch run says of the logs as they are: files, lines,
+// jobs used, lines skipped and why (with file:line). Not where the run
+// stopped: it was still running, unless the alarm said so.
+void Follower::SayWhatWasRead() {
+  if (plan_.draw.verbosity < kNormal) return;
+  FinishedRun run;
+  std::string messages;
+  if (!BuildFollowedRun(plan_.draw, tree_, &run, &messages)) return;
+  if (!stalled_) run.analysis.stop = StopReport{};
+  Say(RunReport(run, plan_.draw.verbosity));
+}
+
+int Follower::Run() {
+  ChangeWaker::HandleStopSignals();
+  const auto refresh = std::chrono::duration<double>(plan_.refresh_seconds);
+  Clock::time_point next_write = Clock::now() + std::chrono::duration_cast<Clock::duration>(refresh);
+  while (!ChangeWaker::StopAsked()) {
+    const Clock::time_point turn_start = Clock::now();
+    Turn(turn_start);
+    if (auto status = CheckStall(Clock::now())) return *status;
+    if (Clock::now() >= next_write) {
+      if (steps_since_write_) WriteOutputs();
+      next_write = Clock::now() + std::chrono::duration_cast<Clock::duration>(refresh);
+    }
+    ShowStatus(Clock::now());
+    // Turns are at least twice their own cost apart (and 0.2 s): following
+    // keeps at most about half a core busy however fast the logs grow.
+    const double cost = Seconds(Clock::now() - turn_start);
+    const Clock::time_point earliest = turn_start + std::chrono::duration_cast<Clock::duration>(
+                                                        std::chrono::duration<double>(std::max(kMinTurnSeconds, 2 * cost)));
+    const double until_write = Seconds(next_write - Clock::now());
+    const double until_stall = StallAfter() - Seconds(Clock::now() - last_job_at_);
+    const bool alarm_pending = !stalled_ && !finished_said_;
+    waker_.Wait(std::min({plan_.poll_seconds, std::max(0.0, until_write),
+                          alarm_pending ? std::max(0.0, until_stall) : plan_.poll_seconds}));
+    if (!ChangeWaker::StopAsked()) std::this_thread::sleep_until(earliest);
+  }
+  if (status_shown_) std::fputs("\r\x1b[K", stderr);
+  status_shown_ = false;
+  const bool written = WriteOutputs();
+  SayWhatWasRead();
+  if (plan_.draw.verbosity >= kNormal)
+    Say("jobviz follow: stopped after " + std::to_string(steps_reported_) + (steps_reported_ == 1 ? " step" : " steps") +
+        (plan_.draw.outputs.empty() || !reported_any_ ? "" : written ? "; outputs written" : "; an output could not be written") + "\n");
+  return written ? kExitOk : kExitBadInput;
+}
+
+}  // namespace
+
+int RunFollow(const FollowPlan& plan) {
+  Follower follower(plan);
+  return follower.Run();
+}
+
+}  // namespace jobviz

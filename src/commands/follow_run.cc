@@ -1,0 +1,58 @@
+#include "commands/follow_run.h"
+
+#include "analyse/analysis.h"
+#include "analyse/fail_on.h"
+#include "cli/report.h"
+#include "commands/stages.h"
+#include "emit/flow_chains.h"
+
+namespace jobviz {
+
+bool BuildFollowedRun(const DrawPlan& plan, const TreeFollower& tree, FinishedRun* run, std::string* messages) {
+  MessageCapture capture;
+  int status = 0;
+  run->html_max_jobs = plan.html_max_jobs;
+  run->json_args = plan.json_args;
+  run->threads = plan.inputs.threads;
+  bool ok = !tree.logs().files.empty() && BuildRun(tree.logs(), tree.Scans(), plan.run, run, &status);
+  AlignOptions align;
+  ok = ok && ResolveNames(plan, &run->timeline, &align, &status) && PlaceWorkers(plan, run, &status);
+  if (ok) {
+    run->timeline.rows_by_stage = plan.rows_by_stage;
+    run->clocks = AlignClocks(run->timeline, align);
+    run->warnings.insert(run->warnings.end(), run->clocks.warnings.begin(), run->clocks.warnings.end());
+    FindRunSteps(run);
+  }
+  *messages = capture.text();
+  return ok;
+}
+
+bool WriteFollowedOutputs(const DrawPlan& plan, const TreeFollower& tree, std::optional<std::int64_t> through,
+                          std::string* messages) {
+  FinishedRun run;
+  if (!BuildFollowedRun(plan, tree, &run, messages) || run.jobs == 0) return false;
+  MessageCapture capture;
+  int status = 0;
+  if (through) {
+    if (run.timeline.steps.empty() || run.timeline.steps.front().step > *through) return false;
+    if (!CutSteps(StepRange{run.timeline.steps.front().step, *through}, &run, &status)) {
+      *messages += capture.text();
+      return false;
+    }
+  }
+  AnalyseRun(&run, plan.what_if);
+  run.gates = EvaluateGates(plan.gates, run.summary, plan.baseline ? &*plan.baseline : nullptr);
+  run.mark_critical_path = plan.critical_path;
+  if (DrawsFlows(plan.outputs)) run.flows = FlowChains(run.timeline);
+  const bool written = EmitAll(plan.outputs, run, false);
+  *messages += capture.text();
+  return written;
+}
+
+int FollowedIndex(TreeFollower& tree, const std::string& shown_file) {
+  for (size_t i = 0; i < tree.size(); ++i)
+    if (tree.log(i).scan().file == shown_file) return static_cast<int>(i);
+  return -1;
+}
+
+}  // namespace jobviz

@@ -1,0 +1,54 @@
+// One worker log as `jobviz follow` reads it: its records so far, parsed as
+// whole lines arrive, with the same counts (lines, skipped lines and why)
+// a batch run over the same bytes gives. Each appended line is parsed
+// once; the records pile up until --keep-steps drops the old ones.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "parse/line_parser.h"
+#include "parse/workerlog_scan.h"
+#include "read/file_follower.h"
+
+namespace jobviz {
+
+class FollowedLog {
+ public:
+  // `shown`: the file's name in messages and the outputs.
+  FollowedLog(std::string path, std::string shown);
+
+  struct Update {
+    size_t records = 0;       // new records
+    size_t jobs = 0;          // of them, finished jobs
+    bool restarted = false;   // truncated or replaced: the records so far were dropped
+    bool gone = false;        // deleted
+    bool more = false;        // more bytes wait: poll again
+    std::string error;        // it could not be read this time
+  };
+  Update Poll(const LineParser& parser);
+
+  const WorkerLogScan& scan() const { return scan_; }
+  const std::string& path() const { return follower_.path(); }
+  // When it last grew by a whole line (or when it was first followed).
+  std::chrono::steady_clock::time_point grew() const { return grew_; }
+
+  // --keep-steps: drops the records before line `cut` (jobs, step markers,
+  // in-flight jobs; all but the last few clock-sync points), keeping what
+  // says where the rank sits and where runs begin. `first_step`: the
+  // number of the step that starts at `cut`, kept in a profiler-window
+  // record before it, so that steps counted from job order keep their
+  // numbers. Returns how many records went.
+  size_t DropBefore(std::uint64_t cut, std::int64_t first_step);
+
+  static constexpr size_t kKeptClockSyncs = 64;
+
+ private:
+  FileFollower follower_;
+  WorkerLogScan scan_;
+  std::string lines_;  // reused between polls
+  std::chrono::steady_clock::time_point grew_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace jobviz

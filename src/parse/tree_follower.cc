@@ -1,0 +1,137 @@
+#include "parse/tree_follower.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "read/parallel_for.h"
+
+namespace jobviz {
+
+namespace fs = std::filesystem;
+
+TreeFollower::TreeFollower(std::string log_dir, bool multi_machine, std::vector<int> devices,
+                           std::vector<std::string> files, int threads)
+    : log_dir_(std::move(log_dir)),
+      multi_machine_(multi_machine),
+      devices_(std::move(devices)),
+      files_(std::move(files)),
+      threads_(threads) {}
+
+void TreeFollower::Discover(std::vector<std::string>* notes) {
+  DiscoveryError error;
+  const auto found = files_.empty() ? DiscoverLogs(log_dir_, multi_machine_, devices_, &error)
+                                    : LogSetFromFiles(files_, &error);
+  if (!found) {
+    // No logs yet (the job is starting): said once, looked for again.
+    if (error.message != waiting_ && logs_.files.empty()) notes->push_back("waiting: " + error.message);
+    waiting_ = error.message;
+    return;
+  }
+  waiting_.clear();
+  Adopt(*found, notes);
+}
+
+// Files found for the first time join the run; machines and workers are put
+// in order again, as a batch run over the tree as it is now would.
+void TreeFollower::Adopt(const LogSet& found, std::vector<std::string>* notes) {
+  std::set<std::string> known(skipped_.begin(), skipped_.end());
+  for (const WorkerLogFile& file : logs_.files) known.insert(file.path);
+  const bool any_new = std::any_of(found.files.begin(), found.files.end(),
+                                   [&](const WorkerLogFile& file) { return !known.count(file.path); });
+  if (!any_new) return;
+  struct Entry {
+    std::string machine;
+    WorkerLogFile file;
+    std::unique_ptr<FollowedLog> log;
+  };
+  std::vector<Entry> entries;
+  for (size_t i = 0; i < logs_.files.size(); ++i)
+    entries.push_back({logs_.machine_names[static_cast<size_t>(logs_.files[i].machine)], logs_.files[i],
+                       std::move(followed_[i])});
+  size_t added = 0;
+  for (const WorkerLogFile& file : found.files) {
+    if (known.count(file.path)) continue;
+    if (file.path.ends_with(".gz")) {  // a finished, rotated log: read whole by a batch run
+      skipped_.push_back(file.path);
+      notes->push_back(file.path + ": a gzip log is not followed (read it with jobviz)");
+      continue;
+    }
+    entries.push_back({found.machine_names[static_cast<size_t>(file.machine)], file,
+                       std::make_unique<FollowedLog>(file.path, fs::path(file.path).lexically_normal().string())});
+    ++added;
+  }
+  if (added == 0) {  // only logs not followed: put the followed ones back as they were
+    for (size_t i = 0; i < entries.size(); ++i) followed_[i] = std::move(entries[i].log);
+    return;
+  }
+  std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.machine != b.machine ? NaturalLess(a.machine, b.machine) : a.file.worker < b.file.worker;
+  });
+  LogSet logs;
+  logs.warnings = found.warnings;
+  followed_.clear();
+  for (Entry& entry : entries) {
+    if (logs.machine_names.empty() || logs.machine_names.back() != entry.machine) logs.machine_names.push_back(entry.machine);
+    entry.file.machine = static_cast<int>(logs.machine_names.size() - 1);
+    logs.files.push_back(entry.file);
+    followed_.push_back(std::move(entry.log));
+  }
+  const bool first = logs_.files.empty();
+  std::string first_new;
+  for (const WorkerLogFile& file : logs.files)
+    if (!known.count(file.path)) {
+      first_new = file.path;
+      break;
+    }
+  logs_ = std::move(logs);
+  if (first) {
+    const size_t machines = logs_.machine_names.size();
+    notes->push_back("following " + std::to_string(logs_.files.size()) + " logs of " + std::to_string(machines) +
+                     (machines == 1 ? " machine" : " machines"));
+  } else {
+    notes->push_back(std::to_string(added) + (added == 1 ? " new log: " : " new logs, the first: ") + first_new);
+  }
+}
+
+TreeFollower::Poll TreeFollower::PollAll(const LineParser& parser) {
+  Poll poll;
+  Discover(&poll.notes);
+  std::vector<FollowedLog::Update> updates(followed_.size());
+  ParallelFor(followed_.size(), threads_, [&](size_t i) { updates[i] = followed_[i]->Poll(parser); });
+  for (size_t i = 0; i < updates.size(); ++i) {
+    const FollowedLog::Update& update = updates[i];
+    const std::string& path = logs_.files[i].path;
+    poll.records += update.records;
+    poll.jobs += update.jobs;
+    poll.more |= update.more;
+    if (update.restarted) poll.notes.push_back(path + ": truncated or replaced; read again from its start as a new run");
+    if (update.gone) poll.notes.push_back(path + ": deleted; what it held stays in the run");
+    if (!update.error.empty()) poll.notes.push_back(path + ": cannot read: " + update.error);
+  }
+  return poll;
+}
+
+std::vector<WorkerLogScan> TreeFollower::Scans() const {
+  std::vector<WorkerLogScan> scans;
+  scans.reserve(followed_.size());
+  for (const auto& log : followed_) scans.push_back(log->scan());
+  return scans;
+}
+
+std::vector<std::string> TreeFollower::Directories() const {
+  std::set<std::string> dirs;
+  if (files_.empty()) {
+    dirs.insert(log_dir_);
+    if (multi_machine_) {
+      std::error_code ec;
+      for (fs::directory_iterator it(log_dir_, ec), end; !ec && it != end; it.increment(ec))
+        if (it->is_directory(ec)) dirs.insert(it->path().string());
+    }
+  } else {
+    for (const std::string& file : files_) dirs.insert(fs::path(file).parent_path().empty() ? "." : fs::path(file).parent_path().string());
+  }
+  return {dirs.begin(), dirs.end()};
+}
+
+}  // namespace jobviz

@@ -1,0 +1,57 @@
+// The logs of a run as `jobviz follow` reads them: the files of --log_dir
+// (and its machine directories with --multi_machine), or the files named,
+// found again on every poll as they appear, each followed as it grows
+// (parse/followed_log.h). A file once read stays in the run when it is
+// deleted: what it said stays true.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "parse/followed_log.h"
+#include "read/log_discovery.h"
+
+namespace jobviz {
+
+class TreeFollower {
+ public:
+  // `log_dir` and `multi_machine`, or `files`; `devices` as for a batch run.
+  TreeFollower(std::string log_dir, bool multi_machine, std::vector<int> devices, std::vector<std::string> files,
+               int threads);
+
+  struct Poll {
+    size_t records = 0;              // new records in all files
+    size_t jobs = 0;                 // of them, finished jobs
+    std::vector<std::string> notes;  // what changed, to say once: a file found, restarted, deleted, unreadable
+    bool more = false;               // a file has more bytes waiting
+  };
+  // Looks for new files, then reads what every file appended.
+  Poll PollAll(const LineParser& parser);
+
+  // The files followed (in machine, then worker order) and their records so
+  // far, as a batch run would have them: the input of the later stages.
+  const LogSet& logs() const { return logs_; }
+  std::vector<WorkerLogScan> Scans() const;
+  // The directories whose changes should wake the follower (inotify).
+  std::vector<std::string> Directories() const;
+  // The followed log of logs().files[i].
+  FollowedLog& log(size_t i) { return *followed_[i]; }
+  size_t size() const { return followed_.size(); }
+
+ private:
+  void Discover(std::vector<std::string>* notes);
+  void Adopt(const LogSet& found, std::vector<std::string>* notes);
+
+  std::string log_dir_;
+  bool multi_machine_ = false;
+  std::vector<int> devices_;
+  std::vector<std::string> files_;
+  int threads_ = 0;
+  LogSet logs_;
+  std::vector<std::unique_ptr<FollowedLog>> followed_;  // logs_.files order
+  std::vector<std::string> skipped_;  // found and not followed (gzip logs), said once
+  std::string waiting_;  // the last discovery error said, not said again
+};
+
+}  // namespace jobviz

@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""jobviz follow against logs that grow while it runs (tools/follow-replay
+writes them slice by slice, lines split across writes): each step is printed
+once every worker has moved past it, with the figures a batch run gives for
+the same step; the stall alarm names who stopped; --exit-on-stall exits 4;
+SIGTERM leaves every output complete; a truncated log is read again as a new
+run; an over-long line is cut, bounded and reported; usage errors exit 2.
+
+    follow.py JOBVIZ GEN_LOGS SOURCE_ROOT
+"""
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+JOBVIZ, GEN_LOGS, ROOT = sys.argv[1:4]
+REPLAY = os.path.join(ROOT, "tools", "follow-replay")
+failures = []
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+        print("FAIL:", message)
+
+
+class Follow:
+    """jobviz follow in the background; stdout lines arrive on a queue."""
+
+    def __init__(self, args):
+        self.proc = subprocess.Popen([JOBVIZ, "follow", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.lines = queue.Queue()
+        self.stderr = []
+        threading.Thread(target=self._pump, args=(self.proc.stdout, self.lines.put), daemon=True).start()
+        threading.Thread(target=self._pump, args=(self.proc.stderr, self.stderr.append), daemon=True).start()
+
+    @staticmethod
+    def _pump(stream, sink):
+        for line in stream:
+            sink(line.rstrip("\n"))
+
+    def next_line(self, timeout):
+        try:
+            return self.lines.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        rc = self.proc.wait(timeout=timeout)
+        time.sleep(0.1)  # the pumps finish the pipes
+        return rc
+
+    def err(self):
+        return "\n".join(self.stderr)
+
+
+def generate(out, steps, machines=2, workers=4, start_ms=1697793307000):
+    subprocess.run([GEN_LOGS, "--out", out, "--machines", str(machines), "--workers", str(workers), "--steps", str(steps),
+                    "--microbatches", "8", "--sync_rounds", "3", "--start_ms", str(start_ms)],
+                   check=True, stdout=subprocess.DEVNULL)
+
+
+def batch_steps(log_dir):
+    with tempfile.TemporaryDirectory() as tmp:
+        summary = os.path.join(tmp, "s.json")
+        subprocess.run([JOBVIZ, "--log_dir", log_dir, "--multi_machine", "--no-chrome", "-o", os.path.join(tmp, "t.json"),
+                        "--summary-json", summary, "-q"], check=True)
+        with open(summary) as f:
+            return json.load(f)
+
+
+def test_grow_and_report(tmp):
+    src, dst = os.path.join(tmp, "src"), os.path.join(tmp, "dst")
+    generate(src, 12)
+    os.makedirs(dst)
+    summary = os.path.join(tmp, "follow.json")
+    trace = os.path.join(tmp, "follow.pftrace")
+    follow = Follow(["--log_dir", dst, "--multi_machine", "--json", "--poll", "0.2", "--stall-after", "3",
+                     "--refresh", "0.5", "--summary-json", summary, "-o", trace])
+    replay = subprocess.Popen([REPLAY, src, dst, "--ticks", "8", "--interval", "0.5", "--split-lines"])
+    steps = []
+    seen_while_growing = False
+    deadline = time.time() + 60
+    while len(steps) < 12 and time.time() < deadline:
+        line = follow.next_line(timeout=1)
+        if line is None:
+            continue
+        steps.append(json.loads(line))
+        seen_while_growing |= replay.poll() is None
+    replay.wait()
+    check(seen_while_growing, "no step was printed while the logs were still growing")
+    check([s["step"] for s in steps] == list(range(12)), f"steps printed: {[s['step'] for s in steps]}")
+    # Written while it ran, before the stop: the periodic refresh.
+    check(os.path.exists(summary), "--summary-json was not written by the refresh")
+    # The last step is reported once the logs go quiet and every worker finished it.
+    time.sleep(0.5)
+    rc = follow.stop()
+    err = follow.err()
+    check(rc == 0, f"SIGTERM: exit {rc}\n{err}")
+    check("the run finished: every worker finished step 11" in err, "no 'the run finished' line:\n" + err)
+    check("truncated" not in err and ", 0 skipped" in err, "a line being written was reported as skipped:\n" + err)
+    check("stalled" not in err, "a finished run raised the stall alarm:\n" + err)
+    # Each step's figures are the batch run's for the same logs.
+    batch = batch_steps(dst)
+    by_step = {s["step"]: s for s in batch["steps"]}
+    for s in steps:
+        b = by_step.get(s["step"])
+        check(b is not None and b["duration_us"] == s["duration_us"] and b["start_ns"] == s["start_ns"],
+              f"step {s['step']}: follow {s['duration_us']} us, batch {b and b['duration_us']} us")
+        for key in ("bubble_ratio", "ideal_bubble_ratio", "top_cause", "slow_workers", "jobs", "end_us"):
+            check(key in s, f"step JSON lacks {key}")
+    with open(summary) as f:
+        written = json.load(f)
+    check(len(written["steps"]) == 12, f"final --summary-json holds {len(written['steps'])} steps")
+    check(os.path.getsize(trace) > 0, "the .pftrace is empty")
+    check(not [n for n in os.listdir(tmp) if ".tmp" in n or n.startswith(".")], f"temporary files left: {os.listdir(tmp)}")
+
+
+def test_stall_alarm(tmp):
+    src, dst = os.path.join(tmp, "src"), os.path.join(tmp, "dst")
+    generate(src, 12)
+    os.makedirs(dst)
+    summary = os.path.join(tmp, "stall.json")
+    replay = subprocess.Popen([REPLAY, src, dst, "--ticks", "8", "--interval", "0.3",
+                               "--hang-file", os.path.join("machine1", "workerlog.2"), "--hang-at", "4"])
+    follow = Follow(["--log_dir", dst, "--multi_machine", "--poll", "0.2", "--stall-after", "1.5", "--exit-on-stall",
+                     "--summary-json", summary])
+    replay.wait()
+    try:
+        rc = follow.proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        rc = follow.stop(signal.SIGKILL)
+    time.sleep(0.1)
+    err = follow.err()
+    check(rc == 4, f"--exit-on-stall: exit {rc}, expected 4\n{err}")
+    check("stalled: no job has finished for" in err, "no stall line:\n" + err)
+    check("machine1" in err and "stopped" in err, "the stop report does not name who stopped:\n" + err)
+    text_steps = [follow.next_line(0.1) for _ in range(20)]
+    text_steps = [t for t in text_steps if t]
+    check(text_steps and all(t.startswith("step ") and " bubble " in t for t in text_steps),
+          f"text step lines: {text_steps}")
+    with open(summary) as f:
+        written = json.load(f)
+    check(written["stopped"]["kind"] == "stopped", f"summary: stopped.kind {written['stopped']['kind']}")
+
+
+def test_truncated_log_is_a_new_run(tmp):
+    src, dst = os.path.join(tmp, "src"), os.path.join(tmp, "dst")
+    generate(src, 6, machines=1, workers=2)
+    restarted = os.path.join(tmp, "restarted")  # the same job an hour later, from step 0 again
+    generate(restarted, 6, machines=1, workers=2, start_ms=1697793307000 + 3600 * 1000)
+    os.makedirs(dst)
+    subprocess.run([REPLAY, src, dst, "--ticks", "1"], check=True)
+    follow = Follow(["--log_dir", dst, "--json", "--poll", "0.2", "--stall-after", "100"])
+    first = [follow.next_line(10) for _ in range(5)]
+    check(all(first), f"first run: {first}")
+    for name in os.listdir(dst):  # the job restarts: each log begins again
+        with open(os.path.join(dst, name), "w"):
+            pass
+    subprocess.run([REPLAY, restarted, dst, "--ticks", "2", "--interval", "0.5"], check=True)
+    again = [follow.next_line(10) for _ in range(5)]
+    rc = follow.stop()
+    check(rc == 0, f"exit {rc}")
+    check(all(again) and [json.loads(a)["step"] for a in again] == list(range(5)),
+          f"steps of the new run: {again}\n{follow.err()}")
+    check("truncated or replaced" in follow.err(), "the truncation was not said:\n" + follow.err())
+
+
+def test_overlong_line(tmp):
+    dst = os.path.join(tmp, "dst")
+    generate(dst, 4, machines=1, workers=2)
+    follow = Follow(["--log_dir", dst, "--poll", "0.2", "--stall-after", "100"])
+    time.sleep(1)
+    with open(os.path.join(dst, "workerlog.0"), "ab") as f:
+        for _ in range(24):  # 24 MiB with no newline
+            f.write(b"\x00garbage" * (1 << 17))
+            f.flush()
+        time.sleep(0.5)
+        f.write(b"\n")
+    time.sleep(1.5)
+    rc = follow.stop()
+    err = follow.err()
+    check(rc == 0, f"exit {rc}\n{err}")
+    check("over 1 MiB with no newline yet" in err and "workerlog.0:" in err, "the cut line was not reported:\n" + err)
+
+
+def test_usage_errors(tmp):
+    for args, why in ((["-"], "stdin"), (["--log_dir", tmp, "--summary-json", "-"], "stdout"),
+                      (["--log_dir", tmp, "--poll", "0"], "poll 0")):
+        rc = subprocess.run([JOBVIZ, "follow", *args], capture_output=True).returncode
+        check(rc == 2, f"{why}: exit {rc}, expected 2")
+
+
+for test in (test_grow_and_report, test_stall_alarm, test_truncated_log_is_a_new_run, test_overlong_line,
+             test_usage_errors):
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.time()
+        test(tmp)
+        print(f"{test.__name__}: {time.time() - started:.1f} s")
+
+if failures:
+    print(f"{len(failures)} failures")
+    sys.exit(1)
+print("all follow checks passed")
