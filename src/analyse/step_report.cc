@@ -4,6 +4,7 @@
 #include <map>
 
 #include "analyse/analysis.h"
+#include "read/parallel_for.h"
 
 namespace jobviz {
 
@@ -85,9 +86,10 @@ std::vector<StepReport> AnalyseSteps(const Timeline& timeline, size_t first, siz
         const auto it = slot.find(job.step);
         if (it != slot.end()) ones[it->second].machines[m].workers[w].jobs.push_back(job);
       }
-  std::vector<StepReport> reports;
-  reports.reserve(ones.size());
-  for (const Timeline& one : ones) reports.push_back(ReportOf(one, threads));
+  // Steps are small: one thread each, several steps at once (a thread pool
+  // per step would cost more than the step's analysis).
+  std::vector<StepReport> reports(ones.size());
+  ParallelFor(ones.size(), ones.size() > 1 ? threads : 1, [&](size_t i) { reports[i] = ReportOf(ones[i], 1); });
   return reports;
 }
 

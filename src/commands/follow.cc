@@ -66,6 +66,8 @@ class Follower {
   bool steps_since_write_ = false;
   std::string last_build_text_, last_write_text_;
   bool status_shown_ = false;
+  bool catching_up_ = false;
+  bool unbuilt_ = false;      // records arrived since the run was last built  // the last turn left bytes unread: the next one comes at once
   Clock::time_point status_at_ = Clock::now();
   std::uint64_t status_lines_ = 0;
 };
@@ -125,15 +127,10 @@ void Follower::DropOldSteps(const FinishedRun& run, size_t finished) {
 }
 
 void Follower::Turn(Clock::time_point now) {
-  TreeFollower::Poll poll;
-  // A log catching up reads in slices (FileFollower::kMaxRead); a few per turn.
-  for (int slice = 0; slice < 8; ++slice) {
-    TreeFollower::Poll more = tree_.PollAll(parser_);
-    poll.records += more.records;
-    poll.jobs += more.jobs;
-    poll.notes.insert(poll.notes.end(), more.notes.begin(), more.notes.end());
-    if (!more.more) break;
-  }
+  // A log far behind is read a bounded slice a turn (TreeFollower::kTurnBytes),
+  // each slice's steps reported and dropped before the next is read.
+  const TreeFollower::Poll poll = tree_.PollAll(parser_);
+  catching_up_ = poll.more;
   for (const std::string& dir : tree_.Directories()) waker_.Watch(dir);
   for (const std::string& note : poll.notes) Say("jobviz follow: " + note + "\n");
   if (poll.jobs > 0) {
@@ -143,7 +140,13 @@ void Follower::Turn(Clock::time_point now) {
     finished_said_ = false;
     last_job_at_ = now;
   }
-  if (poll.records == 0) return;
+  // Catching up on logs far behind, the run is built once they are read
+  // (each build reads every record kept: per slice, reading them all would
+  // cost the square of their number); with --keep-steps, after each slice,
+  // so that what is dropped never piles up.
+  unbuilt_ |= poll.records > 0;
+  if (!unbuilt_ || (poll.more && plan_.keep_steps == 0)) return;
+  unbuilt_ = false;
   FinishedRun run;
   std::string messages;
   if (!BuildFollowedRun(plan_.draw, tree_, &run, &messages)) {
@@ -251,6 +254,7 @@ int Follower::Run() {
     const double until_write = Seconds(next_write - Clock::now());
     const double until_stall = StallAfter() - Seconds(Clock::now() - last_job_at_);
     const bool alarm_pending = !stalled_ && !finished_said_;
+    if (catching_up_) continue;
     waker_.Wait(std::min({plan_.poll_seconds, std::max(0.0, until_write),
                           alarm_pending ? std::max(0.0, until_stall) : plan_.poll_seconds}));
     if (!ChangeWaker::StopAsked()) std::this_thread::sleep_until(earliest);

@@ -8,10 +8,10 @@ FollowedLog::FollowedLog(std::string path, std::string shown) : follower_(std::m
   scan_.file = std::move(shown);
 }
 
-FollowedLog::Update FollowedLog::Poll(const LineParser& parser) {
+FollowedLog::Update FollowedLog::Poll(const LineParser& parser, size_t max_read) {
   Update update;
   lines_.clear();
-  const FileFollower::Change change = follower_.Poll(&lines_);
+  const FileFollower::Change change = follower_.Poll(&lines_, max_read);
   update.more = follower_.more();
   switch (change) {
     case FileFollower::Change::kNone:

@@ -27,7 +27,8 @@ class FollowedLog {
     bool more = false;        // more bytes wait: poll again
     std::string error;        // it could not be read this time
   };
-  Update Poll(const LineParser& parser);
+  // Reads up to `max_read` bytes of what was appended.
+  Update Poll(const LineParser& parser, size_t max_read = FileFollower::kMaxRead);
 
   const WorkerLogScan& scan() const { return scan_; }
   const std::string& path() const { return follower_.path(); }

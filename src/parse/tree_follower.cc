@@ -98,7 +98,8 @@ TreeFollower::Poll TreeFollower::PollAll(const LineParser& parser) {
   Poll poll;
   Discover(&poll.notes);
   std::vector<FollowedLog::Update> updates(followed_.size());
-  ParallelFor(followed_.size(), threads_, [&](size_t i) { updates[i] = followed_[i]->Poll(parser); });
+  const size_t per_file = std::clamp(kTurnBytes / std::max<size_t>(1, followed_.size()), kFileBytes, FileFollower::kMaxRead);
+  ParallelFor(followed_.size(), threads_, [&](size_t i) { updates[i] = followed_[i]->Poll(parser, per_file); });
   for (size_t i = 0; i < updates.size(); ++i) {
     const FollowedLog::Update& update = updates[i];
     const std::string& path = logs_.files[i].path;

@@ -26,8 +26,11 @@ class TreeFollower {
     std::vector<std::string> notes;  // what changed, to say once: a file found, restarted, deleted, unreadable
     bool more = false;               // a file has more bytes waiting
   };
-  // Looks for new files, then reads what every file appended.
+  // Looks for new files, then reads what every file appended: up to
+  // kTurnBytes in all (and at least kFileBytes a file), so that a turn's
+  // records stay bounded however far behind the logs are.
   Poll PollAll(const LineParser& parser);
+  static constexpr size_t kTurnBytes = 32 << 20, kFileBytes = 256 << 10;
 
   // The files followed (in machine, then worker order) and their records so
   // far, as a batch run would have them: the input of the later stages.

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -79,14 +80,14 @@ void FileFollower::HandOut(const char* data, size_t size, std::string* lines) {
   }
 }
 
-FileFollower::Change FileFollower::Read(std::string* lines) {
+FileFollower::Change FileFollower::Read(std::string* lines, size_t max_read) {
   constexpr size_t kChunk = 1 << 20;
   // One buffer for every file a thread follows (2,048 files need not hold 2 GiB).
   thread_local std::unique_ptr<char[]> buffer(new char[kChunk]);
   size_t total = 0;
   const size_t before = lines->size();
-  while (total < kMaxRead) {
-    const ssize_t n = ::pread(fd_, buffer.get(), kChunk, static_cast<off_t>(offset_));
+  while (total < max_read) {
+    const ssize_t n = ::pread(fd_, buffer.get(), std::min(kChunk, max_read - total), static_cast<off_t>(offset_));
     if (n < 0) {
       if (errno == EINTR) continue;
       error_ = std::strerror(errno);
@@ -97,18 +98,18 @@ FileFollower::Change FileFollower::Read(std::string* lines) {
     total += static_cast<size_t>(n);
     HandOut(buffer.get(), static_cast<size_t>(n), lines);
   }
-  more_ = total >= kMaxRead;
+  more_ = total >= max_read;
   return lines->size() > before ? Change::kAppended : Change::kNone;
 }
 
-FileFollower::Change FileFollower::Poll(std::string* lines) {
+FileFollower::Change FileFollower::Poll(std::string* lines, size_t max_read) {
   more_ = false;
   cut_began_ = false;
   error_.clear();
   if (fd_ < 0) {
     const bool reopened = was_open_;
     if (!Open()) return error_.empty() ? Change::kNone : Change::kError;
-    if (!reopened) return Read(lines);
+    if (!reopened) return Read(lines, max_read);
     more_ = true;  // back after it was gone: a new file
     return Change::kRestarted;
   }
@@ -127,7 +128,7 @@ FileFollower::Change FileFollower::Poll(std::string* lines) {
   }
   // What the open file holds beyond what was read was written before it
   // was deleted or replaced: read that first.
-  const Change change = Read(lines);
+  const Change change = Read(lines, max_read);
   if (change != Change::kNone || more_) return change;
   if (!present) {
     Close();

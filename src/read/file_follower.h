@@ -19,7 +19,9 @@ class FileFollower {
   // up to its newline, which is handed out alone (an empty line keeps every
   // later line's number). Memory stays bounded whatever is appended.
   static constexpr size_t kMaxHeldLine = 1 << 20;
-  // Bytes read per call at most: one file catching up does not hold up the rest.
+  // Bytes read per call at most, unless the call names fewer: one file
+  // catching up does not hold up the rest, and what a call reads is parsed
+  // and released before the next.
   static constexpr size_t kMaxRead = 8 << 20;
 
   enum class Change {
@@ -35,8 +37,9 @@ class FileFollower {
   FileFollower(const FileFollower&) = delete;
   FileFollower& operator=(const FileFollower&) = delete;
 
-  // Appends to `lines` the whole lines written since the last call.
-  Change Poll(std::string* lines);
+  // Appends to `lines` the whole lines written since the last call (up to
+  // `max_read` bytes of them; more() says when some are left).
+  Change Poll(std::string* lines, size_t max_read = kMaxRead);
 
   bool more() const { return more_; }      // kMaxRead stopped the last call: call again
   bool cut_began() const { return cut_began_; }  // the last call began cutting an over-long line
@@ -49,7 +52,7 @@ class FileFollower {
  private:
   bool Open();
   void Close();
-  Change Read(std::string* lines);
+  Change Read(std::string* lines, size_t max_read);
   void HandOut(const char* data, size_t size, std::string* lines);
 
   std::string path_;
