@@ -40,7 +40,9 @@ Parsed<FollowPlan> ParseFollowCommandLine(int argc, char** argv) {
   CLI::App app{
       "jobviz follow: read the worker logs of a running job as they grow; print each step as soon as every\n"
       "worker has moved past it (time, bubble, top cause, slow workers), raise a stall alarm with the stop\n"
-      "report, and keep the outputs named current. Ctrl-C stops it, every output complete. docs/follow.md"};
+      "report, and keep the outputs named current (only those named: no default trace). Ctrl-C stops it,\n"
+      "every output complete. docs/follow.md"};
+  app.name("jobviz follow");
   app.get_formatter()->column_width(30);
   DrawFlags flags;
   FollowFlags follow;
@@ -53,13 +55,17 @@ Parsed<FollowPlan> ParseFollowCommandLine(int argc, char** argv) {
     if (file == "-")
       return {std::nullopt, UsageError("jobviz follow", "standard input cannot be followed as a log",
                                        "give the log files or --log_dir; `jobviz -` reads a finished log from stdin")};
-  if (flags.output == "-" || flags.summary_json == "-" || flags.summary_md == "-")
-    return {std::nullopt, UsageError("jobviz follow", "stdout holds the steps; write the outputs to files",
-                                     "e.g. --summary-json summary.json")};
   if (flags.summary_on)
     return {std::nullopt, UsageError("jobviz follow", "--summary: stdout holds the steps", "--summary-md FILE keeps the tables current")};
   Parsed<DrawPlan> draw = ToPlan(flags, DrawCommand::kFollow);
   if (!draw.plan) return {std::nullopt, draw.exit_code};
+  for (const OutputRequest& output : draw.plan->outputs)
+    if (output.path == "-")
+      return {std::nullopt, UsageError("jobviz follow", output.flag + " -: stdout holds the steps; write the outputs to files",
+                                       "e.g. --summary-json summary.json")};
+  if (draw.plan->steps)
+    return {std::nullopt, UsageError("jobviz follow", "--steps: follow reports every step as it finishes",
+                                     "--keep-steps N keeps the last N in memory and the outputs")};
   FollowPlan plan;
   plan.draw = std::move(*draw.plan);
   plan.poll_seconds = follow.poll;

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <deque>
+#include <map>
 #include <thread>
 
 #include "analyse/step_report.h"
@@ -40,8 +42,9 @@ class Follower {
 
  private:
   void Turn(Clock::time_point now);
-  void ReportSteps(const FinishedRun& run, size_t finished);
-  void DropOldSteps(const FinishedRun& run, size_t finished);
+  std::vector<std::int64_t> ReportSteps(const FinishedRun& run, size_t finished);
+  std::map<std::int64_t, std::vector<std::pair<size_t, std::uint64_t>>> FirstLines(const FinishedRun& run);
+  void MoveCursors(const FinishedRun& run, const std::vector<std::int64_t>& reported);
   std::optional<int> CheckStall(Clock::time_point now);
   bool WriteOutputs(bool whole_run = false);
   void Say(const std::string& text);
@@ -60,7 +63,11 @@ class Follower {
   std::int64_t last_step_ = kNoStep;
   Nanos last_end_ = 0;
   size_t steps_reported_ = 0;
-  std::vector<Nanos> durations_;  // of the steps reported (the stall alarm's default)
+  // The last steps reported: their durations (the stall alarm's default is
+  // 10 times their median), and where each begins in each log.
+  static constexpr size_t kMedianOf = 1000;
+  std::deque<Nanos> durations_;
+  std::deque<std::pair<std::int64_t, std::vector<std::pair<size_t, std::uint64_t>>>> kept_;
   Clock::time_point last_job_at_ = Clock::now();
   bool stalled_ = false, finished_said_ = false;
   bool steps_since_write_ = false;
@@ -87,17 +94,19 @@ void Follower::SayOnce(const std::string& text, std::string* last) {
 
 double Follower::StallAfter() const {
   if (plan_.stall_after) return *plan_.stall_after;
-  std::vector<Nanos> d = durations_;
+  std::vector<Nanos> d(durations_.begin(), durations_.end());
   if (d.empty()) return kDefaultStallSeconds;
   std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
   return std::max(kDefaultStallSeconds, 10 * static_cast<double>(d[d.size() / 2]) / 1e9);
 }
 
-void Follower::ReportSteps(const FinishedRun& run, size_t finished) {
+// Prints the steps of `run` finished and not yet printed; returns them.
+std::vector<std::int64_t> Follower::ReportSteps(const FinishedRun& run, size_t finished) {
   const std::vector<StepSpan>& steps = run.timeline.steps;
   size_t first = 0;
   while (first < finished && reported_any_ && steps[first].step <= last_step_ && steps[first].start < last_end_) ++first;
-  if (first >= finished) return;
+  std::vector<std::int64_t> reported;
+  if (first >= finished) return reported;
   for (const StepReport& report : AnalyseSteps(run.timeline, first, finished, plan_.draw.inputs.threads)) {
     const std::string line = plan_.json ? StepJson(report).dump() : StepLine(report);
     if (status_shown_) std::fputs("\r\x1b[K", stderr);
@@ -107,23 +116,46 @@ void Follower::ReportSteps(const FinishedRun& run, size_t finished) {
     last_step_ = report.span.step;
     last_end_ = report.span.end;
     durations_.push_back(report.span.end - report.span.start);
+    if (durations_.size() > kMedianOf) durations_.pop_front();
+    reported.push_back(report.span.step);
     ++steps_reported_;
   }
   std::fflush(stdout);
   steps_since_write_ = true;
+  return reported;
 }
 
-// --keep-steps: the records of steps before the last N finished ones go.
-void Follower::DropOldSteps(const FinishedRun& run, size_t finished) {
-  if (plan_.keep_steps == 0 || finished <= plan_.keep_steps) return;
-  const std::int64_t keep_from = run.timeline.steps[finished - plan_.keep_steps].step;
+// Each step's first job line in each log (a worker's jobs of a step come
+// after its jobs of earlier steps), in one pass over the run's jobs.
+std::map<std::int64_t, std::vector<std::pair<size_t, std::uint64_t>>> Follower::FirstLines(const FinishedRun& run) {
+  const std::map<std::string, size_t> index = tree_.IndexByName();
+  std::map<std::int64_t, std::vector<std::pair<size_t, std::uint64_t>>> lines;
   for (const Worker* worker : AllWorkers(run.timeline)) {
-    std::uint64_t cut = UINT64_MAX;
-    for (const Job& job : worker->jobs)
-      if (job.step >= keep_from) cut = std::min(cut, job.line);
-    const int index = FollowedIndex(tree_, worker->file);
-    if (cut != UINT64_MAX && index >= 0) tree_.log(static_cast<size_t>(index)).DropBefore(cut, StepNumber(keep_from));
+    const auto log = index.find(worker->file);
+    if (log == index.end()) continue;
+    std::map<std::int64_t, std::uint64_t> first;
+    for (const Job& job : worker->jobs) {
+      auto [it, inserted] = first.emplace(job.step, job.line);
+      if (!inserted) it->second = std::min(it->second, job.line);
+    }
+    for (const auto& [step, line] : first) lines[step].emplace_back(log->second, line);
   }
+  return lines;
+}
+
+// After a report: each turn builds from the last step reported on (kept as
+// the measure of what a finished step holds), and --keep-steps drops the
+// records of steps before the last N reported.
+void Follower::MoveCursors(const FinishedRun& run, const std::vector<std::int64_t>& reported) {
+  if (reported.empty()) return;
+  auto firsts = FirstLines(run);
+  for (const std::int64_t step : reported) kept_.push_back({step, std::move(firsts[step])});
+  for (const auto& [log, line] : kept_.back().second) tree_.log(log).SetCursor(line, StepNumber(kept_.back().first));
+  const size_t keep = std::max<size_t>(1, plan_.keep_steps);
+  if (kept_.size() <= keep) return;
+  while (kept_.size() > keep) kept_.pop_front();
+  if (plan_.keep_steps == 0) return;
+  for (const auto& [log, line] : kept_.front().second) tree_.log(log).DropBefore(line, StepNumber(kept_.front().first));
 }
 
 void Follower::Turn(Clock::time_point now) {
@@ -149,14 +181,12 @@ void Follower::Turn(Clock::time_point now) {
   unbuilt_ = false;
   FinishedRun run;
   std::string messages;
-  if (!BuildFollowedRun(plan_.draw, tree_, &run, &messages)) {
+  if (!BuildFollowedRun(plan_.draw, tree_, true, &run, &messages)) {
     SayOnce(messages, &last_build_text_);
     return;
   }
   last_build_text_.clear();
-  const size_t finished = FinishedStepCount(run.timeline);
-  ReportSteps(run, finished);
-  DropOldSteps(run, finished);
+  MoveCursors(run, ReportSteps(run, FinishedStepCount(run.timeline)));
 }
 
 // No job finished anywhere for --stall-after: the stop report, once per
@@ -167,13 +197,13 @@ std::optional<int> Follower::CheckStall(Clock::time_point now) {
   if (stalled_ || finished_said_ || silent < StallAfter()) return std::nullopt;
   FinishedRun run;
   std::string messages;
-  if (!BuildFollowedRun(plan_.draw, tree_, &run, &messages) || run.jobs == 0) {
+  if (!BuildFollowedRun(plan_.draw, tree_, true, &run, &messages) || run.jobs == 0) {
     stalled_ = true;
     Say("jobviz follow: stalled: no job line in " + FormatDuration(static_cast<Nanos>(silent * 1e9)) + "\n" + messages);
     return plan_.exit_on_stall ? std::optional<int>(kExitStalled) : std::nullopt;
   }
   if (run.analysis.stop.kind == StopKind::kFinished) {
-    ReportSteps(run, run.timeline.steps.size());
+    MoveCursors(run, ReportSteps(run, run.timeline.steps.size()));
     finished_said_ = true;
     Say("jobviz follow: the run finished: every worker finished step " + std::to_string(StepNumber(last_step_)) +
         (plan_.exit_on_stall ? "\n" : "; still following\n"));
@@ -228,7 +258,7 @@ void Follower::SayWhatWasRead() {
   if (plan_.draw.verbosity < kNormal) return;
   FinishedRun run;
   std::string messages;
-  if (!BuildFollowedRun(plan_.draw, tree_, &run, &messages)) return;
+  if (!BuildFollowedRun(plan_.draw, tree_, false, &run, &messages)) return;
   if (!stalled_) run.analysis.stop = StopReport{};
   Say(RunReport(run, plan_.draw.verbosity));
 }

@@ -8,13 +8,14 @@
 
 namespace jobviz {
 
-bool BuildFollowedRun(const DrawPlan& plan, const TreeFollower& tree, FinishedRun* run, std::string* messages) {
+bool BuildFollowedRun(const DrawPlan& plan, const TreeFollower& tree, bool from_cursor, FinishedRun* run,
+                      std::string* messages) {
   MessageCapture capture;
   int status = 0;
   run->html_max_jobs = plan.html_max_jobs;
   run->json_args = plan.json_args;
   run->threads = plan.inputs.threads;
-  bool ok = !tree.logs().files.empty() && BuildRun(tree.logs(), tree.Scans(), plan.run, run, &status);
+  bool ok = !tree.logs().files.empty() && BuildRun(tree.logs(), tree.Scans(from_cursor), plan.run, run, &status);
   AlignOptions align;
   ok = ok && ResolveNames(plan, &run->timeline, &align, &status) && PlaceWorkers(plan, run, &status);
   if (ok) {
@@ -30,7 +31,7 @@ bool BuildFollowedRun(const DrawPlan& plan, const TreeFollower& tree, FinishedRu
 bool WriteFollowedOutputs(const DrawPlan& plan, const TreeFollower& tree, std::optional<std::int64_t> through,
                           std::string* messages) {
   FinishedRun run;
-  if (!BuildFollowedRun(plan, tree, &run, messages) || run.jobs == 0) return false;
+  if (!BuildFollowedRun(plan, tree, false, &run, messages) || run.jobs == 0) return false;
   MessageCapture capture;
   int status = 0;
   if (through) {
@@ -49,10 +50,5 @@ bool WriteFollowedOutputs(const DrawPlan& plan, const TreeFollower& tree, std::o
   return written;
 }
 
-int FollowedIndex(TreeFollower& tree, const std::string& shown_file) {
-  for (size_t i = 0; i < tree.size(); ++i)
-    if (tree.log(i).scan().file == shown_file) return static_cast<int>(i);
-  return -1;
-}
 
 }  // namespace jobviz

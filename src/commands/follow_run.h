@@ -17,17 +17,17 @@ inline constexpr double kDefaultStallSeconds = 60;
 // Turns of the follow loop are at least this far apart, and twice their cost.
 inline constexpr double kMinTurnSeconds = 0.2;
 
-// Build, place, align, find steps (the stop report included). What the
-// stages say goes to `messages`, not stderr: the caller says it when it changes.
-bool BuildFollowedRun(const DrawPlan& plan, const TreeFollower& tree, FinishedRun* run, std::string* messages);
+// Build, place, align, find steps (the stop report included), from every
+// record kept or, with `from_cursor`, from the steps not yet reported on.
+// What the stages say goes to `messages`, not stderr: the caller says it
+// when it changes.
+bool BuildFollowedRun(const DrawPlan& plan, const TreeFollower& tree, bool from_cursor, FinishedRun* run,
+                      std::string* messages);
 
 // Every output of the plan, atomically: the steps up to `through` (the
 // last one reported), or with none everything read (a run that stalled,
 // as a batch run over these logs would write it).
 bool WriteFollowedOutputs(const DrawPlan& plan, const TreeFollower& tree, std::optional<std::int64_t> through,
                           std::string* messages);
-
-// The index in `tree` of the log a worker was built from (-1: none).
-int FollowedIndex(TreeFollower& tree, const std::string& shown_file);
 
 }  // namespace jobviz

@@ -20,6 +20,7 @@ FollowedLog::Update FollowedLog::Poll(const LineParser& parser, size_t max_read)
       WorkerLogScan fresh;
       fresh.file = scan_.file;
       scan_ = std::move(fresh);
+      cursor_line_ = 0;  // a new file: its steps are all to come
       update.restarted = true;
       break;
     }
@@ -54,44 +55,63 @@ FollowedLog::Update FollowedLog::Poll(const LineParser& parser, size_t max_read)
   return update;
 }
 
-size_t FollowedLog::DropBefore(std::uint64_t cut, std::int64_t first_step) {
-  std::vector<LogRecord>& records = scan_.records;
+std::vector<LogRecord> RecordsFrom(const std::vector<LogRecord>& records, std::uint64_t cut, std::int64_t first_step) {
   const auto old = std::partition_point(records.begin(), records.end(),
                                         [cut](const LogRecord& r) { return r.line < cut; });
   size_t syncs_before = 0;
   for (auto it = records.begin(); it != old; ++it) syncs_before += it->kind == RecordKind::kClockSync;
+  std::vector<LogRecord> kept;
+  kept.reserve(static_cast<size_t>(records.end() - old) + 16);
   size_t syncs_seen = 0;
   bool window = false;
-  const auto drop = [&](LogRecord& r) {
-    switch (r.kind) {
+  for (auto it = records.begin(); it != old; ++it) {
+    switch (it->kind) {
       case RecordKind::kStartBanner:
       case RecordKind::kHybridInfo:
       case RecordKind::kShimTopology:
       case RecordKind::kProfilerHeader:
-        return false;
+        kept.push_back(*it);
+        break;
       case RecordKind::kProfilerWindow:
-        r.step = first_step;  // the steps before it are gone
+        kept.push_back(*it);
+        kept.back().step = first_step;  // the steps before it are gone
         window = true;
-        return false;
+        break;
       case RecordKind::kClockSync:
-        return ++syncs_seen + kKeptClockSyncs <= syncs_before;
+        if (++syncs_seen + FollowedLog::kKeptClockSyncs > syncs_before) kept.push_back(*it);
+        break;
       default:
-        return true;
+        break;
     }
-  };
-  const auto kept_end = std::remove_if(records.begin(), old, drop);
-  const size_t dropped = static_cast<size_t>(old - kept_end);
-  records.erase(kept_end, old);
-  if (!window && dropped > 0 && cut > 1) {
+  }
+  if (!window && old != records.begin() && cut > 1) {
+    // Steps counted from job order count from the window's first step.
     LogRecord marker;
     marker.kind = RecordKind::kProfilerWindow;
     marker.line = cut - 1;
     marker.step = first_step;
-    const auto at = std::partition_point(records.begin(), records.end(),
-                                         [cut](const LogRecord& r) { return r.line < cut - 1; });
-    records.insert(at, marker);
+    kept.push_back(marker);
   }
-  return dropped;
+  kept.insert(kept.end(), old, records.end());
+  return kept;
+}
+
+size_t FollowedLog::DropBefore(std::uint64_t cut, std::int64_t first_step) {
+  const size_t before = scan_.records.size();
+  scan_.records = RecordsFrom(scan_.records, cut, first_step);
+  return before - std::min(before, scan_.records.size());
+}
+
+WorkerLogScan FollowedLog::ScanFromCursor() const {
+  WorkerLogScan copy;
+  copy.file = scan_.file;
+  copy.bytes = scan_.bytes;
+  copy.lines = scan_.lines;
+  copy.end = scan_.end;
+  copy.skipped = scan_.skipped;
+  copy.read_error = scan_.read_error;
+  copy.records = cursor_line_ > 0 ? RecordsFrom(scan_.records, cursor_line_, cursor_step_) : scan_.records;
+  return copy;
 }
 
 }  // namespace jobviz

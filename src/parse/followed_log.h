@@ -7,12 +7,21 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "parse/line_parser.h"
 #include "parse/workerlog_scan.h"
 #include "read/file_follower.h"
 
 namespace jobviz {
+
+// The records from line `cut` on, with what says where the rank sits and
+// where runs begin (kept from before it) and the last kKeptClockSyncs
+// clock-sync points before it; jobs, step markers and in-flight jobs
+// before it go. `first_step`: the number of the step that starts at `cut`,
+// kept in a profiler-window record before it, so that steps counted from
+// job order keep their numbers.
+std::vector<LogRecord> RecordsFrom(const std::vector<LogRecord>& records, std::uint64_t cut, std::int64_t first_step);
 
 class FollowedLog {
  public:
@@ -35,13 +44,19 @@ class FollowedLog {
   // When it last grew by a whole line (or when it was first followed).
   std::chrono::steady_clock::time_point grew() const { return grew_; }
 
-  // --keep-steps: drops the records before line `cut` (jobs, step markers,
-  // in-flight jobs; all but the last few clock-sync points), keeping what
-  // says where the rank sits and where runs begin. `first_step`: the
-  // number of the step that starts at `cut`, kept in a profiler-window
-  // record before it, so that steps counted from job order keep their
-  // numbers. Returns how many records went.
+  // --keep-steps: drops the records before line `cut` (RecordsFrom).
+  // Returns how many records went.
   size_t DropBefore(std::uint64_t cut, std::int64_t first_step);
+
+  // Where the steps not yet reported begin (a line, and its step's number):
+  // what each turn builds, so that a turn's cost does not grow with the run.
+  void SetCursor(std::uint64_t line, std::int64_t step) {
+    cursor_line_ = line;
+    cursor_step_ = step;
+  }
+  // A copy of the scan with the records from the cursor on (RecordsFrom);
+  // a truncated or replaced file starts over from its start.
+  WorkerLogScan ScanFromCursor() const;
 
   static constexpr size_t kKeptClockSyncs = 64;
 
@@ -49,6 +64,8 @@ class FollowedLog {
   FileFollower follower_;
   WorkerLogScan scan_;
   std::string lines_;  // reused between polls
+  std::uint64_t cursor_line_ = 0;  // 0: from the start
+  std::int64_t cursor_step_ = 0;
   std::chrono::steady_clock::time_point grew_ = std::chrono::steady_clock::now();
 };
 

@@ -113,11 +113,17 @@ TreeFollower::Poll TreeFollower::PollAll(const LineParser& parser) {
   return poll;
 }
 
-std::vector<WorkerLogScan> TreeFollower::Scans() const {
-  std::vector<WorkerLogScan> scans;
-  scans.reserve(followed_.size());
-  for (const auto& log : followed_) scans.push_back(log->scan());
+std::vector<WorkerLogScan> TreeFollower::Scans(bool from_cursor) const {
+  std::vector<WorkerLogScan> scans(followed_.size());
+  ParallelFor(followed_.size(), from_cursor ? threads_ : 1,
+              [&](size_t i) { scans[i] = from_cursor ? followed_[i]->ScanFromCursor() : followed_[i]->scan(); });
   return scans;
+}
+
+std::map<std::string, size_t> TreeFollower::IndexByName() const {
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < followed_.size(); ++i) index.emplace(followed_[i]->scan().file, i);
+  return index;
 }
 
 std::vector<std::string> TreeFollower::Directories() const {

@@ -5,6 +5,7 @@
 // deleted: what it said stays true.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,9 +36,12 @@ class TreeFollower {
   // The files followed (in machine, then worker order) and their records so
   // far, as a batch run would have them: the input of the later stages.
   const LogSet& logs() const { return logs_; }
-  std::vector<WorkerLogScan> Scans() const;
+  // `from_cursor`: each log's records from its cursor on (FollowedLog::SetCursor).
+  std::vector<WorkerLogScan> Scans(bool from_cursor = false) const;
   // The directories whose changes should wake the follower (inotify).
   std::vector<std::string> Directories() const;
+  // Each log's index by its name as shown (Worker::file).
+  std::map<std::string, size_t> IndexByName() const;
   // The followed log of logs().files[i].
   FollowedLog& log(size_t i) { return *followed_[i]; }
   size_t size() const { return followed_.size(); }

@@ -37,5 +37,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
   else fuzz::Require(draw.exit_code == 0 || draw.exit_code == 2, "usage errors exit 2");
   const auto extract = ParseExtractCommandLine(static_cast<int>(argv.size()), argv.data());
   if (!extract.plan) fuzz::Require(extract.exit_code == 0 || extract.exit_code == 2, "usage errors exit 2");
+  const auto follow = ParseFollowCommandLine(static_cast<int>(argv.size()), argv.data());
+  if (follow.plan) {
+    fuzz::Require(follow.plan->poll_seconds > 0 && follow.plan->refresh_seconds > 0, "follow's intervals are positive");
+    for (const OutputRequest& output : follow.plan->draw.outputs)
+      fuzz::Require(output.path != "-", "follow keeps stdout for its steps");
+  } else {
+    fuzz::Require(follow.exit_code == 0 || follow.exit_code == 2, "usage errors exit 2");
+  }
   return 0;
 }
