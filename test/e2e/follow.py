@@ -123,6 +123,28 @@ def test_grow_and_report(tmp):
     check(not [n for n in os.listdir(tmp) if ".tmp" in n or n.startswith(".")], f"temporary files left: {os.listdir(tmp)}")
 
 
+def test_keep_steps(tmp):
+    """Steps counted from job order keep their numbers when the old ones are dropped."""
+    src, dst = os.path.join(tmp, "src"), os.path.join(tmp, "dst")
+    generate(src, 12)
+    os.makedirs(dst)
+    summary = os.path.join(tmp, "kept.json")
+    follow = Follow(["--log_dir", dst, "--multi_machine", "--json", "--poll", "0.2", "--stall-after", "2",
+                     "--keep-steps", "3", "--summary-json", summary])
+    subprocess.run([REPLAY, src, dst, "--ticks", "8", "--interval", "0.3", "--split-lines"], check=True)
+    steps = [follow.next_line(15) for _ in range(12)]
+    rc = follow.stop()
+    check(rc == 0 and all(steps), f"exit {rc}, steps {steps}\n{follow.err()}")
+    steps = [json.loads(s) for s in steps if s]
+    check([s["step"] for s in steps] == list(range(12)), f"steps printed: {[s['step'] for s in steps]}")
+    batch = {s["step"]: s for s in batch_steps(dst)["steps"]}
+    for s in steps:
+        check(batch[s["step"]]["duration_us"] == s["duration_us"], f"step {s['step']}: {s['duration_us']} us, batch {batch[s['step']]['duration_us']}")
+    with open(summary) as f:
+        kept = [s["step"] for s in json.load(f)["steps"]]
+    check(kept == [9, 10, 11], f"--keep-steps 3: the outputs hold steps {kept}")
+
+
 def test_stall_alarm(tmp):
     src, dst = os.path.join(tmp, "src"), os.path.join(tmp, "dst")
     generate(src, 12)
@@ -198,7 +220,7 @@ def test_usage_errors(tmp):
         check(rc == 2, f"{why}: exit {rc}, expected 2")
 
 
-for test in (test_grow_and_report, test_stall_alarm, test_truncated_log_is_a_new_run, test_overlong_line,
+for test in (test_grow_and_report, test_keep_steps, test_stall_alarm, test_truncated_log_is_a_new_run, test_overlong_line,
              test_usage_errors):
     with tempfile.TemporaryDirectory() as tmp:
         started = time.time()
