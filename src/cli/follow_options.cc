@@ -3,13 +3,16 @@
 
 #include "cli/draw_flags.h"
 #include "cli/exit_status.h"
+#include "cli/option_values.h"
 #include "cli/options.h"
+#include "write/live_server.h"
 
 namespace jobviz {
 
 namespace {
 
 struct FollowFlags {
+  std::string serve;
   double poll = 1, refresh = 10, stall_after = 0;
   bool json = false, exit_on_stall = false;
   size_t keep_steps = 0;
@@ -22,6 +25,15 @@ void AddFollowOptions(CLI::App& app, FollowFlags& f) {
       ->type_name("SECONDS")->check(CLI::Range(0.05, 3600.0));
   app.add_option("--refresh", f.refresh, "Rewrite the outputs named (-o, --html, --summary-json, ...) this often (default 10)")
       ->type_name("SECONDS")->check(CLI::Range(0.1, 86400.0));
+  app.add_option("--serve", f.serve,
+                 "Serve a live page (the HTML report, updated in place as steps finish, and a chart of step time and "
+                 "bubble) on [ADDR:]PORT; 127.0.0.1 unless ADDR is named, 0 for any free port")
+      ->type_name("[ADDR:]PORT")
+      ->check([](const std::string& value) {
+        std::string host;
+        int port = 0;
+        return ParseServeAddress(value, &host, &port) ? std::string() : "expected PORT, ADDR:PORT or [ADDR6]:PORT";
+      });
   app.add_flag("--json", f.json, "One JSON object per finished step on stdout, instead of a line of text");
   app.add_option("--stall-after", f.stall_after,
                  "Call the run stalled when no job has finished anywhere for this long (default: the larger of 60 s "
@@ -74,6 +86,12 @@ Parsed<FollowPlan> ParseFollowCommandLine(int argc, char** argv) {
   if (follow.stall_after > 0) plan.stall_after = follow.stall_after;
   plan.exit_on_stall = follow.exit_on_stall;
   plan.keep_steps = follow.keep_steps;
+  plan.serve = follow.serve;
+  if (!plan.serve.empty()) {  // the live page is an HTML report: it draws what one would
+    std::vector<OutputRequest> shown = plan.draw.outputs;
+    shown.push_back({OutputFormat::kHtml, "", false, "--serve"});
+    plan.draw.what_if = PlanWhatIf(flags.what_if, shown, !plan.draw.gates.empty());
+  }
   plan.status_line = plan.draw.verbosity >= kNormal && isatty(STDERR_FILENO);
   return {std::move(plan), kExitOk};
 }

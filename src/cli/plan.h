@@ -68,6 +68,7 @@ struct FollowPlan {
   bool exit_on_stall = false;
   size_t keep_steps = 0;         // finished steps kept in memory and the outputs; 0: all
   bool status_line = false;      // a status line on stderr (a terminal)
+  std::string serve;             // --serve [ADDR:]PORT: the live page; "" = none
 };
 
 // `jobviz extract`.

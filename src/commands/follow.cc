@@ -23,6 +23,8 @@
 #include "parse/tree_follower.h"
 #include "read/change_waker.h"
 #include "write/json_text.h"
+#include "write/live_server.h"
+#include "html_assets.h"
 
 namespace jobviz {
 
@@ -48,6 +50,8 @@ class Follower {
   std::optional<int> CheckStall(Clock::time_point now);
   bool WriteOutputs(bool whole_run = false);
   void Say(const std::string& text);
+  void Alarm(const char* type, const std::string& text);
+  bool StartServer();
   void SayOnce(const std::string& text, std::string* last);
   void ShowStatus(Clock::time_point now);
   void SayWhatWasRead();
@@ -74,7 +78,8 @@ class Follower {
   std::string last_build_text_, last_write_text_;
   bool status_shown_ = false;
   bool catching_up_ = false;
-  bool unbuilt_ = false;      // records arrived since the run was last built  // the last turn left bytes unread: the next one comes at once
+  bool unbuilt_ = false;      // records arrived since the run was last built
+  std::unique_ptr<LiveServer> server_;  // --serve  // the last turn left bytes unread: the next one comes at once
   Clock::time_point status_at_ = Clock::now();
   std::uint64_t status_lines_ = 0;
 };
@@ -84,6 +89,12 @@ void Follower::Say(const std::string& text) {
   status_shown_ = false;
   PrintReport(text);
   std::fflush(stderr);
+}
+
+// The stall alarm, its end, and the run's end: on stderr and the live page.
+void Follower::Alarm(const char* type, const std::string& text) {
+  Say("jobviz follow: " + text + (text.ends_with("\n") ? "" : "\n"));
+  if (server_) server_->Publish(type, TerminalText(text));
 }
 
 // Messages of the stages, which run every turn: said when they change.
@@ -108,7 +119,9 @@ std::vector<std::int64_t> Follower::ReportSteps(const FinishedRun& run, size_t f
   std::vector<std::int64_t> reported;
   if (first >= finished) return reported;
   for (const StepReport& report : AnalyseSteps(run.timeline, first, finished, plan_.draw.inputs.threads)) {
-    const std::string line = plan_.json ? StepJson(report).dump() : StepLine(report);
+    const std::string json = plan_.json || server_ ? StepJson(report).dump() : "";
+    const std::string line = plan_.json ? json : StepLine(report);
+    if (server_) server_->Publish("step", json);
     if (status_shown_) std::fputs("\r\x1b[K", stderr);
     status_shown_ = false;
     std::fprintf(stdout, "%s\n", line.c_str());
@@ -166,8 +179,7 @@ void Follower::Turn(Clock::time_point now) {
   for (const std::string& dir : tree_.Directories()) waker_.Watch(dir);
   for (const std::string& note : poll.notes) Say("jobviz follow: " + note + "\n");
   if (poll.jobs > 0) {
-    if (stalled_ && plan_.draw.verbosity >= kNormal)
-      Say("jobviz follow: resumed after " + FormatDuration(static_cast<Nanos>(Seconds(now - last_job_at_) * 1e9)) + "\n");
+    if (stalled_) Alarm("resumed", "resumed after " + FormatDuration(static_cast<Nanos>(Seconds(now - last_job_at_) * 1e9)));
     stalled_ = false;
     finished_said_ = false;
     last_job_at_ = now;
@@ -199,33 +211,39 @@ std::optional<int> Follower::CheckStall(Clock::time_point now) {
   std::string messages;
   if (!BuildFollowedRun(plan_.draw, tree_, true, &run, &messages) || run.jobs == 0) {
     stalled_ = true;
-    Say("jobviz follow: stalled: no job line in " + FormatDuration(static_cast<Nanos>(silent * 1e9)) + "\n" + messages);
+    Alarm("stall", "stalled: no job line in " + FormatDuration(static_cast<Nanos>(silent * 1e9)) + "\n" + messages);
     return plan_.exit_on_stall ? std::optional<int>(kExitStalled) : std::nullopt;
   }
   if (run.analysis.stop.kind == StopKind::kFinished) {
     MoveCursors(run, ReportSteps(run, run.timeline.steps.size()));
     finished_said_ = true;
-    Say("jobviz follow: the run finished: every worker finished step " + std::to_string(StepNumber(last_step_)) +
-        (plan_.exit_on_stall ? "\n" : "; still following\n"));
-    if (plan_.exit_on_stall) return WriteOutputs(true) ? kExitOk : kExitBadInput;
+    Alarm("finished", "the run finished: every worker finished step " + std::to_string(StepNumber(last_step_)) +
+                          (plan_.exit_on_stall ? "" : "; still following"));
+    const bool written = WriteOutputs(true);
+    if (plan_.exit_on_stall) return written ? kExitOk : kExitBadInput;
     return std::nullopt;
   }
   stalled_ = true;
-  Say("jobviz follow: stalled: no job has finished for " + FormatDuration(static_cast<Nanos>(silent * 1e9)) +
-      " (--stall-after " + FormatDuration(static_cast<Nanos>(StallAfter() * 1e9)) + ")\n" +
-      StopReportLines(run.analysis.stop, run.timeline));
-  if (!plan_.exit_on_stall) return std::nullopt;
+  Alarm("stall", "stalled: no job has finished for " + FormatDuration(static_cast<Nanos>(silent * 1e9)) +
+                     " (--stall-after " + FormatDuration(static_cast<Nanos>(StallAfter() * 1e9)) + ")\n" +
+                     StopReportLines(run.analysis.stop, run.timeline));
+  // The outputs and the page show where it stopped, as a batch run would.
   WriteOutputs(true);
-  return kExitStalled;
+  return plan_.exit_on_stall ? std::optional<int>(kExitStalled) : std::nullopt;
 }
 
 // The outputs named, atomically: the steps reported (or, when the run
 // stalled, the run as a batch run would see it).
 bool Follower::WriteOutputs(bool whole_run) {
-  if (plan_.draw.outputs.empty() || (!whole_run && !reported_any_)) return true;
-  std::string messages;
+  if ((plan_.draw.outputs.empty() && !server_) || (!whole_run && !reported_any_)) return true;
+  std::string messages, report;
   const bool written =
-      WriteFollowedOutputs(plan_.draw, tree_, whole_run ? std::nullopt : std::optional<std::int64_t>(last_step_), &messages);
+      WriteFollowedOutputs(plan_.draw, tree_, whole_run ? std::nullopt : std::optional<std::int64_t>(last_step_), &messages,
+                           server_ ? &report : nullptr);
+  if (server_ && !report.empty()) {
+    server_->SetReport(std::move(report));
+    server_->Publish("report", std::to_string(steps_reported_));
+  }
   SayOnce(messages, &last_write_text_);
   steps_since_write_ = false;
   return written;
@@ -263,7 +281,25 @@ void Follower::SayWhatWasRead() {
   Say(RunReport(run, plan_.draw.verbosity));
 }
 
+// --serve: the address is taken now, before any log is read (a port in use
+// is a usage error, exit 2).
+bool Follower::StartServer() {
+  if (plan_.serve.empty()) return true;
+  server_ = std::make_unique<LiveServer>();
+  std::string error;
+  if (!server_->Start(plan_.serve, &error)) {
+    PrintError("--serve " + error, "name another port (--serve 0 takes any free one), or stop what holds it");
+    return false;
+  }
+  server_->SetPage(std::string(kAsset_live_html));
+  server_->Publish("source", plan_.draw.inputs.log_dir.empty() ? std::to_string(plan_.draw.inputs.files.size()) + " logs"
+                                                               : plan_.draw.inputs.log_dir);
+  Say("jobviz follow: the live page is at http://" + server_->address() + "/\n");
+  return true;
+}
+
 int Follower::Run() {
+  if (!StartServer()) return kExitUsage;
   ChangeWaker::HandleStopSignals();
   const auto refresh = std::chrono::duration<double>(plan_.refresh_seconds);
   Clock::time_point next_write = Clock::now() + std::chrono::duration_cast<Clock::duration>(refresh);
@@ -293,6 +329,7 @@ int Follower::Run() {
   status_shown_ = false;
   const bool written = WriteOutputs();
   SayWhatWasRead();
+  if (server_) server_->Stop();
   if (plan_.draw.verbosity >= kNormal)
     Say("jobviz follow: stopped after " + std::to_string(steps_reported_) + (steps_reported_ == 1 ? " step" : " steps") +
         (plan_.draw.outputs.empty() || !reported_any_ ? "" : written ? "; outputs written" : "; an output could not be written") + "\n");

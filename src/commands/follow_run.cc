@@ -29,7 +29,7 @@ bool BuildFollowedRun(const DrawPlan& plan, const TreeFollower& tree, bool from_
 }
 
 bool WriteFollowedOutputs(const DrawPlan& plan, const TreeFollower& tree, std::optional<std::int64_t> through,
-                          std::string* messages) {
+                          std::string* messages, std::string* live_report) {
   FinishedRun run;
   if (!BuildFollowedRun(plan, tree, false, &run, messages) || run.jobs == 0) return false;
   MessageCapture capture;
@@ -46,6 +46,10 @@ bool WriteFollowedOutputs(const DrawPlan& plan, const TreeFollower& tree, std::o
   run.mark_critical_path = plan.critical_path;
   if (DrawsFlows(plan.outputs)) run.flows = FlowChains(run.timeline);
   const bool written = EmitAll(plan.outputs, run, false);
+  if (live_report) {
+    live_report->clear();
+    EmitterFor(OutputFormat::kHtml).emit(run, [live_report](std::string_view piece) { live_report->append(piece); });
+  }
   *messages += capture.text();
   return written;
 }

@@ -26,8 +26,9 @@ bool BuildFollowedRun(const DrawPlan& plan, const TreeFollower& tree, bool from_
 
 // Every output of the plan, atomically: the steps up to `through` (the
 // last one reported), or with none everything read (a run that stalled,
-// as a batch run over these logs would write it).
+// as a batch run over these logs would write it). With `live_report`, also
+// the HTML report into it (--serve).
 bool WriteFollowedOutputs(const DrawPlan& plan, const TreeFollower& tree, std::optional<std::int64_t> through,
-                          std::string* messages);
+                          std::string* messages, std::string* live_report = nullptr);
 
 }  // namespace jobviz

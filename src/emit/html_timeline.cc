@@ -246,7 +246,7 @@ std::string TimelineJson(const Timeline& timeline, const std::string& title, con
   AppendScriptSafeString(out, title);
   // Times are ns after origin (a whole second, small integers); `zero` is the
   // run start, which the page counts every time it shows from.
-  out += ",\"origin_utc\":\"" + FormatUtc(origin) + "\",\"zero\":" + std::to_string(SaturatingSub(RunStart(timeline), origin)) +
+  out += ",\"origin_utc\":\"" + FormatUtc(origin) + "\",\"origin_ns\":\"" + std::to_string(origin) + "\",\"zero\":" + std::to_string(SaturatingSub(RunStart(timeline), origin)) +
          ",\"trace_name\":\"jobviz.pftrace.gz\",\"machines\":[";
   // The row groups as the traces have them (machines, or stages under --rows stage).
   // Jobs that overlap the one before by a few microseconds (logged times
