@@ -49,6 +49,7 @@ class Follower {
   void MoveCursors(const FinishedRun& run, const std::vector<std::int64_t>& reported);
   std::optional<int> CheckStall(Clock::time_point now);
   bool WriteOutputs(bool whole_run = false);
+  StepRange ShownSteps() const;
   void Say(const std::string& text);
   void Alarm(const char* type, const std::string& text);
   bool StartServer();
@@ -164,10 +165,15 @@ void Follower::MoveCursors(const FinishedRun& run, const std::vector<std::int64_
   auto firsts = FirstLines(run);
   for (const std::int64_t step : reported) kept_.push_back({step, std::move(firsts[step])});
   for (const auto& [log, line] : kept_.back().second) tree_.log(log).SetCursor(line, StepNumber(kept_.back().first));
+  // Records are dropped once twice --keep-steps are held, down to it: each
+  // record is copied by a drop about once, however often steps finish.
   const size_t keep = std::max<size_t>(1, plan_.keep_steps);
-  if (kept_.size() <= keep) return;
+  if (plan_.keep_steps == 0) {
+    while (kept_.size() > 1) kept_.pop_front();
+    return;
+  }
+  if (kept_.size() <= 2 * keep) return;
   while (kept_.size() > keep) kept_.pop_front();
-  if (plan_.keep_steps == 0) return;
   for (const auto& [log, line] : kept_.front().second) tree_.log(log).DropBefore(line, StepNumber(kept_.front().first));
 }
 
@@ -193,7 +199,7 @@ void Follower::Turn(Clock::time_point now) {
   unbuilt_ = false;
   FinishedRun run;
   std::string messages;
-  if (!BuildFollowedRun(plan_.draw, tree_, true, &run, &messages)) {
+  if (!BuildFollowedRun(plan_.draw, tree_, FollowedBuild::kSteps, &run, &messages)) {
     SayOnce(messages, &last_build_text_);
     return;
   }
@@ -209,7 +215,7 @@ std::optional<int> Follower::CheckStall(Clock::time_point now) {
   if (stalled_ || finished_said_ || silent < StallAfter()) return std::nullopt;
   FinishedRun run;
   std::string messages;
-  if (!BuildFollowedRun(plan_.draw, tree_, true, &run, &messages) || run.jobs == 0) {
+  if (!BuildFollowedRun(plan_.draw, tree_, FollowedBuild::kStalled, &run, &messages) || run.jobs == 0) {
     stalled_ = true;
     Alarm("stall", "stalled: no job line in " + FormatDuration(static_cast<Nanos>(silent * 1e9)) + "\n" + messages);
     return plan_.exit_on_stall ? std::optional<int>(kExitStalled) : std::nullopt;
@@ -234,11 +240,19 @@ std::optional<int> Follower::CheckStall(Clock::time_point now) {
 
 // The outputs named, atomically: the steps reported (or, when the run
 // stalled, the run as a batch run would see it).
+// The steps the outputs hold: those printed, the last --keep-steps of them.
+StepRange Follower::ShownSteps() const {
+  StepRange range{kNoStep, last_step_};
+  if (plan_.keep_steps > 0 && !kept_.empty())
+    range.first = kept_[kept_.size() > plan_.keep_steps ? kept_.size() - plan_.keep_steps : 0].first;
+  return range;
+}
+
 bool Follower::WriteOutputs(bool whole_run) {
   if ((plan_.draw.outputs.empty() && !server_) || (!whole_run && !reported_any_)) return true;
   std::string messages, report;
   const bool written =
-      WriteFollowedOutputs(plan_.draw, tree_, whole_run ? std::nullopt : std::optional<std::int64_t>(last_step_), &messages,
+      WriteFollowedOutputs(plan_.draw, tree_, whole_run ? std::nullopt : std::optional<StepRange>(ShownSteps()), &messages,
                            server_ ? &report : nullptr);
   if (server_ && !report.empty()) {
     server_->SetReport(std::move(report));
@@ -276,7 +290,7 @@ void Follower::SayWhatWasRead() {
   if (plan_.draw.verbosity < kNormal) return;
   FinishedRun run;
   std::string messages;
-  if (!BuildFollowedRun(plan_.draw, tree_, false, &run, &messages)) return;
+  if (!BuildFollowedRun(plan_.draw, tree_, FollowedBuild::kWhole, &run, &messages)) return;
   if (!stalled_) run.analysis.stop = StopReport{};
   Say(RunReport(run, plan_.draw.verbosity));
 }

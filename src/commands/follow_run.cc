@@ -8,35 +8,39 @@
 
 namespace jobviz {
 
-bool BuildFollowedRun(const DrawPlan& plan, const TreeFollower& tree, bool from_cursor, FinishedRun* run,
+bool BuildFollowedRun(const DrawPlan& plan, const TreeFollower& tree, FollowedBuild what, FinishedRun* run,
                       std::string* messages) {
   MessageCapture capture;
   int status = 0;
   run->html_max_jobs = plan.html_max_jobs;
   run->json_args = plan.json_args;
   run->threads = plan.inputs.threads;
-  bool ok = !tree.logs().files.empty() && BuildRun(tree.logs(), tree.Scans(from_cursor), plan.run, run, &status);
+  bool ok = !tree.logs().files.empty() && BuildRun(tree.logs(), tree.Scans(what != FollowedBuild::kWhole), plan.run, run, &status);
   AlignOptions align;
   ok = ok && ResolveNames(plan, &run->timeline, &align, &status) && PlaceWorkers(plan, run, &status);
   if (ok) {
     run->timeline.rows_by_stage = plan.rows_by_stage;
     run->clocks = AlignClocks(run->timeline, align);
     run->warnings.insert(run->warnings.end(), run->clocks.warnings.begin(), run->clocks.warnings.end());
-    FindRunSteps(run);
+    // A turn needs only the steps: every worker with a job past a step has
+    // finished it, whatever the stop report would say of the last ones.
+    if (what == FollowedBuild::kSteps) FindStepsOnly(run);
+    else FindRunSteps(run);
   }
   *messages = capture.text();
   return ok;
 }
 
-bool WriteFollowedOutputs(const DrawPlan& plan, const TreeFollower& tree, std::optional<std::int64_t> through,
+bool WriteFollowedOutputs(const DrawPlan& plan, const TreeFollower& tree, std::optional<StepRange> shown,
                           std::string* messages, std::string* live_report) {
   FinishedRun run;
-  if (!BuildFollowedRun(plan, tree, false, &run, messages) || run.jobs == 0) return false;
+  if (!BuildFollowedRun(plan, tree, FollowedBuild::kWhole, &run, messages) || run.jobs == 0) return false;
   MessageCapture capture;
   int status = 0;
-  if (through) {
-    if (run.timeline.steps.empty() || run.timeline.steps.front().step > *through) return false;
-    if (!CutSteps(StepRange{run.timeline.steps.front().step, *through}, &run, &status)) {
+  if (shown) {
+    if (run.timeline.steps.empty() || run.timeline.steps.front().step > shown->last) return false;
+    const std::int64_t first = shown->first == kNoStep ? run.timeline.steps.front().step : shown->first;
+    if (!CutSteps(StepRange{first, shown->last}, &run, &status)) {
       *messages += capture.text();
       return false;
     }

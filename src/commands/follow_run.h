@@ -17,18 +17,24 @@ inline constexpr double kDefaultStallSeconds = 60;
 // Turns of the follow loop are at least this far apart, and twice their cost.
 inline constexpr double kMinTurnSeconds = 0.2;
 
-// Build, place, align, find steps (the stop report included), from every
-// record kept or, with `from_cursor`, from the steps not yet reported on.
-// What the stages say goes to `messages`, not stderr: the caller says it
-// when it changes.
-bool BuildFollowedRun(const DrawPlan& plan, const TreeFollower& tree, bool from_cursor, FinishedRun* run,
+// What a build of the followed run is for.
+enum class FollowedBuild {
+  kSteps,    // a turn: the steps from each log's cursor on, for the frontier (no stop report)
+  kStalled,  // the stall alarm: the same, with the stop report
+  kWhole,    // the outputs and the closing counts: every record kept, with the stop report
+};
+
+// Build, place, align, find steps. What the stages say goes to `messages`,
+// not stderr: the caller says it when it changes.
+bool BuildFollowedRun(const DrawPlan& plan, const TreeFollower& tree, FollowedBuild what, FinishedRun* run,
                       std::string* messages);
 
-// Every output of the plan, atomically: the steps up to `through` (the
-// last one reported), or with none everything read (a run that stalled,
-// as a batch run over these logs would write it). With `live_report`, also
-// the HTML report into it (--serve).
-bool WriteFollowedOutputs(const DrawPlan& plan, const TreeFollower& tree, std::optional<std::int64_t> through,
+// Every output of the plan, atomically: the steps `shown` (those reported,
+// the last --keep-steps of them; its `first` kNoStep: from the first kept),
+// or with none everything read (a run that stalled, as a batch run over
+// these logs would write it). With `live_report`, also the HTML report
+// into it (--serve).
+bool WriteFollowedOutputs(const DrawPlan& plan, const TreeFollower& tree, std::optional<StepRange> shown,
                           std::string* messages, std::string* live_report = nullptr);
 
 }  // namespace jobviz

@@ -166,6 +166,12 @@ bool CutSteps(const StepRange& range, FinishedRun* run, int* status) {
   return true;
 }
 
+void FindStepsOnly(FinishedRun* run) {
+  StepFinding steps = FindSteps(run->timeline, run->threads);
+  run->skipped.Merge(steps.skipped);
+  run->warnings.insert(run->warnings.end(), steps.warnings.begin(), steps.warnings.end());
+}
+
 void FindRunSteps(FinishedRun* run) {
   StepFinding steps = FindSteps(run->timeline, run->threads);
   run->skipped.Merge(steps.skipped);

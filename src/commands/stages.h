@@ -44,6 +44,8 @@ bool BuildRun(const LogSet& logs, std::vector<WorkerLogScan> scans, const RunCho
 // find steps: fills the timeline's steps, counting what the step finder skips
 // and what it warns about into the run.
 void FindRunSteps(FinishedRun* run);
+// The same without the unfinished steps and the stop report (follow's turns).
+void FindStepsOnly(FinishedRun* run);
 
 // analyse: the analysis and the summary document, counts from the run.
 // `what_if`: the replay to draw (none for runs of more than its max_jobs).

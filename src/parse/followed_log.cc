@@ -20,6 +20,7 @@ FollowedLog::Update FollowedLog::Poll(const LineParser& parser, size_t max_read)
       WorkerLogScan fresh;
       fresh.file = scan_.file;
       scan_ = std::move(fresh);
+      kept_kinds_.clear();
       cursor_line_ = 0;  // a new file: its steps are all to come
       update.restarted = true;
       break;
@@ -33,6 +34,8 @@ FollowedLog::Update FollowedLog::Poll(const LineParser& parser, size_t max_read)
     case FileFollower::Change::kAppended: {
       WorkerLogScan part = ScanAppendedLines(scan_.file, lines_, parser, scan_.lines);
       update.records = part.records.size();
+      for (size_t i = 0; i < part.records.size(); ++i)
+        if (KeptAcrossCuts(part.records[i].kind)) kept_kinds_.push_back(scan_.records.size() + i);
       for (const LogRecord& r : part.records) update.jobs += r.kind == RecordKind::kJob;
       grew_ = std::chrono::steady_clock::now();
       scan_.records.insert(scan_.records.end(), std::make_move_iterator(part.records.begin()),
@@ -55,16 +58,45 @@ FollowedLog::Update FollowedLog::Poll(const LineParser& parser, size_t max_read)
   return update;
 }
 
-std::vector<LogRecord> RecordsFrom(const std::vector<LogRecord>& records, std::uint64_t cut, std::int64_t first_step) {
+bool KeptAcrossCuts(RecordKind kind) {
+  switch (kind) {
+    case RecordKind::kStartBanner:
+    case RecordKind::kHybridInfo:
+    case RecordKind::kShimTopology:
+    case RecordKind::kProfilerHeader:
+    case RecordKind::kProfilerWindow:
+    case RecordKind::kClockSync:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::vector<LogRecord> RecordsFrom(const std::vector<LogRecord>& records, std::uint64_t cut, std::int64_t first_step,
+                                   const std::vector<size_t>* kept_kinds) {
   const auto old = std::partition_point(records.begin(), records.end(),
                                         [cut](const LogRecord& r) { return r.line < cut; });
+  // The records before the cut that may be kept: all of them looked at, or
+  // only those `kept_kinds` lists.
+  std::vector<size_t> before;
+  const size_t old_index = static_cast<size_t>(old - records.begin());
+  if (kept_kinds) {
+    for (size_t i : *kept_kinds) {
+      if (i >= old_index) break;
+      before.push_back(i);
+    }
+  } else {
+    for (size_t i = 0; i < old_index; ++i)
+      if (KeptAcrossCuts(records[i].kind)) before.push_back(i);
+  }
   size_t syncs_before = 0;
-  for (auto it = records.begin(); it != old; ++it) syncs_before += it->kind == RecordKind::kClockSync;
+  for (size_t i : before) syncs_before += records[i].kind == RecordKind::kClockSync;
   std::vector<LogRecord> kept;
-  kept.reserve(static_cast<size_t>(records.end() - old) + 16);
+  kept.reserve(static_cast<size_t>(records.end() - old) + before.size() + 1);
   size_t syncs_seen = 0;
   bool window = false;
-  for (auto it = records.begin(); it != old; ++it) {
+  for (size_t i : before) {
+    const auto it = records.begin() + static_cast<std::ptrdiff_t>(i);
     switch (it->kind) {
       case RecordKind::kStartBanner:
       case RecordKind::kHybridInfo:
@@ -84,7 +116,7 @@ std::vector<LogRecord> RecordsFrom(const std::vector<LogRecord>& records, std::u
         break;
     }
   }
-  if (!window && old != records.begin() && cut > 1) {
+  if (!window && old_index > 0 && cut > 1) {
     // Steps counted from job order count from the window's first step.
     LogRecord marker;
     marker.kind = RecordKind::kProfilerWindow;
@@ -98,7 +130,10 @@ std::vector<LogRecord> RecordsFrom(const std::vector<LogRecord>& records, std::u
 
 size_t FollowedLog::DropBefore(std::uint64_t cut, std::int64_t first_step) {
   const size_t before = scan_.records.size();
-  scan_.records = RecordsFrom(scan_.records, cut, first_step);
+  scan_.records = RecordsFrom(scan_.records, cut, first_step, &kept_kinds_);
+  kept_kinds_.clear();
+  for (size_t i = 0; i < scan_.records.size(); ++i)
+    if (KeptAcrossCuts(scan_.records[i].kind)) kept_kinds_.push_back(i);
   return before - std::min(before, scan_.records.size());
 }
 
@@ -110,7 +145,7 @@ WorkerLogScan FollowedLog::ScanFromCursor() const {
   copy.end = scan_.end;
   copy.skipped = scan_.skipped;
   copy.read_error = scan_.read_error;
-  copy.records = cursor_line_ > 0 ? RecordsFrom(scan_.records, cursor_line_, cursor_step_) : scan_.records;
+  copy.records = cursor_line_ > 0 ? RecordsFrom(scan_.records, cursor_line_, cursor_step_, &kept_kinds_) : scan_.records;
   return copy;
 }
 

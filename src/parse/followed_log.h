@@ -21,7 +21,12 @@ namespace jobviz {
 // before it go. `first_step`: the number of the step that starts at `cut`,
 // kept in a profiler-window record before it, so that steps counted from
 // job order keep their numbers.
-std::vector<LogRecord> RecordsFrom(const std::vector<LogRecord>& records, std::uint64_t cut, std::int64_t first_step);
+// `kept_kinds`, when given, lists (ascending) the indices of the records of
+// the kinds kept across a cut (KeptAcrossCuts): only those before the cut
+// are looked at, so a copy from a cursor costs what is after it.
+std::vector<LogRecord> RecordsFrom(const std::vector<LogRecord>& records, std::uint64_t cut, std::int64_t first_step,
+                                   const std::vector<size_t>* kept_kinds = nullptr);
+bool KeptAcrossCuts(RecordKind kind);
 
 class FollowedLog {
  public:
@@ -64,6 +69,7 @@ class FollowedLog {
   FileFollower follower_;
   WorkerLogScan scan_;
   std::string lines_;  // reused between polls
+  std::vector<size_t> kept_kinds_;  // indices of the records KeptAcrossCuts
   std::uint64_t cursor_line_ = 0;  // 0: from the start
   std::int64_t cursor_step_ = 0;
   std::chrono::steady_clock::time_point grew_ = std::chrono::steady_clock::now();

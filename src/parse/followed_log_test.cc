@@ -130,6 +130,17 @@ TEST_CASE("Records before a cut go, but not what says where the rank sits, where
       CHECK(r.step == 7);
     }
   CHECK(windows == 1);
+  // Given the indices of the kinds kept across cuts, it looks at those only, to the same result.
+  std::vector<size_t> kinds;
+  for (size_t i = 0; i < records.size(); ++i)
+    if (KeptAcrossCuts(records[i].kind)) kinds.push_back(i);
+  const std::vector<LogRecord> indexed = RecordsFrom(records, 600, 7, &kinds);
+  REQUIRE(indexed.size() == with_window.size());
+  for (size_t i = 0; i < indexed.size(); ++i) {
+    CHECK(indexed[i].line == with_window[i].line);
+    CHECK(indexed[i].kind == with_window[i].kind);
+    CHECK(indexed[i].step == with_window[i].step);
+  }
 }
 
 TEST_CASE("The cursor's copy and a drop keep the same records; a truncated log starts over") {

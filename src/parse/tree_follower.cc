@@ -1,6 +1,7 @@
 #include "parse/tree_follower.h"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <set>
 
@@ -96,7 +97,13 @@ void TreeFollower::Adopt(const LogSet& found, std::vector<std::string>* notes) {
 
 TreeFollower::Poll TreeFollower::PollAll(const LineParser& parser) {
   Poll poll;
-  Discover(&poll.notes);
+  // New files are looked for once a second: listing a tree of 256 machine
+  // directories every turn cost more than reading what the logs appended.
+  const auto now = std::chrono::steady_clock::now();
+  if (logs_.files.empty() || now - discovered_ >= kDiscoverEvery) {
+    Discover(&poll.notes);
+    discovered_ = now;
+  }
   std::vector<FollowedLog::Update> updates(followed_.size());
   const size_t per_file = std::clamp(kTurnBytes / std::max<size_t>(1, followed_.size()), kFileBytes, FileFollower::kMaxRead);
   ParallelFor(followed_.size(), threads_, [&](size_t i) { updates[i] = followed_[i]->Poll(parser, per_file); });

@@ -5,6 +5,7 @@
 // deleted: what it said stays true.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -58,7 +59,9 @@ class TreeFollower {
   LogSet logs_;
   std::vector<std::unique_ptr<FollowedLog>> followed_;  // logs_.files order
   std::vector<std::string> skipped_;  // found and not followed (gzip logs), said once
-  std::string waiting_;  // the last discovery error said, not said again
+  std::string waiting_;
+  static constexpr std::chrono::seconds kDiscoverEvery{1};
+  std::chrono::steady_clock::time_point discovered_{};  // the last discovery error said, not said again
 };
 
 }  // namespace jobviz
