@@ -1,12 +1,8 @@
 #include "parse/followed_log.h"
 
-#include <algorithm>
-
 namespace jobviz {
 
-FollowedLog::FollowedLog(std::string path, std::string shown) : follower_(std::move(path)) {
-  scan_.file = std::move(shown);
-}
+FollowedLog::FollowedLog(std::string path, std::string shown) : FollowedRecords(std::move(shown)), follower_(std::move(path)) {}
 
 FollowedLog::Update FollowedLog::Poll(const LineParser& parser, size_t max_read) {
   Update update;
@@ -16,15 +12,10 @@ FollowedLog::Update FollowedLog::Poll(const LineParser& parser, size_t max_read)
   switch (change) {
     case FileFollower::Change::kNone:
       break;
-    case FileFollower::Change::kRestarted: {
-      WorkerLogScan fresh;
-      fresh.file = scan_.file;
-      scan_ = std::move(fresh);
-      kept_kinds_.clear();
-      cursor_line_ = 0;  // a new file: its steps are all to come
+    case FileFollower::Change::kRestarted:
+      Restart();
       update.restarted = true;
       break;
-    }
     case FileFollower::Change::kGone:
       update.gone = true;
       break;
@@ -32,121 +23,19 @@ FollowedLog::Update FollowedLog::Poll(const LineParser& parser, size_t max_read)
       update.error = follower_.error();
       break;
     case FileFollower::Change::kAppended: {
-      WorkerLogScan part = ScanAppendedLines(scan_.file, lines_, parser, scan_.lines);
+      WorkerLogScan part = ScanAppendedLines(scan().file, lines_, parser, scan().lines);
       update.records = part.records.size();
-      for (size_t i = 0; i < part.records.size(); ++i)
-        if (KeptAcrossCuts(part.records[i].kind)) kept_kinds_.push_back(scan_.records.size() + i);
-      for (const LogRecord& r : part.records) update.jobs += r.kind == RecordKind::kJob;
-      grew_ = std::chrono::steady_clock::now();
-      scan_.records.insert(scan_.records.end(), std::make_move_iterator(part.records.begin()),
-                           std::make_move_iterator(part.records.end()));
-      scan_.skipped.Merge(part.skipped);
-      scan_.lines = part.lines;
-      scan_.bytes += part.bytes;
-      scan_.end = std::move(part.end);
+      update.jobs = Append(std::move(part));
       break;
     }
   }
   if (follower_.cut_began()) {
-    scan_.skipped.Add(SkippedLine{SkipReason::kOverlongLine, scan_.file, scan_.lines + 1, 0, "",
-                                  "over " + std::to_string(FileFollower::kMaxHeldLine >> 20) +
-                                      " MiB with no newline yet: dropped up to its newline"});
+    AddSkipped(SkippedLine{SkipReason::kOverlongLine, scan().file, scan().lines + 1, 0, "",
+                           "over " + std::to_string(FileFollower::kMaxHeldLine >> 20) +
+                               " MiB with no newline yet: dropped up to its newline"});
   }
-  // What the file holds now, while a line is being written: an incomplete
-  // line is not the end of the log.
-  scan_.end.cut_mid_line = false;
+  NotCut();
   return update;
-}
-
-bool KeptAcrossCuts(RecordKind kind) {
-  switch (kind) {
-    case RecordKind::kStartBanner:
-    case RecordKind::kHybridInfo:
-    case RecordKind::kShimTopology:
-    case RecordKind::kProfilerHeader:
-    case RecordKind::kProfilerWindow:
-    case RecordKind::kClockSync:
-      return true;
-    default:
-      return false;
-  }
-}
-
-std::vector<LogRecord> RecordsFrom(const std::vector<LogRecord>& records, std::uint64_t cut, std::int64_t first_step,
-                                   const std::vector<size_t>* kept_kinds) {
-  const auto old = std::partition_point(records.begin(), records.end(),
-                                        [cut](const LogRecord& r) { return r.line < cut; });
-  // The records before the cut that may be kept: all of them looked at, or
-  // only those `kept_kinds` lists.
-  std::vector<size_t> before;
-  const size_t old_index = static_cast<size_t>(old - records.begin());
-  if (kept_kinds) {
-    for (size_t i : *kept_kinds) {
-      if (i >= old_index) break;
-      before.push_back(i);
-    }
-  } else {
-    for (size_t i = 0; i < old_index; ++i)
-      if (KeptAcrossCuts(records[i].kind)) before.push_back(i);
-  }
-  size_t syncs_before = 0;
-  for (size_t i : before) syncs_before += records[i].kind == RecordKind::kClockSync;
-  std::vector<LogRecord> kept;
-  kept.reserve(static_cast<size_t>(records.end() - old) + before.size() + 1);
-  size_t syncs_seen = 0;
-  bool window = false;
-  for (size_t i : before) {
-    const auto it = records.begin() + static_cast<std::ptrdiff_t>(i);
-    switch (it->kind) {
-      case RecordKind::kStartBanner:
-      case RecordKind::kHybridInfo:
-      case RecordKind::kShimTopology:
-      case RecordKind::kProfilerHeader:
-        kept.push_back(*it);
-        break;
-      case RecordKind::kProfilerWindow:
-        kept.push_back(*it);
-        kept.back().step = first_step;  // the steps before it are gone
-        window = true;
-        break;
-      case RecordKind::kClockSync:
-        if (++syncs_seen + FollowedLog::kKeptClockSyncs > syncs_before) kept.push_back(*it);
-        break;
-      default:
-        break;
-    }
-  }
-  if (!window && old_index > 0 && cut > 1) {
-    // Steps counted from job order count from the window's first step.
-    LogRecord marker;
-    marker.kind = RecordKind::kProfilerWindow;
-    marker.line = cut - 1;
-    marker.step = first_step;
-    kept.push_back(marker);
-  }
-  kept.insert(kept.end(), old, records.end());
-  return kept;
-}
-
-size_t FollowedLog::DropBefore(std::uint64_t cut, std::int64_t first_step) {
-  const size_t before = scan_.records.size();
-  scan_.records = RecordsFrom(scan_.records, cut, first_step, &kept_kinds_);
-  kept_kinds_.clear();
-  for (size_t i = 0; i < scan_.records.size(); ++i)
-    if (KeptAcrossCuts(scan_.records[i].kind)) kept_kinds_.push_back(i);
-  return before - std::min(before, scan_.records.size());
-}
-
-WorkerLogScan FollowedLog::ScanFromCursor() const {
-  WorkerLogScan copy;
-  copy.file = scan_.file;
-  copy.bytes = scan_.bytes;
-  copy.lines = scan_.lines;
-  copy.end = scan_.end;
-  copy.skipped = scan_.skipped;
-  copy.read_error = scan_.read_error;
-  copy.records = cursor_line_ > 0 ? RecordsFrom(scan_.records, cursor_line_, cursor_step_, &kept_kinds_) : scan_.records;
-  return copy;
 }
 
 }  // namespace jobviz

@@ -92,7 +92,7 @@ TEST_CASE("Records before a cut go, but not what says where the rank sits, where
   add(RecordKind::kProfilerHeader, 1);
   add(RecordKind::kHybridInfo, 2);
   add(RecordKind::kStartBanner, 3);
-  for (std::uint64_t line = 4; line < 4 + FollowedLog::kKeptClockSyncs + 10; ++line) add(RecordKind::kClockSync, line);
+  for (std::uint64_t line = 4; line < 4 + FollowedRecords::kKeptClockSyncs + 10; ++line) add(RecordKind::kClockSync, line);
   add(RecordKind::kJob, 500);
   add(RecordKind::kStepPush, 501);
   add(RecordKind::kInFlight, 502);
@@ -112,7 +112,7 @@ TEST_CASE("Records before a cut go, but not what says where the rank sits, where
     if (r.kind == RecordKind::kJob || r.kind == RecordKind::kStepPush) CHECK(r.line >= 600);
     CHECK(r.kind != RecordKind::kInFlight);
   }
-  CHECK(syncs == FollowedLog::kKeptClockSyncs);
+  CHECK(syncs == FollowedRecords::kKeptClockSyncs);
   CHECK(headers == 3);
   CHECK(window);
   // In file order still.
