@@ -204,7 +204,7 @@ void Follower::Turn(Clock::time_point now) {
     return;
   }
   last_build_text_.clear();
-  MoveCursors(run, ReportSteps(run, FinishedStepCount(run.timeline)));
+  MoveCursors(run, ReportSteps(run, FinishedStepCount(run.timeline, tree_.gone())));
 }
 
 // No job finished anywhere for --stall-after: the stop report, once per

@@ -5,13 +5,16 @@
 #pragma once
 
 #include <cstddef>
+#include <set>
+#include <string>
 
 #include "model/model.h"
 
 namespace jobviz {
 
 // How many of timeline.steps, from the first, are finished (Job::step must
-// be set). 0 while some worker has no job yet.
-size_t FinishedStepCount(const Timeline& timeline);
+// be set). 0 while some worker has no job yet. Workers whose file is in
+// `gone` (a log deleted while followed) hold no step back.
+size_t FinishedStepCount(const Timeline& timeline, const std::set<std::string>& gone = {});
 
 }  // namespace jobviz

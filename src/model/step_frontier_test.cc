@@ -47,3 +47,11 @@ TEST_CASE("A step the run did not finish stops the count") {
   timeline.steps[1].unfinished = true;
   CHECK(FinishedStepCount(timeline) == 1);
 }
+
+TEST_CASE("A worker whose log was deleted holds no step back") {
+  std::vector<Worker> workers = {WorkerWithSteps({0, 1, 2, 3}), WorkerWithSteps({0})};
+  workers[1].file = "machine0/workerlog.1";
+  const Timeline timeline = TimelineOf(std::move(workers), 4);
+  CHECK(FinishedStepCount(timeline) == 0);
+  CHECK(FinishedStepCount(timeline, {"machine0/workerlog.1"}) == 3);
+}

@@ -114,7 +114,12 @@ TreeFollower::Poll TreeFollower::PollAll(const LineParser& parser) {
     poll.jobs += update.jobs;
     poll.more |= update.more;
     if (update.restarted) poll.notes.push_back(path + ": truncated or replaced; read again from its start as a new run");
-    if (update.gone) poll.notes.push_back(path + ": deleted; what it held stays in the run");
+    if (update.gone) {
+      poll.notes.push_back(path + ": deleted (or its file system went away); what it held stays in the run, "
+                                  "and steps are printed without waiting for it");
+      gone_.insert(followed_[i]->scan().file);
+    }
+    if (update.restarted || update.records > 0) gone_.erase(followed_[i]->scan().file);
     if (!update.error.empty()) poll.notes.push_back(path + ": cannot read: " + update.error);
   }
   return poll;

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,8 @@ class TreeFollower {
   const LogSet& logs() const { return logs_; }
   // `from_cursor`: each log's records from its cursor on (FollowedLog::SetCursor).
   std::vector<WorkerLogScan> Scans(bool from_cursor = false) const;
+  // The logs deleted (by name as shown) and not back: no step waits for them.
+  const std::set<std::string>& gone() const { return gone_; }
   // The directories whose changes should wake the follower (inotify).
   std::vector<std::string> Directories() const;
   // Each log's index by its name as shown (Worker::file).
@@ -58,6 +61,7 @@ class TreeFollower {
   int threads_ = 0;
   LogSet logs_;
   std::vector<std::unique_ptr<FollowedLog>> followed_;  // logs_.files order
+  std::set<std::string> gone_;
   std::vector<std::string> skipped_;  // found and not followed (gzip logs), said once
   std::string waiting_;
   static constexpr std::chrono::seconds kDiscoverEvery{1};

@@ -11,6 +11,7 @@ run; an over-long line is cut, bounded and reported; usage errors exit 2.
 import json
 import os
 import queue
+import shutil
 import signal
 import subprocess
 import sys
@@ -213,6 +214,43 @@ def test_overlong_line(tmp):
     check("over 1 MiB with no newline yet" in err and "workerlog.0:" in err, "the cut line was not reported:\n" + err)
 
 
+def test_faults(tmp):
+    """A machine's directory deleted mid-run, binary garbage appended, SIGINT: said, and the rest goes on."""
+    src, dst = os.path.join(tmp, "src"), os.path.join(tmp, "dst")
+    generate(src, 12)
+    os.makedirs(dst)
+    follow = Follow(["--log_dir", dst, "--multi_machine", "--json", "--poll", "0.2", "--stall-after", "30"])
+    replay = subprocess.Popen([REPLAY, src, dst, "--ticks", "8", "--interval", "0.5"])
+    steps = []
+    while len(steps) < 2:
+        line = follow.next_line(10)
+        check(line is not None, "no step before the faults")
+        if line is None:
+            break
+        steps.append(json.loads(line)["step"])
+    import random
+    garbage = bytes(random.Random(7).randrange(256) for _ in range(300000))
+    with open(os.path.join(dst, "machine0", "workerlog.0"), "ab") as f:
+        f.write(b"\n" + garbage + b"\n")
+    shutil.rmtree(os.path.join(dst, "machine1"))
+    replay.wait()
+    deadline = time.time() + 20
+    while time.time() < deadline and (not steps or steps[-1] < 9):
+        line = follow.next_line(1)
+        if line:
+            steps.append(json.loads(line)["step"])
+    # The replay wrote on into the deleted files (open handles): what they got is read, then they are said gone.
+    deadline = time.time() + 10
+    while time.time() < deadline and "deleted" not in follow.err():
+        time.sleep(0.2)
+    rc = follow.stop(signal.SIGINT)
+    err = follow.err()
+    check(rc == 0, f"SIGINT: exit {rc}\n{err}")
+    check("deleted" in err and "machine1" in err, "the deleted logs were not said:\n" + err)
+    check(steps and steps[-1] >= 9, f"steps stopped at the deletion: {steps}")
+    check(steps == sorted(set(steps)), f"a step printed twice or out of order: {steps}")
+
+
 def test_usage_errors(tmp):
     for args, why in ((["-"], "stdin"), (["--log_dir", tmp, "--summary-json", "-"], "stdout"),
                       (["--log_dir", tmp, "--poll", "0"], "poll 0")):
@@ -220,7 +258,7 @@ def test_usage_errors(tmp):
         check(rc == 2, f"{why}: exit {rc}, expected 2")
 
 
-for test in (test_grow_and_report, test_keep_steps, test_stall_alarm, test_truncated_log_is_a_new_run, test_overlong_line,
+for test in (test_grow_and_report, test_keep_steps, test_stall_alarm, test_truncated_log_is_a_new_run, test_overlong_line, test_faults,
              test_usage_errors):
     with tempfile.TemporaryDirectory() as tmp:
         started = time.time()
