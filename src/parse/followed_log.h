@@ -32,7 +32,6 @@ class FollowedLog : public FollowedRecords {
 
  private:
   FileFollower follower_;
-  std::string lines_;  // reused between polls
 };
 
 }  // namespace jobviz
