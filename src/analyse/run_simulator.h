@@ -52,4 +52,8 @@ struct SimRun {
 // (with `barrier`, after the last backward anywhere).
 Timeline Simulate(const SimRun& run);
 
+// The simulated run with Timeline::steps spanning each step's jobs (Simulate
+// numbers each job's step, as the step finder would, and leaves the spans to it).
+Timeline WithSteps(Timeline timeline);
+
 }  // namespace jobviz::sim

@@ -4,35 +4,12 @@
 #include <map>
 
 #include "analyse/analysis.h"
+#include "model/step_window.h"
 #include "read/parallel_for.h"
 
 namespace jobviz {
 
 namespace {
-
-// The timeline's machines and workers (names, roles, clocks) without their
-// jobs, markers or steps: the frame each one-step timeline fills.
-Timeline EmptyFrame(const Timeline& timeline) {
-  Timeline frame;
-  frame.stage_order = timeline.stage_order;
-  frame.topology = timeline.topology;
-  frame.rows_by_stage = timeline.rows_by_stage;
-  frame.step_source = timeline.step_source;
-  for (const Machine& machine : timeline.machines) {
-    Machine& copy = frame.machines.emplace_back(machine.name);
-    copy.clock_method = machine.clock_method;
-    copy.clock_offset = machine.clock_offset;
-    copy.clock_drift_ppm = machine.clock_drift_ppm;
-    for (const Worker& worker : machine.workers) {
-      Worker& w = copy.workers.emplace_back();
-      w.machine = worker.machine;
-      w.index = worker.index;
-      w.file = worker.file;
-      w.role = worker.role;
-    }
-  }
-  return frame;
-}
 
 StepReport ReportOf(const Timeline& one, int threads) {
   StepReport report;
@@ -73,7 +50,7 @@ std::vector<StepReport> AnalyseSteps(const Timeline& timeline, size_t first, siz
   if (first >= last) return {};
   std::map<std::int64_t, size_t> slot;  // step number -> index in `ones`
   std::vector<Timeline> ones;
-  const Timeline frame = EmptyFrame(timeline);
+  const Timeline frame = TimelineFrame(timeline);
   for (size_t s = first; s < last; ++s) {
     slot[timeline.steps[s].step] = ones.size();
     ones.push_back(frame);

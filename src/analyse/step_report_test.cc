@@ -12,18 +12,6 @@ using namespace jobviz::sim;
 
 namespace {
 
-// The simulator numbers each job's step; the timeline's steps span them.
-Timeline WithSteps(Timeline t) {
-  std::map<std::int64_t, StepSpan> spans;
-  for (const Worker* w : AllWorkers(t))
-    for (const Job& job : w->jobs) {
-      auto [it, inserted] = spans.try_emplace(job.step, StepSpan{job.step, job.start, job.end, false});
-      it->second.start = std::min(it->second.start, job.start);
-      it->second.end = std::max(it->second.end, job.end);
-    }
-  for (const auto& [step, span] : spans) t.steps.push_back(span);
-  return t;
-}
 
 // The batch analysis of step `s` alone: what a report of that step must equal.
 Analysis BatchOfStep(const Timeline& timeline, std::int64_t step) {

@@ -8,22 +8,6 @@
 using namespace jobviz;
 using namespace jobviz::sim;
 
-namespace {
-
-// The simulator numbers each job's step; the timeline's steps span them.
-Timeline WithSteps(Timeline t) {
-  std::map<std::int64_t, StepSpan> spans;
-  for (const Worker* w : AllWorkers(t))
-    for (const Job& job : w->jobs) {
-      auto [it, inserted] = spans.try_emplace(job.step, StepSpan{job.step, job.start, job.end, false});
-      it->second.start = std::min(it->second.start, job.start);
-      it->second.end = std::max(it->second.end, job.end);
-    }
-  for (const auto& [step, span] : spans) t.steps.push_back(span);
-  return t;
-}
-
-}  // namespace
 
 TEST_CASE("A step's line reads time, bubble against the ideal, the top cause and the slow workers") {
   StepReport r;

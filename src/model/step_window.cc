@@ -55,16 +55,15 @@ bool KeepSteps(const StepRange& range, Timeline& timeline, std::string* error, s
   return true;
 }
 
-Timeline CopyJobsWhere(const Timeline& timeline, const std::function<bool(const Job&)>& keep) {
-  Timeline copy;
-  copy.stage_order = timeline.stage_order;
-  copy.topology = timeline.topology;
-  copy.rows_by_stage = timeline.rows_by_stage;
-  copy.step_source = timeline.step_source;
-  copy.step_warnings = timeline.step_warnings;
-  std::vector<std::int64_t> kept_steps;
+Timeline TimelineFrame(const Timeline& timeline) {
+  Timeline frame;
+  frame.stage_order = timeline.stage_order;
+  frame.topology = timeline.topology;
+  frame.rows_by_stage = timeline.rows_by_stage;
+  frame.step_source = timeline.step_source;
+  frame.step_warnings = timeline.step_warnings;
   for (const Machine& machine : timeline.machines) {
-    Machine& to = copy.machines.emplace_back(machine.name);
+    Machine& to = frame.machines.emplace_back(machine.name);
     to.clock_method = machine.clock_method;
     to.clock_offset = machine.clock_offset;
     to.clock_drift_ppm = machine.clock_drift_ppm;
@@ -73,15 +72,26 @@ Timeline CopyJobsWhere(const Timeline& timeline, const std::function<bool(const 
       w.machine = worker.machine;
       w.index = worker.index;
       w.file = worker.file;
-      w.markers = worker.markers;
       w.role = worker.role;
+    }
+  }
+  return frame;
+}
+
+Timeline CopyJobsWhere(const Timeline& timeline, const std::function<bool(const Job&)>& keep) {
+  Timeline copy = TimelineFrame(timeline);
+  std::vector<std::int64_t> kept_steps;
+  for (size_t m = 0; m < timeline.machines.size(); ++m)
+    for (size_t i = 0; i < timeline.machines[m].workers.size(); ++i) {
+      const Worker& worker = timeline.machines[m].workers[i];
+      Worker& w = copy.machines[m].workers[i];
+      w.markers = worker.markers;
       for (const Job& job : worker.jobs)
         if (keep(job)) {
           w.jobs.push_back(job);
           if (job.step != kNoStep && (kept_steps.empty() || kept_steps.back() != job.step)) kept_steps.push_back(job.step);
         }
     }
-  }
   std::sort(kept_steps.begin(), kept_steps.end());
   kept_steps.erase(std::unique(kept_steps.begin(), kept_steps.end()), kept_steps.end());
   auto kept = [&](const StepSpan& step) { return std::binary_search(kept_steps.begin(), kept_steps.end(), step.step); };

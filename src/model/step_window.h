@@ -26,6 +26,10 @@ std::optional<StepRange> ParseStepRange(const std::string& text, std::string* er
 // step boundaries were found or no job is left.
 bool KeepSteps(const StepRange& range, Timeline& timeline, std::string* error, size_t* outside_steps = nullptr);
 
+// The timeline's machines and workers (names, roles, clocks, topology)
+// without their jobs, markers or steps: the frame a copy of part of it fills.
+Timeline TimelineFrame(const Timeline& timeline);
+
 // A copy of `timeline` with only the jobs `keep` accepts (and only the steps
 // holding one of them): machines, workers, markers and clock results as they
 // are. Costs memory for the kept jobs only, so a window of a huge run is cheap.
