@@ -48,6 +48,8 @@ class Follower {
   std::map<std::int64_t, std::vector<std::pair<size_t, std::uint64_t>>> FirstLines(const FinishedRun& run);
   void MoveCursors(const FinishedRun& run, const std::vector<std::int64_t>& reported);
   std::optional<int> CheckStall(Clock::time_point now);
+  void PrintLastSteps();
+  double QuietAfter() const;
   bool WriteOutputs(bool whole_run = false);
   StepRange ShownSteps() const;
   void Say(const std::string& text);
@@ -75,6 +77,7 @@ class Follower {
   std::deque<std::pair<std::int64_t, std::vector<std::pair<size_t, std::uint64_t>>>> kept_;
   Clock::time_point last_job_at_ = Clock::now();
   bool stalled_ = false, finished_said_ = false;
+  bool quiet_checked_ = false;  // the quiet since the last job was looked at (PrintLastSteps)
   bool steps_since_write_ = false;
   std::string last_build_text_, last_write_text_;
   bool status_shown_ = false;
@@ -188,6 +191,7 @@ void Follower::Turn(Clock::time_point now) {
     if (stalled_) Alarm("resumed", "resumed after " + FormatDuration(static_cast<Nanos>(Seconds(now - last_job_at_) * 1e9)));
     stalled_ = false;
     finished_said_ = false;
+    quiet_checked_ = false;
     last_job_at_ = now;
   }
   // Catching up on logs far behind, the run is built once they are read
@@ -207,11 +211,35 @@ void Follower::Turn(Clock::time_point now) {
   MoveCursors(run, ReportSteps(run, FinishedStepCount(run.timeline, tree_.gone())));
 }
 
+// The logs went quiet for a moment: if every worker finished the last step
+// as it finished its others (the stop report's "finished"), that step is
+// printed now rather than at the stall alarm, a minute later: the end of a
+// run, or a pause between steps (an evaluation, a checkpoint), shows at once.
+void Follower::PrintLastSteps() {
+  quiet_checked_ = true;
+  FinishedRun run;
+  std::string messages;
+  if (BuildFollowedRun(plan_.draw, tree_, FollowedBuild::kStalled, &run, &messages) &&
+      run.analysis.stop.kind == StopKind::kFinished)
+    MoveCursors(run, ReportSteps(run, run.timeline.steps.size()));
+}
+
+double Follower::QuietAfter() const {
+  std::vector<Nanos> d(durations_.begin(), durations_.end());
+  double median = 0;
+  if (!d.empty()) {
+    std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
+    median = static_cast<double>(d[d.size() / 2]) / 1e9;
+  }
+  return std::max({kQuietSeconds, 2 * plan_.poll_seconds, 2 * median});
+}
+
 // No job finished anywhere for --stall-after: the stop report, once per
 // stall. A run whose every worker finished its last step is not stalled:
 // its last steps are reported and it is said to have finished.
 std::optional<int> Follower::CheckStall(Clock::time_point now) {
   const double silent = Seconds(now - last_job_at_);
+  if (!stalled_ && !finished_said_ && !quiet_checked_ && silent >= QuietAfter() && silent < StallAfter()) PrintLastSteps();
   if (stalled_ || finished_said_ || silent < StallAfter()) return std::nullopt;
   FinishedRun run;
   std::string messages;
@@ -332,7 +360,8 @@ int Follower::Run() {
     const Clock::time_point earliest = turn_start + std::chrono::duration_cast<Clock::duration>(
                                                         std::chrono::duration<double>(std::max(kMinTurnSeconds, 2 * cost)));
     const double until_write = Seconds(next_write - Clock::now());
-    const double until_stall = StallAfter() - Seconds(Clock::now() - last_job_at_);
+    const double silent = Seconds(Clock::now() - last_job_at_);
+    const double until_stall = (quiet_checked_ ? StallAfter() : std::min(StallAfter(), QuietAfter())) - silent;
     const bool alarm_pending = !stalled_ && !finished_said_;
     if (catching_up_) continue;
     waker_.Wait(std::min({plan_.poll_seconds, std::max(0.0, until_write),

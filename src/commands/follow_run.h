@@ -14,6 +14,9 @@ namespace jobviz {
 
 // The stall alarm's floor (--stall-after's default is the larger of this and 10 median steps).
 inline constexpr double kDefaultStallSeconds = 60;
+// Quiet this long (and 2 polls, and 2 median steps), a last step every worker
+// finished is printed without waiting for the stall alarm.
+inline constexpr double kQuietSeconds = 1;
 // Turns of the follow loop are at least this far apart, and twice their cost.
 inline constexpr double kMinTurnSeconds = 0.2;
 
