@@ -1,6 +1,7 @@
 // jobviz: worker logs of a pipeline-parallel training run -> Perfetto timeline.
 // The first argument may name a subcommand; each has a parser that turns its
 // command line into a checked plan, and a command that carries it out.
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <string_view>
@@ -41,6 +42,8 @@ int Dispatch(int argc, char** argv) {
   if (subcommand == "extract") return Run(ParseExtractCommandLine(argc - 1, argv + 1), RunExtract);
   if (subcommand == "follow") return Run(ParseFollowCommandLine(argc - 1, argv + 1), RunFollow);
   if (subcommand == "diff") return Run(ParseDiffCommandLine(argc - 1, argv + 1), RunDiff);
+  if (subcommand == "merge" && std::find(argv + 2, argv + argc, std::string_view("--follow")) != argv + argc)
+    return Run(ParseFollowCommandLine(argc - 1, argv + 1, /*merge=*/true), RunFollow);
   if (subcommand == "merge") return Run(ParseDrawCommandLine(argc - 1, argv + 1, /*merge=*/true), RunMerge);
   return Run(ParseDrawCommandLine(argc, argv, /*merge=*/false), RunDraw);
 }

@@ -48,13 +48,15 @@ void AddFollowOptions(CLI::App& app, FollowFlags& f) {
 
 }  // namespace
 
-Parsed<FollowPlan> ParseFollowCommandLine(int argc, char** argv) {
+Parsed<FollowPlan> ParseFollowCommandLine(int argc, char** argv, bool merge) {
   CLI::App app{
       "jobviz follow: read the worker logs of a running job as they grow; print each step as soon as every\n"
       "worker has moved past it (time, bubble, top cause, slow workers), raise a stall alarm with the stop\n"
       "report, and keep the outputs named current (only those named: no default trace). Ctrl-C stops it,\n"
       "every output complete. docs/follow.md"};
-  app.name("jobviz follow");
+  app.name(merge ? "jobviz merge --follow" : "jobviz follow");
+  bool follow_flag = false;
+  if (merge) app.add_flag("--follow", follow_flag, "Read the open streams of `jobviz extract --follow` as they grow")->required();
   app.get_formatter()->column_width(30);
   DrawFlags flags;
   FollowFlags follow;
@@ -63,14 +65,21 @@ Parsed<FollowPlan> ParseFollowCommandLine(int argc, char** argv) {
   AddOutputOptions(app, flags);
   AddClockOptions(app, flags);
   if (auto stop = ParseOrExit<FollowPlan>(app, argc, argv, "jobviz follow")) return std::move(*stop);
+  const char* command = merge ? "jobviz merge --follow" : "jobviz follow";
+  if (merge && (!flags.inputs.log_dir.empty() || flags.inputs.multi_machine || !flags.inputs.devices.empty() ||
+                flags.inputs.files.empty()))
+    return {std::nullopt, UsageError(command, "give the streams of `jobviz extract --follow` (and no --log_dir, "
+                                              "--multi_machine or --devices)",
+                                     "e.g. jobviz merge --follow events/machine*.jsonl (docs/extract-merge.md)")};
   for (const std::string& file : flags.inputs.files)
-    if (file == "-")
+    if (file == "-" && !merge)
       return {std::nullopt, UsageError("jobviz follow", "standard input cannot be followed as a log",
                                        "give the log files or --log_dir; `jobviz -` reads a finished log from stdin")};
   if (flags.summary_on)
     return {std::nullopt, UsageError("jobviz follow", "--summary: stdout holds the steps", "--summary-md FILE keeps the tables current")};
   Parsed<DrawPlan> draw = ToPlan(flags, DrawCommand::kFollow);
   if (!draw.plan) return {std::nullopt, draw.exit_code};
+  draw.plan->merge = merge;
   for (const OutputRequest& output : draw.plan->outputs)
     if (output.path == "-")
       return {std::nullopt, UsageError("jobviz follow", output.flag + " -: stdout holds the steps; write the outputs to files",

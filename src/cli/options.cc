@@ -341,6 +341,11 @@ Parsed<ExtractPlan> ParseExtractCommandLine(int argc, char** argv) {
   app.add_option("--devices", plan.inputs.devices, "Worker indices to read (default: all found)")
       ->delimiter(',')->type_name("N,N,...");
   app.add_option("-j,--threads", plan.inputs.threads, "Files read in parallel")->check(CLI::Range(0, 1024));
+  app.add_flag("--follow", plan.follow,
+               "Write the records as the logs grow, as an open stream of JSON lines (not gzip), until stopped "
+               "(SIGINT, SIGTERM): for `jobviz merge --follow` (docs/extract-merge.md)");
+  app.add_option("--poll", plan.poll_seconds, "With --follow: look at every log this often, in seconds (default 1)")
+      ->type_name("SECONDS")->check(CLI::Range(0.05, 3600.0));
   app.add_flag("-q,--quiet", quiet, "Print only errors");
   if (auto stop = ParseOrExit<ExtractPlan>(app, argc, argv, "jobviz extract")) return std::move(*stop);
   plan.verbosity = quiet ? kQuiet : kNormal;

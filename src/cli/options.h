@@ -19,8 +19,9 @@ struct Parsed {
 // Prints help, version or usage errors itself.
 Parsed<DrawPlan> ParseDrawCommandLine(int argc, char** argv, bool merge);
 
-// `jobviz follow ...` (argv without "follow"): cli/follow_options.cc.
-Parsed<FollowPlan> ParseFollowCommandLine(int argc, char** argv);
+// `jobviz follow ...` (argv without "follow"), or with `merge`, `jobviz
+// merge --follow STREAMS...` (argv without "merge"): cli/follow_options.cc.
+Parsed<FollowPlan> ParseFollowCommandLine(int argc, char** argv, bool merge = false);
 
 // `jobviz diff BASE NEW` (argv without "diff").
 Parsed<DiffPlan> ParseDiffCommandLine(int argc, char** argv);

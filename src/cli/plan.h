@@ -76,6 +76,8 @@ struct ExtractPlan {
   InputPlan inputs;
   std::string machine;  // its name in the merged trace
   std::string output;   // the events file
+  bool follow = false;  // --follow: an open stream, written as the logs grow, until stopped
+  double poll_seconds = 1;
   int verbosity = kNormal;
 };
 

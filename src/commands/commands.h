@@ -10,7 +10,8 @@ namespace jobviz {
 
 int RunDraw(const DrawPlan& plan);        // jobviz [--log_dir DIR | FILE...]   (draw.cc)
 int RunMerge(const DrawPlan& plan);       // jobviz merge EVENTS...            (merge.cc)
-int RunExtract(const ExtractPlan& plan);  // jobviz extract --log_dir DIR ...   (extract.cc)
+int RunExtract(const ExtractPlan& plan);
+int RunExtractFollow(const ExtractPlan& plan);  // jobviz extract --follow ...  (extract_follow.cc)  // jobviz extract --log_dir DIR ...   (extract.cc)
 int RunDiff(const DiffPlan& plan);
 int RunFollow(const FollowPlan& plan);    // jobviz follow --log_dir DIR ...    (follow.cc)        // jobviz diff BASE NEW               (diff.cc)
 

@@ -10,6 +10,7 @@
 namespace jobviz {
 
 int RunExtract(const ExtractPlan& plan) {
+  if (plan.follow) return RunExtractFollow(plan);
   int status = kExitOk;
   LogSet logs;
   std::vector<WorkerLogScan> scans;

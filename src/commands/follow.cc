@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <deque>
+#include <functional>
 #include <map>
 #include <thread>
 
@@ -20,6 +21,7 @@
 #include "emit/step_line.h"
 #include "emit/stop_text.h"
 #include "model/step_frontier.h"
+#include "parse/event_streams.h"
 #include "parse/tree_follower.h"
 #include "read/change_waker.h"
 #include "write/json_text.h"
@@ -34,18 +36,27 @@ using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
+// The logs of a tree, or (merge --follow) the events streams of extract --follow.
+std::unique_ptr<FollowedSource> MakeSource(const DrawPlan& plan) {
+  if (plan.merge) return std::make_unique<EventStreams>(plan.inputs.files);
+  return std::make_unique<TreeFollower>(plan.inputs.log_dir, plan.inputs.multi_machine, plan.inputs.devices,
+                                        plan.inputs.files, plan.inputs.threads);
+}
+
 class Follower {
  public:
   explicit Follower(const FollowPlan& plan)
-      : plan_(plan),
-        tree_(plan.draw.inputs.log_dir, plan.draw.inputs.multi_machine, plan.draw.inputs.devices,
-              plan.draw.inputs.files, plan.draw.inputs.threads) {}
+      : plan_(plan), source_(MakeSource(plan.draw)), tree_(*source_) {}
   int Run();
 
  private:
   void Turn(Clock::time_point now);
   std::vector<std::int64_t> ReportSteps(const FinishedRun& run, size_t finished);
-  std::map<std::int64_t, std::vector<std::pair<size_t, std::uint64_t>>> FirstLines(const FinishedRun& run);
+  // Logs by name: their indices move when a log appears (machines and
+  // workers are put in order again).
+  using FirstLineOf = std::vector<std::pair<std::string, std::uint64_t>>;
+  std::map<std::int64_t, FirstLineOf> FirstLines(const FinishedRun& run) const;
+  void EachLog(const FirstLineOf& lines, const std::function<void(FollowedRecords&, std::uint64_t)>& act);
   void MoveCursors(const FinishedRun& run, const std::vector<std::int64_t>& reported);
   std::optional<int> CheckStall(Clock::time_point now);
   void PrintLastSteps();
@@ -61,7 +72,8 @@ class Follower {
   double StallAfter() const;
 
   const FollowPlan& plan_;
-  TreeFollower tree_;
+  std::unique_ptr<FollowedSource> source_;
+  FollowedSource& tree_;
   ChangeWaker waker_;
   LineParser parser_;
   // The last step reported: a later step is new, and so is one that begins
@@ -74,7 +86,7 @@ class Follower {
   // 10 times their median), and where each begins in each log.
   static constexpr size_t kMedianOf = 1000;
   std::deque<Nanos> durations_;
-  std::deque<std::pair<std::int64_t, std::vector<std::pair<size_t, std::uint64_t>>>> kept_;
+  std::deque<std::pair<std::int64_t, FirstLineOf>> kept_;
   Clock::time_point last_job_at_ = Clock::now();
   bool stalled_ = false, finished_said_ = false;
   bool quiet_checked_ = false;  // the quiet since the last job was looked at (PrintLastSteps)
@@ -83,6 +95,7 @@ class Follower {
   bool status_shown_ = false;
   bool catching_up_ = false;
   bool unbuilt_ = false;      // records arrived since the run was last built
+  std::uint64_t generation_ = 0;  // the source's, when the cursors were last right
   std::unique_ptr<LiveServer> server_;  // --serve  // the last turn left bytes unread: the next one comes at once
   Clock::time_point status_at_ = Clock::now();
   std::uint64_t status_lines_ = 0;
@@ -144,20 +157,23 @@ std::vector<std::int64_t> Follower::ReportSteps(const FinishedRun& run, size_t f
 
 // Each step's first job line in each log (a worker's jobs of a step come
 // after its jobs of earlier steps), in one pass over the run's jobs.
-std::map<std::int64_t, std::vector<std::pair<size_t, std::uint64_t>>> Follower::FirstLines(const FinishedRun& run) {
-  const std::map<std::string, size_t> index = tree_.IndexByName();
-  std::map<std::int64_t, std::vector<std::pair<size_t, std::uint64_t>>> lines;
+std::map<std::int64_t, Follower::FirstLineOf> Follower::FirstLines(const FinishedRun& run) const {
+  std::map<std::int64_t, FirstLineOf> lines;
   for (const Worker* worker : AllWorkers(run.timeline)) {
-    const auto log = index.find(worker->file);
-    if (log == index.end()) continue;
     std::map<std::int64_t, std::uint64_t> first;
     for (const Job& job : worker->jobs) {
       auto [it, inserted] = first.emplace(job.step, job.line);
       if (!inserted) it->second = std::min(it->second, job.line);
     }
-    for (const auto& [step, line] : first) lines[step].emplace_back(log->second, line);
+    for (const auto& [step, line] : first) lines[step].emplace_back(worker->file, line);
   }
   return lines;
+}
+
+void Follower::EachLog(const FirstLineOf& lines, const std::function<void(FollowedRecords&, std::uint64_t)>& act) {
+  const std::map<std::string, size_t> index = tree_.IndexByName();
+  for (const auto& [name, line] : lines)
+    if (const auto it = index.find(name); it != index.end()) act(tree_.log(it->second), line);
 }
 
 // After a report: each turn builds from the last step reported on (kept as
@@ -167,7 +183,8 @@ void Follower::MoveCursors(const FinishedRun& run, const std::vector<std::int64_
   if (reported.empty()) return;
   auto firsts = FirstLines(run);
   for (const std::int64_t step : reported) kept_.push_back({step, std::move(firsts[step])});
-  for (const auto& [log, line] : kept_.back().second) tree_.log(log).SetCursor(line, StepNumber(kept_.back().first));
+  const std::int64_t cursor_step = StepNumber(kept_.back().first);
+  EachLog(kept_.back().second, [&](FollowedRecords& log, std::uint64_t line) { log.SetCursor(line, cursor_step); });
   // Records are dropped once twice --keep-steps are held, down to it: each
   // record is copied by a drop about once, however often steps finish.
   const size_t keep = std::max<size_t>(1, plan_.keep_steps);
@@ -177,13 +194,14 @@ void Follower::MoveCursors(const FinishedRun& run, const std::vector<std::int64_
   }
   if (kept_.size() <= 2 * keep) return;
   while (kept_.size() > keep) kept_.pop_front();
-  for (const auto& [log, line] : kept_.front().second) tree_.log(log).DropBefore(line, StepNumber(kept_.front().first));
+  const std::int64_t first_kept = StepNumber(kept_.front().first);
+  EachLog(kept_.front().second, [&](FollowedRecords& log, std::uint64_t line) { log.DropBefore(line, first_kept); });
 }
 
 void Follower::Turn(Clock::time_point now) {
   // A log far behind is read a bounded slice a turn (TreeFollower::kTurnBytes),
   // each slice's steps reported and dropped before the next is read.
-  const TreeFollower::Poll poll = tree_.PollAll(parser_);
+  const FollowedSource::Poll poll = tree_.PollAll(parser_);
   catching_up_ = poll.more;
   for (const std::string& dir : tree_.Directories()) waker_.Watch(dir);
   for (const std::string& note : poll.notes) Say("jobviz follow: " + note + "\n");
@@ -198,6 +216,14 @@ void Follower::Turn(Clock::time_point now) {
   // (each build reads every record kept: per slice, reading them all would
   // cost the square of their number); with --keep-steps, after each slice,
   // so that what is dropped never piles up.
+  // A log that joins after steps were printed: the next build reads every
+  // record kept, so that all logs count their steps alike, and the cursors
+  // are set again from it.
+  if (tree_.generation() != generation_) {
+    generation_ = tree_.generation();
+    for (size_t i = 0; i < tree_.size(); ++i) tree_.log(i).SetCursor(0, 0);
+    unbuilt_ = true;
+  }
   unbuilt_ |= poll.records > 0;
   if (!unbuilt_ || (poll.more && plan_.keep_steps == 0)) return;
   unbuilt_ = false;
@@ -294,9 +320,9 @@ bool Follower::WriteOutputs(bool whole_run) {
 void Follower::ShowStatus(Clock::time_point now) {
   if (!plan_.status_line || Seconds(now - status_at_) < 1) return;
   std::uint64_t lines = 0;
-  const FollowedLog* silent = nullptr;
+  const FollowedRecords* silent = nullptr;
   for (size_t i = 0; i < tree_.size(); ++i) {
-    const FollowedLog& log = tree_.log(i);
+    const FollowedRecords& log = tree_.log(i);
     lines += log.scan().lines;
     if (!silent || log.grew() < silent->grew()) silent = &log;
   }

@@ -8,14 +8,14 @@
 
 namespace jobviz {
 
-bool BuildFollowedRun(const DrawPlan& plan, const TreeFollower& tree, FollowedBuild what, FinishedRun* run,
+bool BuildFollowedRun(const DrawPlan& plan, const FollowedSource& tree, FollowedBuild what, FinishedRun* run,
                       std::string* messages) {
   MessageCapture capture;
   int status = 0;
   run->html_max_jobs = plan.html_max_jobs;
   run->json_args = plan.json_args;
   run->threads = plan.inputs.threads;
-  bool ok = !tree.logs().files.empty() && BuildRun(tree.logs(), tree.Scans(what != FollowedBuild::kWhole), plan.run, run, &status);
+  bool ok = !tree.logs().files.empty() && BuildRun(tree.logs(), tree.Scans(what != FollowedBuild::kWhole, plan.inputs.threads), plan.run, run, &status);
   AlignOptions align;
   ok = ok && ResolveNames(plan, &run->timeline, &align, &status) && PlaceWorkers(plan, run, &status);
   if (ok) {
@@ -31,7 +31,7 @@ bool BuildFollowedRun(const DrawPlan& plan, const TreeFollower& tree, FollowedBu
   return ok;
 }
 
-bool WriteFollowedOutputs(const DrawPlan& plan, const TreeFollower& tree, std::optional<StepRange> shown,
+bool WriteFollowedOutputs(const DrawPlan& plan, const FollowedSource& tree, std::optional<StepRange> shown,
                           std::string* messages, std::string* live_report) {
   FinishedRun run;
   if (!BuildFollowedRun(plan, tree, FollowedBuild::kWhole, &run, messages) || run.jobs == 0) return false;

@@ -8,7 +8,7 @@
 
 #include "cli/plan.h"
 #include "emit/emitter.h"
-#include "parse/tree_follower.h"
+#include "parse/followed_source.h"
 
 namespace jobviz {
 
@@ -29,7 +29,7 @@ enum class FollowedBuild {
 
 // Build, place, align, find steps. What the stages say goes to `messages`,
 // not stderr: the caller says it when it changes.
-bool BuildFollowedRun(const DrawPlan& plan, const TreeFollower& tree, FollowedBuild what, FinishedRun* run,
+bool BuildFollowedRun(const DrawPlan& plan, const FollowedSource& tree, FollowedBuild what, FinishedRun* run,
                       std::string* messages);
 
 // Every output of the plan, atomically: the steps `shown` (those reported,
@@ -37,7 +37,7 @@ bool BuildFollowedRun(const DrawPlan& plan, const TreeFollower& tree, FollowedBu
 // or with none everything read (a run that stalled, as a batch run over
 // these logs would write it). With `live_report`, also the HTML report
 // into it (--serve).
-bool WriteFollowedOutputs(const DrawPlan& plan, const TreeFollower& tree, std::optional<StepRange> shown,
+bool WriteFollowedOutputs(const DrawPlan& plan, const FollowedSource& tree, std::optional<StepRange> shown,
                           std::string* messages, std::string* live_report = nullptr);
 
 }  // namespace jobviz

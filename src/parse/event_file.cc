@@ -1,4 +1,5 @@
 #include "parse/event_file.h"
+#include "parse/event_json.h"
 
 #include <nlohmann/json.hpp>
 
@@ -11,7 +12,7 @@
 
 namespace jobviz {
 
-namespace {
+namespace event_json {
 
 using nlohmann::json;
 
@@ -64,12 +65,6 @@ json RecordJson(int worker, const LogRecord& r) {
   if (r.thread != 0) j["th"] = r.thread;  // for restart detection in merge
   return j;
 }
-
-// A record that makes no sense, and the skip reason it is counted under.
-struct BadRecord : std::logic_error {
-  BadRecord(SkipReason why, const std::string& detail) : std::logic_error(detail), reason(why) {}
-  SkipReason reason;
-};
 
 // A member that must be an integer that fits in 64 bits (a double, or an
 // unsigned number past INT64_MAX, would be undefined behaviour to convert).
@@ -235,7 +230,25 @@ SkipTally SkipsFrom(const json& j, std::uint64_t lines) {
   return tally;
 }
 
-}  // namespace
+json EndJson(const LogEnd& end) {
+  return {{"last_line", ValidUtf8(end.last_line)}, {"cut", end.cut_mid_line}, {"stamped", end.stamped},
+          {"stamped_line", end.stamped_line}};
+}
+
+LogEnd EndFrom(const json& end, std::uint64_t lines) {
+  LogEnd out;
+  out.lines = lines;
+  out.last_line = end.at("last_line").get<std::string>();
+  out.cut_mid_line = end.at("cut").get<bool>();
+  out.stamped = Int64At(end, "stamped");
+  out.stamped_line = CountAt(end, "stamped_line");
+  if (out.stamped < 0) throw std::runtime_error("'stamped' is a negative time");
+  return out;
+}
+
+}  // namespace event_json
+
+using namespace event_json;
 
 bool WriteEventFile(const std::string& path, const MachineEvents& events, std::string* error) {
   AtomicFile out;
@@ -249,8 +262,7 @@ bool WriteEventFile(const std::string& path, const MachineEvents& events, std::s
     files.push_back({{"worker", events.files[i].worker}, {"file", ValidUtf8(scan.file)}, {"bytes", scan.bytes},
                      {"lines", scan.lines}, {"skipped", SkipsJson(scan.skipped)},
                      // How the log ends (parse/log_tail.h): what the stop report reads.
-                     {"end", {{"last_line", ValidUtf8(scan.end.last_line)}, {"cut", scan.end.cut_mid_line},
-                              {"stamped", scan.end.stamped}, {"stamped_line", scan.end.stamped_line}}}});
+                     {"end", EndJson(scan.end)}});
   }
   auto write_line = [&](const json& j) { out.Write(j.dump() + "\n"); };
   write_line({{"format", "jobviz-events"}, {"version", kVersion}, {"machine", ValidUtf8(events.machine)}, {"files", files}});
@@ -277,6 +289,7 @@ struct EventReader {
   std::map<std::int64_t, size_t> by_worker;
   std::uint64_t records = 0;
   bool header = false, ended = false;
+  bool stream = false;  // written by extract --follow: files, totals and restarts come as lines
 
   void Header(const json& j) {
     const bool version_ok = j.contains("version") && j["version"].is_number_integer() &&
@@ -285,21 +298,15 @@ struct EventReader {
       throw std::runtime_error("not a jobviz events file of version " + std::to_string(kVersion) +
                                " (files of an older jobviz: run extract again)");
     events->machine = j.at("machine");
+    stream = j.value("stream", false);
     for (const json& f : j.at("files")) {
       WorkerLogScan scan;
       scan.file = f.at("file");
       scan.bytes = CountAt(f, "bytes");
       scan.lines = CountAt(f, "lines");
       scan.skipped = SkipsFrom(f.at("skipped"), scan.lines);
-      if (f.contains("end")) {  // optional: files of a jobviz before the stop report have none
-        const json& end = f.at("end");
-        scan.end.lines = scan.lines;
-        scan.end.last_line = end.at("last_line").get<std::string>();
-        scan.end.cut_mid_line = end.at("cut").get<bool>();
-        scan.end.stamped = Int64At(end, "stamped");
-        scan.end.stamped_line = CountAt(end, "stamped_line");
-        if (scan.end.stamped < 0) throw std::runtime_error("'stamped' is a negative time");
-      }
+      // optional: files of a jobviz before the stop report have none
+      if (f.contains("end")) scan.end = EndFrom(f.at("end"), scan.lines);
       const std::int64_t worker = Int64At(f, "worker");
       if (worker < 0 || worker > INT32_MAX || by_worker.count(worker))
         throw std::runtime_error("worker " + std::to_string(worker) + " is invalid or listed twice");
@@ -308,6 +315,34 @@ struct EventReader {
       events->scans.push_back(std::move(scan));
     }
     header = true;
+  }
+
+  // The lines only an open stream has (docs/extract-merge.md, "A stream"):
+  // a log found, its figures so far, its restart. False for a record.
+  bool StreamLine(const json& j) {
+    const std::string kind = j.value("k", "");
+    if (kind != "file" && kind != "totals" && kind != "restart") return false;
+    const std::int64_t worker = Int64At(j, "w");
+    if (kind == "file") {
+      if (worker < 0 || worker > INT32_MAX || by_worker.count(worker))
+        throw std::runtime_error("worker " + std::to_string(worker) + " is invalid or found twice");
+      by_worker[worker] = events->files.size();
+      events->files.push_back({0, static_cast<int>(worker), j.at("file").get<std::string>()});
+      events->scans.emplace_back().file = j.at("file").get<std::string>();
+      return true;
+    }
+    const auto it = by_worker.find(worker);
+    if (it == by_worker.end()) throw std::runtime_error("a line of a worker not found before it");
+    WorkerLogScan& scan = events->scans[it->second];
+    if (kind == "restart") {
+      scan.records.clear();
+      return true;
+    }
+    scan.bytes = CountAt(j, "bytes");
+    scan.lines = CountAt(j, "lines");
+    scan.skipped = SkipsFrom(j.at("skipped"), scan.lines);
+    scan.end = EndFrom(j.at("end"), scan.lines);
+    return true;
   }
 
   // A record that makes no sense is skipped and reported like a bad log line.
@@ -320,13 +355,14 @@ struct EventReader {
       return;
     }
     if (ended) throw std::runtime_error("a record after the end line");
+    if (stream && StreamLine(j)) return;
     const auto it = by_worker.find(Int64At(j, "w"));
     if (it == by_worker.end()) throw std::runtime_error("record of a worker not in the header");
     ++records;
     WorkerLogScan& scan = events->scans[it->second];
     try {
       scan.records.push_back(RecordFrom(j));
-      if (scan.records.back().line > scan.lines) {
+      if (!stream && scan.records.back().line > scan.lines) {
         scan.records.pop_back();
         throw BadRecord(SkipReason::kMalformedJob, "'l' is past the file's " + std::to_string(scan.lines) + " lines");
       }

@@ -92,7 +92,15 @@ size_t FollowedRecords::Append(WorkerLogScan part) {
   return jobs;
 }
 
+std::vector<LogRecord> FollowedRecords::TakeRecords() {
+  std::vector<LogRecord> taken;
+  taken.swap(scan_.records);
+  kept_kinds_.clear();
+  return taken;
+}
+
 void FollowedRecords::Restart() {
+  ++restarts_;
   WorkerLogScan fresh;
   fresh.file = scan_.file;
   scan_ = std::move(fresh);

@@ -40,6 +40,10 @@ class FollowedRecords {
   size_t Append(WorkerLogScan part);
   // Truncated or replaced: the records so far are void; a new run follows.
   void Restart();
+  std::uint64_t restarts() const { return restarts_; }
+  // The records so far, handed over and forgotten (extract --follow writes
+  // them out as they come); the figures stay.
+  std::vector<LogRecord> TakeRecords();
   // The file's figures as its source says (an events stream's totals line).
   void SetTotals(std::uint64_t bytes, std::uint64_t lines, SkipTally skipped, LogEnd end);
   void AddSkipped(SkippedLine skipped) { scan_.skipped.Add(std::move(skipped)); }
@@ -68,6 +72,7 @@ class FollowedRecords {
   std::vector<size_t> kept_kinds_;  // indices of the records KeptAcrossCuts
   std::uint64_t cursor_line_ = 0;  // 0: from the start
   std::int64_t cursor_step_ = 0;
+  std::uint64_t restarts_ = 0;
   std::chrono::steady_clock::time_point grew_ = std::chrono::steady_clock::now();
 };
 

@@ -79,6 +79,7 @@ void TreeFollower::Adopt(const LogSet& found, std::vector<std::string>* notes) {
     followed_.push_back(std::move(entry.log));
   }
   const bool first = logs_.files.empty();
+  ++generation_;
   std::string first_new;
   for (const WorkerLogFile& file : logs.files)
     if (!known.count(file.path)) {
@@ -95,7 +96,7 @@ void TreeFollower::Adopt(const LogSet& found, std::vector<std::string>* notes) {
   }
 }
 
-TreeFollower::Poll TreeFollower::PollAll(const LineParser& parser) {
+FollowedSource::Poll TreeFollower::PollAll(const LineParser& parser) {
   Poll poll;
   // New files are looked for once a second: listing a tree of 256 machine
   // directories every turn cost more than reading what the logs appended.
@@ -123,19 +124,6 @@ TreeFollower::Poll TreeFollower::PollAll(const LineParser& parser) {
     if (!update.error.empty()) poll.notes.push_back(path + ": cannot read: " + update.error);
   }
   return poll;
-}
-
-std::vector<WorkerLogScan> TreeFollower::Scans(bool from_cursor) const {
-  std::vector<WorkerLogScan> scans(followed_.size());
-  ParallelFor(followed_.size(), from_cursor ? threads_ : 1,
-              [&](size_t i) { scans[i] = from_cursor ? followed_[i]->ScanFromCursor() : followed_[i]->scan(); });
-  return scans;
-}
-
-std::map<std::string, size_t> TreeFollower::IndexByName() const {
-  std::map<std::string, size_t> index;
-  for (size_t i = 0; i < followed_.size(); ++i) index.emplace(followed_[i]->scan().file, i);
-  return index;
 }
 
 std::vector<std::string> TreeFollower::Directories() const {

@@ -13,42 +13,30 @@
 #include <vector>
 
 #include "parse/followed_log.h"
+#include "parse/followed_source.h"
 #include "read/log_discovery.h"
 
 namespace jobviz {
 
-class TreeFollower {
+class TreeFollower : public FollowedSource {
  public:
   // `log_dir` and `multi_machine`, or `files`; `devices` as for a batch run.
   TreeFollower(std::string log_dir, bool multi_machine, std::vector<int> devices, std::vector<std::string> files,
                int threads);
 
-  struct Poll {
-    size_t records = 0;              // new records in all files
-    size_t jobs = 0;                 // of them, finished jobs
-    std::vector<std::string> notes;  // what changed, to say once: a file found, restarted, deleted, unreadable
-    bool more = false;               // a file has more bytes waiting
-  };
   // Looks for new files, then reads what every file appended: up to
   // kTurnBytes in all (and at least kFileBytes a file), so that a turn's
   // records stay bounded however far behind the logs are.
-  Poll PollAll(const LineParser& parser);
+  Poll PollAll(const LineParser& parser) override;
   static constexpr size_t kTurnBytes = 32 << 20, kFileBytes = 256 << 10;
 
-  // The files followed (in machine, then worker order) and their records so
-  // far, as a batch run would have them: the input of the later stages.
-  const LogSet& logs() const { return logs_; }
-  // `from_cursor`: each log's records from its cursor on (FollowedLog::SetCursor).
-  std::vector<WorkerLogScan> Scans(bool from_cursor = false) const;
-  // The logs deleted (by name as shown) and not back: no step waits for them.
-  const std::set<std::string>& gone() const { return gone_; }
-  // The directories whose changes should wake the follower (inotify).
-  std::vector<std::string> Directories() const;
-  // Each log's index by its name as shown (Worker::file).
-  std::map<std::string, size_t> IndexByName() const;
+  const LogSet& logs() const override { return logs_; }
+  const std::set<std::string>& gone() const override { return gone_; }
+  std::vector<std::string> Directories() const override;
   // The followed log of logs().files[i].
-  FollowedLog& log(size_t i) { return *followed_[i]; }
-  size_t size() const { return followed_.size(); }
+  FollowedLog& log(size_t i) override { return *followed_[i]; }
+  const FollowedLog& log(size_t i) const override { return *followed_[i]; }
+  size_t size() const override { return followed_.size(); }
 
  private:
   void Discover(std::vector<std::string>* notes);

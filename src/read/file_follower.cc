@@ -21,17 +21,25 @@ void FileFollower::Close() {
 }
 
 bool FileFollower::Open() {
-  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  // A FIFO opens at once without a writer (O_NONBLOCK), and never blocks a read.
+  fd_ = path_ == "-" ? ::dup(STDIN_FILENO) : ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd_ < 0) {
     if (errno != ENOENT) error_ = std::strerror(errno);
     return false;
   }
   struct stat st{};
-  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
-    error_ = S_ISREG(st.st_mode) ? std::strerror(errno) : "not a regular file";
+  if (::fstat(fd_, &st) != 0) {
+    error_ = std::strerror(errno);
     Close();
     return false;
   }
+  stream_ = S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode);
+  if (!S_ISREG(st.st_mode) && !stream_) {
+    error_ = "not a regular file";
+    Close();
+    return false;
+  }
+  if (stream_) ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
   dev_ = st.st_dev;
   ino_ = st.st_ino;
   offset_ = 0;
@@ -87,9 +95,11 @@ FileFollower::Change FileFollower::Read(std::string* lines, size_t max_read) {
   size_t total = 0;
   const size_t before = lines->size();
   while (total < max_read) {
-    const ssize_t n = ::pread(fd_, buffer.get(), std::min(kChunk, max_read - total), static_cast<off_t>(offset_));
+    const size_t want = std::min(kChunk, max_read - total);
+    const ssize_t n = stream_ ? ::read(fd_, buffer.get(), want) : ::pread(fd_, buffer.get(), want, static_cast<off_t>(offset_));
     if (n < 0) {
       if (errno == EINTR) continue;
+      if (stream_ && (errno == EAGAIN || errno == EWOULDBLOCK)) break;  // nothing more written yet
       error_ = std::strerror(errno);
       return Change::kError;
     }
@@ -113,6 +123,7 @@ FileFollower::Change FileFollower::Poll(std::string* lines, size_t max_read) {
     more_ = true;  // back after it was gone: a new file
     return Change::kRestarted;
   }
+  if (stream_) return Read(lines, max_read);  // a pipe is neither truncated nor replaced
   struct stat at_path{}, open{};
   const bool present = ::stat(path_.c_str(), &at_path) == 0;
   if (::fstat(fd_, &open) != 0) {

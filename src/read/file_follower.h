@@ -3,7 +3,8 @@
 // newline: it is being written, not cut. A file cut shorter (truncated in
 // place) or replaced by another one at its path (log rotation, a restarted
 // job) starts over from its beginning; a file deleted is said once, after
-// what was written to it before is read.
+// what was written to it before is read. A FIFO, a socket or "-" (standard
+// input) is read as it comes, without blocking.
 #pragma once
 
 #include <sys/types.h>
@@ -64,6 +65,7 @@ class FileFollower {
   bool dropping_ = false;  // inside a line that was cut, until its newline
   bool more_ = false, cut_began_ = false;
   bool was_open_ = false;  // for kGone: it existed before
+  bool stream_ = false;    // a FIFO, socket or terminal: read(2) as it comes, never restarted
   std::uint64_t bytes_dropped_ = 0;
   std::string error_;
 };

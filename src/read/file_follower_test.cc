@@ -1,5 +1,9 @@
 #include "read/file_follower.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -129,6 +133,22 @@ TEST_CASE("A file larger than one call's read comes in several calls, in order")
   CHECK(calls >= 2);
   CHECK(all.size() == fs::file_size(log));
   CHECK(all.find_first_not_of("x\n") == std::string::npos);
+}
+
+TEST_CASE("A FIFO is read as it comes, without blocking, with or without a writer") {
+  TempDir dir;
+  const fs::path fifo = dir.path / "events";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  FileFollower follower(fifo.string());
+  CHECK(PollText(follower, FileFollower::Change::kNone).empty());  // no writer yet: no block
+  const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+  REQUIRE(writer >= 0);
+  REQUIRE(::write(writer, "one\ntw", 6) == 6);
+  CHECK(PollText(follower, FileFollower::Change::kAppended) == "one\n");
+  REQUIRE(::write(writer, "o\n", 2) == 2);
+  CHECK(PollText(follower, FileFollower::Change::kAppended) == "two\n");
+  ::close(writer);
+  CHECK(PollText(follower, FileFollower::Change::kNone).empty());
 }
 
 TEST_CASE("A directory is no log to follow") {

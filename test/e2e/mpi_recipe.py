@@ -8,6 +8,9 @@ machine of a 4-machine run.
   summary as jobviz on the whole tree, byte for byte.
 - Running job: the logs grow while `mpirun -np 1 jobviz follow` runs on them,
   and its steps come out (on mpirun's stdout) while they grow.
+- Running job, logs on each node: `mpirun -np 4` runs `extract --follow` per
+  machine into stream files; `jobviz merge --follow` of the four prints every
+  step while the logs grow.
 Exits 77 without mpirun (Debian's openmpi-bin; tools/install-deps installs it).
 
     mpi_recipe.py JOBVIZ GEN_LOGS SOURCE_ROOT
@@ -77,11 +80,45 @@ def running_job(tmp):
     check(steps == list(range(12)), f"steps through mpirun: {steps}")
 
 
+def running_job_on_nodes(tmp):
+    src, dst = os.path.join(tmp, "src"), os.path.join(tmp, "dst")
+    subprocess.run([GEN_LOGS, "--out", src, "--machines", "4", "--workers", "2", "--steps", "12", "--microbatches", "4",
+                    "--sync_rounds", "3"], check=True, stdout=subprocess.DEVNULL)
+    for m in range(4):
+        os.makedirs(os.path.join(dst, f"machine{m}"))
+    os.makedirs(os.path.join(tmp, "streams"))
+    recipe = ('exec jobviz extract --follow --log_dir dst/machine$OMPI_COMM_WORLD_RANK --machine machine$OMPI_COMM_WORLD_RANK '
+              '-o streams/machine$OMPI_COMM_WORLD_RANK.jsonl --poll 0.2 -q')
+    env = dict(os.environ, PATH=os.path.dirname(JOBVIZ) + os.pathsep + os.environ["PATH"])
+    extract = subprocess.Popen(MPI + ["-np", "4", "bash", "-c", recipe], cwd=tmp, env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    streams = [os.path.join("streams", f"machine{m}.jsonl") for m in range(4)]
+    merge = subprocess.Popen([JOBVIZ, "merge", "--follow", "--json", "--poll", "0.2", "--stall-after", "3",
+                              "--exit-on-stall", *streams], cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    replay = subprocess.Popen([os.path.join(ROOT, "tools", "follow-replay"), src, dst, "--ticks", "8", "--interval", "0.5",
+                               "--split-lines"])
+    seen_while_growing, steps = False, []
+    for line in merge.stdout:
+        steps.append(json.loads(line)["step"])
+        seen_while_growing |= replay.poll() is None
+    rc = merge.wait(timeout=60)
+    replay.wait()
+    extract.terminate()  # mpirun passes SIGTERM on: each extract ends its stream
+    extract.wait(timeout=60)
+    check(rc == 0, f"merge --follow of the mpirun streams: exit {rc}: {merge.stderr.read()[-2000:]}")
+    check(seen_while_growing, "merge --follow printed no step while the logs grew")
+    check(steps == list(range(12)), f"steps of the mpirun streams: {steps}")
+    for stream in streams:
+        with open(os.path.join(tmp, stream)) as f:
+            last = f.read().rstrip("\n").rsplit("\n", 1)[-1]
+        check(last.startswith('{"end":"jobviz-events"'), f"{stream} does not end with its end line: {last[:120]}")
+
+
 def main():
     if not MPIRUN:
         print("mpirun not found (Debian's openmpi-bin): skipped")
         sys.exit(77)
-    for test in (finished_run, running_job):
+    for test in (finished_run, running_job, running_job_on_nodes):
         with tempfile.TemporaryDirectory(prefix="jobviz_mpi_") as tmp:
             started = time.time()
             test(tmp)
