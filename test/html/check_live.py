@@ -109,6 +109,19 @@ def main():
                  "/..%2fetc%2fpasswd", "//etc/passwd", "/report%00.html", "/events/../report/x"):
         check(raw_status(port, path) == 404, f"{path}: not 404")
 
+    try:
+        browse(port, logs)
+    finally:  # a failed check leaves no follow running
+        if follow.poll() is None:
+            follow.terminate()
+    rc = follow.wait(timeout=30)
+    check(rc == 0, f"jobviz follow exit {rc}")
+    if failures:
+        sys.exit(f"{len(failures)} failures")
+    print("the live page checks passed")
+
+
+def browse(port, logs):
     with cdp.Browser() as browser:
         page, other = browser.new_page(), browser.new_page()
         url = f"http://127.0.0.1:{port}/"
@@ -164,12 +177,6 @@ def main():
         strays = [u for u in urls if not re.match(rf"http://127\.0\.0\.1:{port}/(report\?v=\d+|events)?$", u)]
         check(not strays, f"requests outside the server's paths: {strays}")
         check(not page.problems() and not other.problems(), f"console: {page.problems() + other.problems()}")
-    follow.terminate()
-    rc = follow.wait(timeout=30)
-    check(rc == 0, f"jobviz follow exit {rc}")
-    if failures:
-        sys.exit(f"{len(failures)} failures")
-    print("the live page checks passed")
 
 
 main()
