@@ -23,7 +23,7 @@ const char* SkipReasonText(SkipReason reason) {
     case SkipReason::kEndBeforeStart: return "job ends before it starts";
     case SkipReason::kTimerNeverFired: return "never timed (job times 0.000000)";
     case SkipReason::kTruncatedLastLine: return "truncated last line";
-    case SkipReason::kOverlongLine: return "line longer than 64 MiB (cut)";
+    case SkipReason::kOverlongLine: return "line too long (cut)";
     case SkipReason::kUnmatchedStepPop: return "NVTX pop without a push";
     case SkipReason::kImplausibleDuration: return "job lasts longer than a day";
     case SkipReason::kMalformedTopology: return "malformed topology line";

@@ -137,7 +137,7 @@ void Scanner::ScanBlock(const LineBlock& block) {
     reported_overlong_ = true;
     current_line_ = lines_before_ + 1;
     Skip(SkipReason::kOverlongLine, text.substr(text.size() - std::min<size_t>(text.size(), 80)), 0,
-         "records split across the cut may be missed");
+         "longer than " + std::to_string(LineReader::kMaxLine >> 20) + " MiB; records split across the cut may be missed");
   }
 }
 
