@@ -70,6 +70,7 @@ class Follower {
   void ShowStatus(Clock::time_point now);
   void SayWhatWasRead();
   double StallAfter() const;
+  double MedianStepSeconds() const;
 
   const FollowPlan& plan_;
   std::unique_ptr<FollowedSource> source_;
@@ -120,12 +121,17 @@ void Follower::SayOnce(const std::string& text, std::string* last) {
   *last = text;
 }
 
+// The median of the last steps printed, in seconds (0 before the first).
+double Follower::MedianStepSeconds() const {
+  std::vector<Nanos> d(durations_.begin(), durations_.end());
+  if (d.empty()) return 0;
+  std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
+  return static_cast<double>(d[d.size() / 2]) / 1e9;
+}
+
 double Follower::StallAfter() const {
   if (plan_.stall_after) return *plan_.stall_after;
-  std::vector<Nanos> d(durations_.begin(), durations_.end());
-  if (d.empty()) return kDefaultStallSeconds;
-  std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
-  return std::max(kDefaultStallSeconds, 10 * static_cast<double>(d[d.size() / 2]) / 1e9);
+  return std::max(kDefaultStallSeconds, 10 * MedianStepSeconds());
 }
 
 // Prints the steps of `run` finished and not yet printed; returns them.
@@ -251,13 +257,7 @@ void Follower::PrintLastSteps() {
 }
 
 double Follower::QuietAfter() const {
-  std::vector<Nanos> d(durations_.begin(), durations_.end());
-  double median = 0;
-  if (!d.empty()) {
-    std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
-    median = static_cast<double>(d[d.size() / 2]) / 1e9;
-  }
-  return std::max({kQuietSeconds, 2 * plan_.poll_seconds, 2 * median});
+  return std::max({kQuietSeconds, 2 * plan_.poll_seconds, 2 * MedianStepSeconds()});
 }
 
 // No job finished anywhere for --stall-after: the stop report, once per
