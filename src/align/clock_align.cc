@@ -317,6 +317,12 @@ ClockAlignment AlignClocks(Timeline& timeline, const AlignOptions& options) {
   ClockAlignment result;
   const size_t n = timeline.machines.size();
   result.clocks.assign(n, MachineClock{});
+  if (options.mode != AlignMode::kNone) {
+    UndoClockJumps(options.known_jumps, timeline);
+    result.jumps = FindClockJumps(timeline, options.reference);
+    UndoClockJumps(result.jumps, timeline);
+    for (const ClockJump& jump : result.jumps) result.warnings.push_back(ClockJumpText(jump));
+  }
   result.violations_before = CountOrderViolations(timeline, result.clocks);
   if (n == 0) return result;
 

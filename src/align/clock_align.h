@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "align/clock_jumps.h"
 #include "model/model.h"
 #include "model/time_value.h"
 
@@ -50,11 +51,14 @@ struct AlignOptions {
   AlignMode mode = AlignMode::kAuto;
   int reference = 0;                      // machine index
   std::map<int, Nanos> manual_offsets;    // --clock_offset, by machine index
+  // Jumps found before (jobviz follow, in earlier turns): undone first.
+  std::vector<ClockJump> known_jumps;
 };
 
 struct ClockAlignment {
   std::vector<MachineClock> clocks;  // per machine
   size_t violations_before = 0, violations_after = 0;
+  std::vector<ClockJump> jumps;  // found and undone (align/clock_jumps.h), each also a warning
   std::vector<std::string> warnings;
 };
 
@@ -87,8 +91,9 @@ size_t CountOrderViolations(const Timeline& timeline, const std::vector<MachineC
 std::vector<MachineClock> EstimateCausalClocks(const Timeline& timeline, int reference,
                                                std::vector<std::string>* warnings = nullptr);
 
-// Estimates the clocks as `options` says, rewrites every timestamp of the
-// timeline onto the reference clock, and reports what it did.
+// Undoes the machines' clock jumps (unless told not to align), estimates
+// the clocks as `options` says, rewrites every timestamp of the timeline
+// onto the reference clock, and reports what it did.
 ClockAlignment AlignClocks(Timeline& timeline, const AlignOptions& options);
 
 }  // namespace jobviz

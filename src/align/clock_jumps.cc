@@ -1,0 +1,231 @@
+#include "align/clock_jumps.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <tuple>
+
+#include "align/pipeline_order.h"
+#include "model/time_value.h"
+
+namespace jobviz {
+
+namespace {
+
+constexpr Nanos kLowest = std::numeric_limits<Nanos>::min(), kHighest = std::numeric_limits<Nanos>::max();
+// Bounds a clock must hold to before a disagreement counts, both ways (a
+// forward hand-off bounds the difference from above, a backward one from
+// below): a job with a stale timer disagrees alone, and the bounds of its
+// kind after it agree with it.
+constexpr size_t kMinBounds = 3;
+
+// Each job's place among the worker's jobs of its type and micro-batch, in
+// file order: the step it is in, counted from the worker's first, whatever
+// its clock says (Worker::jobs is in time order, which a jump back reorders).
+std::vector<std::int64_t> Occurrences(const Worker& worker) {
+  std::vector<size_t> order(worker.jobs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return worker.jobs[a].line < worker.jobs[b].line; });
+  std::map<std::pair<std::uint32_t, std::int64_t>, std::int64_t> seen;
+  std::vector<std::int64_t> occurrence(worker.jobs.size());
+  for (size_t i : order) occurrence[i] = seen[{worker.jobs[i].type.index(), worker.jobs[i].micro_batch}]++;
+  return occurrence;
+}
+
+// One hand-off's bound on o[b] - o[a] (a: the lower stage's machine).
+struct Bound {
+  std::int64_t occurrence;
+  std::uint64_t line_a;
+  bool upper;
+  Nanos value;
+  const Job* on_a;
+  const Job* on_b;
+};
+
+std::vector<Bound> BoundsBetween(const Worker& a, const Worker& b, DirectionsByType& directions) {
+  const std::vector<std::int64_t> occ_a = Occurrences(a), occ_b = Occurrences(b);
+  using Key = std::tuple<std::uint32_t, std::int64_t, std::int64_t>;
+  std::map<Key, size_t> on_a;
+  for (size_t i = 0; i < a.jobs.size(); ++i) on_a[{a.jobs[i].type.index(), a.jobs[i].micro_batch, occ_a[i]}] = i;
+  std::vector<Bound> bounds;
+  for (size_t i = 0; i < b.jobs.size(); ++i) {
+    const Job& job_b = b.jobs[i];
+    const Direction direction = directions.Of(job_b.type);
+    if (direction == Direction::kOther) continue;
+    const auto it = on_a.find({job_b.type.index(), job_b.micro_batch, occ_b[i]});
+    if (it == on_a.end()) continue;
+    const Job& job_a = a.jobs[it->second];
+    if (direction == Direction::kForward)  // a's forward feeds b's: o[b] - o[a] <= b.start - a.end
+      bounds.push_back({occ_b[i], job_a.line, true, SaturatingSub(job_b.start, job_a.end), &job_a, &job_b});
+    else  // b's backward feeds a's: o[b] - o[a] >= b.end - a.start
+      bounds.push_back({occ_b[i], job_a.line, false, SaturatingSub(job_b.end, job_a.start), &job_a, &job_b});
+  }
+  std::sort(bounds.begin(), bounds.end(), [](const Bound& x, const Bound& y) {
+    return std::tie(x.occurrence, x.line_a) < std::tie(y.occurrence, y.line_a);
+  });
+  return bounds;
+}
+
+// A run of bounds that agree: the range of o[b] - o[a] they allow.
+struct Segment {
+  size_t first = 0, count = 0;
+  Nanos lo = kLowest, hi = kHighest;
+  Nanos Centre() const { return lo / 2 + hi / 2; }
+};
+
+std::vector<Segment> Segments(const std::vector<Bound>& bounds) {
+  std::vector<Segment> segments;
+  Segment current;
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    const Bound& bound = bounds[i];
+    const Nanos lo = bound.upper ? current.lo : std::max(current.lo, bound.value);
+    const Nanos hi = bound.upper ? std::min(current.hi, bound.value) : current.hi;
+    if (lo > hi) {  // disagrees with the bounds before it: a new run starts here
+      segments.push_back(current);
+      current = Segment{i, 0, bound.upper ? kLowest : bound.value, bound.upper ? bound.value : kHighest};
+    } else {
+      current.lo = lo;
+      current.hi = hi;
+    }
+    ++current.count;
+  }
+  if (current.count > 0) segments.push_back(current);
+  std::erase_if(segments, [](const Segment& s) { return s.count < kMinBounds || s.lo == kLowest || s.hi == kHighest; });
+  return segments;
+}
+
+// How far apart two ranges are (<= 0: they overlap).
+Nanos Gap(const Segment& x, const Segment& y) { return std::max(SaturatingSub(y.lo, x.hi), SaturatingSub(x.lo, y.hi)); }
+
+// The machines' distance from the reference along machines that hand over.
+std::vector<int> Depths(size_t machines, const std::vector<std::pair<int, int>>& pairs, int reference) {
+  std::vector<int> depth(machines, -1);
+  std::vector<int> queue = {reference};
+  depth[static_cast<size_t>(reference)] = 0;
+  for (size_t q = 0; q < queue.size(); ++q)
+    for (const auto& [x, y] : pairs)
+      for (const auto& [from, to] : {std::pair{x, y}, std::pair{y, x}})
+        if (from == queue[q] && depth[static_cast<size_t>(to)] < 0) {
+          depth[static_cast<size_t>(to)] = depth[static_cast<size_t>(from)] + 1;
+          queue.push_back(to);
+        }
+  return depth;
+}
+
+// From the first job of step `occurrence` on, in each log of the machine.
+std::vector<std::pair<std::string, std::uint64_t>> FromLines(const Machine& machine, std::int64_t occurrence) {
+  std::vector<std::pair<std::string, std::uint64_t>> lines;
+  for (const Worker& worker : machine.workers) {
+    const std::vector<std::int64_t> occ = Occurrences(worker);
+    std::uint64_t first = UINT64_MAX, last = 0;
+    for (size_t i = 0; i < worker.jobs.size(); ++i) {
+      last = std::max(last, worker.jobs[i].line);
+      if (occ[i] >= occurrence) first = std::min(first, worker.jobs[i].line);
+    }
+    // A log not yet that far: what it writes from now on.
+    lines.emplace_back(worker.file, first != UINT64_MAX ? first : last + 1);
+  }
+  return lines;
+}
+
+struct PairJump {
+  int machine;
+  Nanos shift;
+  std::int64_t occurrence;
+  int against;
+};
+
+}  // namespace
+
+std::vector<ClockJump> FindClockJumps(const Timeline& timeline, int reference) {
+  if (timeline.machines.size() < 2) return {};
+  struct StagePair {
+    int machine_a, machine_b;
+    const Worker* a;
+    const Worker* b;
+  };
+  std::vector<StagePair> stage_pairs;
+  std::vector<std::pair<int, int>> machine_pairs;
+  for (const PipelineChain& chain : PipelineChains(timeline))
+    for (size_t k = 0; k + 1 < chain.stages.size(); ++k) {
+      const auto& [ma, a] = chain.stages[k];
+      const auto& [mb, b] = chain.stages[k + 1];
+      if (ma == mb || chain.numbers[k] + 1 != chain.numbers[k + 1]) continue;
+      stage_pairs.push_back({ma, mb, a, b});
+      machine_pairs.emplace_back(ma, mb);
+    }
+  if (stage_pairs.empty()) return {};
+  const std::vector<int> depth = Depths(timeline.machines.size(), machine_pairs, reference);
+  DirectionsByType directions;
+  std::vector<PairJump> found;
+  for (const StagePair& pair : stage_pairs) {
+    const std::vector<Bound> bounds = BoundsBetween(*pair.a, *pair.b, directions);
+    const std::vector<Segment> segments = Segments(bounds);
+    // The machine farther from the reference moved (o[b] - o[a] grows by
+    // the shift when b's clock jumps forward, shrinks when a's does).
+    const bool b_moved = depth[static_cast<size_t>(pair.machine_b)] >= depth[static_cast<size_t>(pair.machine_a)];
+    for (size_t s = 1; s < segments.size(); ++s) {
+      if (Gap(segments[s - 1], segments[s]) < kMinClockJump) continue;
+      const Nanos moved = SaturatingSub(segments[s].Centre(), segments[s - 1].Centre());
+      const Bound& first = bounds[segments[s].first];
+      found.push_back({b_moved ? pair.machine_b : pair.machine_a, b_moved ? moved : -moved, first.occurrence,
+                       b_moved ? pair.machine_a : pair.machine_b});
+    }
+  }
+  // A machine's jump shows on each of its stage pairs (tensor-parallel
+  // peers): one jump per machine and step.
+  std::sort(found.begin(), found.end(), [](const PairJump& x, const PairJump& y) {
+    return std::tie(x.machine, x.occurrence) < std::tie(y.machine, y.occurrence);
+  });
+  std::vector<ClockJump> jumps;
+  for (size_t i = 0; i < found.size(); ++i) {
+    if (i > 0 && found[i].machine == found[i - 1].machine && found[i].occurrence <= found[i - 1].occurrence + 1) continue;
+    const Machine& machine = timeline.machines[static_cast<size_t>(found[i].machine)];
+    jumps.push_back({machine.name, found[i].shift, FromLines(machine, found[i].occurrence),
+                     timeline.machines[static_cast<size_t>(found[i].against)].name});
+  }
+  return jumps;
+}
+
+void UndoClockJumps(const std::vector<ClockJump>& jumps, Timeline& timeline) {
+  if (jumps.empty()) return;
+  for (Machine& machine : timeline.machines)
+    for (Worker& worker : machine.workers) {
+      // The shifts that apply from each line on, in line order.
+      std::vector<std::pair<std::uint64_t, Nanos>> from;
+      for (const ClockJump& jump : jumps)
+        for (const auto& [file, line] : jump.from_lines)
+          if (file == worker.file) from.emplace_back(line, jump.shift);
+      if (from.empty()) continue;
+      std::sort(from.begin(), from.end());
+      const auto back = [&](std::uint64_t line, Nanos t) {
+        Nanos total = 0;
+        for (const auto& [first, shift] : from)
+          if (line >= first) total = SaturatingAdd(total, shift);
+        return SaturatingSub(t, total);
+      };
+      for (Job& job : worker.jobs) {
+        job.start = back(job.line, job.start);
+        job.end = back(job.line, job.end);
+      }
+      std::sort(worker.jobs.begin(), worker.jobs.end(), StartsBefore);
+      for (LogRecord& record : worker.markers) record.start = back(record.line, record.start);
+      for (InFlightJob& job : worker.in_flight) {
+        job.start = back(job.line, job.start);
+        job.seen = back(job.line, job.seen);
+      }
+      if (worker.end.stamped != 0) worker.end.stamped = back(UINT64_MAX, worker.end.stamped);
+    }
+}
+
+std::string ClockJumpText(const ClockJump& jump) {
+  const std::string size = FormatDuration(jump.shift < 0 ? -jump.shift : jump.shift);
+  std::string where;
+  if (!jump.from_lines.empty()) where = " at " + jump.from_lines.front().first + ":" + std::to_string(jump.from_lines.front().second);
+  return jump.machine + ": its clock jumps " + size + (jump.shift > 0 ? " forward" : " back") + where +
+         " (found from its hand-offs with " + jump.against + "); its times from there on are moved " +
+         (jump.shift > 0 ? "back " : "forward ") + size;
+}
+
+}  // namespace jobviz

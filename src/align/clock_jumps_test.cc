@@ -1,0 +1,127 @@
+#include "align/clock_jumps.h"
+
+#include <catch2/catch.hpp>
+
+#include "analyse/run_simulator.h"
+
+using namespace jobviz;
+using namespace jobviz::sim;
+
+namespace {
+
+constexpr Nanos kSecond = 1'000'000'000;
+
+// pp 4 x mp 2 x dp 2 on four machines of four workers: machine0 holds
+// replica 0's stages 0-1, machine1 its stages 2-3 (two tensor-parallel
+// peers: two stage pairs cross from machine0 to machine1).
+Timeline Run(int steps = 6) {
+  SimRun run;
+  run.steps = steps;
+  Timeline t = Simulate(run);
+  for (Machine& machine : t.machines)
+    for (Worker& worker : machine.workers) worker.file = machine.name + "/workerlog." + std::to_string(worker.index);
+  return t;
+}
+
+// Every time machine `m` logged from step `from` on, moved by `shift`: its clock stepped.
+void Jump(Timeline& t, size_t m, std::int64_t from, Nanos shift) {
+  for (Worker& worker : t.machines[m].workers)
+    for (Job& job : worker.jobs)
+      if (job.step >= from) {
+        job.start += shift;
+        job.end += shift;
+      }
+}
+
+std::uint64_t FirstLineOfStep(const Worker& worker, std::int64_t step) {
+  std::uint64_t first = UINT64_MAX;
+  for (const Job& job : worker.jobs)
+    if (job.step == step) first = std::min(first, job.line);
+  return first;
+}
+
+void CheckSameTimes(const Timeline& a, const Timeline& b) {
+  for (size_t m = 0; m < a.machines.size(); ++m)
+    for (size_t w = 0; w < a.machines[m].workers.size(); ++w) {
+      const auto& x = a.machines[m].workers[w].jobs;
+      const auto& y = b.machines[m].workers[w].jobs;
+      REQUIRE(x.size() == y.size());
+      for (size_t i = 0; i < x.size(); ++i) {
+        CHECK(x[i].line == y[i].line);
+        CHECK(x[i].start == y[i].start);
+        CHECK(x[i].end == y[i].end);
+      }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("A machine's clock stepping forward or back is found from its hand-offs, and undone") {
+  for (const Nanos shift : {20 * kSecond, -20 * kSecond, Nanos{5'000'000}}) {
+    INFO("shift " << shift);
+    const Timeline truth = Run();
+    Timeline t = truth;
+    const std::string name = t.machines[1].name;
+    Jump(t, 1, 3, shift);
+    const std::vector<ClockJump> jumps = FindClockJumps(t, 0);
+    // Two tensor-parallel peers cross to machine1: one jump, not two.
+    REQUIRE(jumps.size() == 1);
+    const ClockJump& jump = jumps[0];
+    CHECK(jump.machine == name);
+    CHECK(jump.against == t.machines[0].name);
+    // Within the hand-offs' own latency (20 us each way).
+    CHECK(std::abs(jump.shift - shift) <= 20'000);
+    REQUIRE(jump.from_lines.size() == t.machines[1].workers.size());
+    for (size_t w = 0; w < jump.from_lines.size(); ++w) {
+      CHECK(jump.from_lines[w].first == t.machines[1].workers[w].file);
+      CHECK(jump.from_lines[w].second == FirstLineOfStep(t.machines[1].workers[w], 3));
+    }
+    // Undone with the shift found: the times are the true ones, up to the estimate's error.
+    ClockJump exact = jump;
+    exact.shift = shift;
+    UndoClockJumps({exact}, t);
+    CheckSameTimes(t, truth);
+    CHECK(ClockJumpText(jump).find(shift > 0 ? "forward" : "back") != std::string::npos);
+  }
+}
+
+TEST_CASE("A clock that only drifts, or a job with a stale timer, is not a jump") {
+  Timeline drifting = Run(40);
+  // 2,000 ppm: 2.4 ms over the run, more than kMinClockJump, a little a step.
+  const Nanos t0 = drifting.machines[1].workers[0].jobs.front().start;
+  for (Worker& worker : drifting.machines[1].workers)
+    for (Job& job : worker.jobs) {
+      job.start += (job.start - t0) / 500;
+      job.end += (job.end - t0) / 500;
+    }
+  CHECK(FindClockJumps(drifting, 0).empty());
+
+  Timeline stale = Run();
+  Worker& worker = stale.machines[1].workers[0];
+  worker.jobs[worker.jobs.size() / 2].start -= 30 * kSecond;  // a timer that never fired
+  worker.jobs[worker.jobs.size() / 2].end -= 30 * kSecond;
+  CHECK(FindClockJumps(stale, 0).empty());
+
+  CHECK(FindClockJumps(Run(), 0).empty());
+}
+
+TEST_CASE("The reference machine is never the one moved; a later window is undone by lines alone") {
+  Timeline t = Run();
+  Jump(t, 0, 2, 3 * kSecond);  // the reference's clock jumps: machine1 is moved the other way
+  const std::vector<ClockJump> jumps = FindClockJumps(t, 0);
+  REQUIRE(jumps.size() == 1);
+  CHECK(jumps[0].machine == t.machines[1].name);
+  CHECK(std::abs(jumps[0].shift + 3 * kSecond) <= 20'000);
+
+  // jobviz follow: a turn that starts after the jump holds only lines past
+  // it; a jump found earlier moves all of them, and nothing else.
+  const Timeline truth = Run();
+  Timeline later = truth;
+  Jump(later, 1, 0, 7 * kSecond);
+  ClockJump known{later.machines[1].name, 7 * kSecond, {}, later.machines[0].name};
+  for (const Worker& worker : later.machines[1].workers) known.from_lines.emplace_back(worker.file, 1);
+  known.from_lines.emplace_back("machine9/workerlog.0", 1);  // a log not in this timeline
+  UndoClockJumps({known}, later);
+  CheckSameTimes(later, truth);
+  CHECK(FindClockJumps(later, 0).empty());
+}
