@@ -1,7 +1,6 @@
 #include "analyse/step_report.h"
 
 #include <algorithm>
-#include <map>
 
 #include "analyse/analysis.h"
 #include "model/step_window.h"
@@ -45,29 +44,18 @@ std::string CauseLabel(WhatIfKind kind, int slowest_stage) {
   return "all";
 }
 
-std::vector<StepReport> AnalyseSteps(const Timeline& timeline, size_t first, size_t last, int threads) {
-  last = std::min(last, timeline.steps.size());
-  if (first >= last) return {};
-  std::map<std::int64_t, size_t> slot;  // step number -> index in `ones`
-  std::vector<Timeline> ones;
-  const Timeline frame = TimelineFrame(timeline);
-  for (size_t s = first; s < last; ++s) {
-    slot[timeline.steps[s].step] = ones.size();
-    ones.push_back(frame);
-    ones.back().steps.push_back(timeline.steps[s]);
-  }
-  // One pass over the jobs hands each to its step's timeline.
-  for (size_t m = 0; m < timeline.machines.size(); ++m)
-    for (size_t w = 0; w < timeline.machines[m].workers.size(); ++w)
-      for (const Job& job : timeline.machines[m].workers[w].jobs) {
-        const auto it = slot.find(job.step);
-        if (it != slot.end()) ones[it->second].machines[m].workers[w].jobs.push_back(job);
-      }
+std::vector<StepReport> AnalyseOneSteps(const std::vector<Timeline>& ones, int threads) {
   // Steps are small: one thread each, several steps at once (a thread pool
   // per step would cost more than the step's analysis).
   std::vector<StepReport> reports(ones.size());
   ParallelFor(ones.size(), ones.size() > 1 ? threads : 1, [&](size_t i) { reports[i] = ReportOf(ones[i], 1); });
   return reports;
+}
+
+std::vector<StepReport> AnalyseSteps(const Timeline& timeline, size_t first, size_t last, int threads) {
+  std::vector<Timeline> ones;
+  for (StepSlice& slice : SliceSteps(timeline, first, last)) ones.push_back(std::move(slice.one));
+  return AnalyseOneSteps(ones, threads);
 }
 
 }  // namespace jobviz

@@ -34,6 +34,8 @@ struct StepReport {
 // Steps [first, last) of `timeline` (steps found, roles placed), each
 // analysed alone, on up to `threads` threads.
 std::vector<StepReport> AnalyseSteps(const Timeline& timeline, size_t first, size_t last, int threads);
+// The same, for steps already cut out (model/step_window.h SliceSteps).
+std::vector<StepReport> AnalyseOneSteps(const std::vector<Timeline>& ones, int threads);
 
 // "stage 2", "hand-offs", "stalls": what a what-if removes, in a word or two.
 std::string CauseLabel(WhatIfKind kind, int slowest_stage);

@@ -7,20 +7,20 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <deque>
-#include <functional>
-#include <map>
+#include <mutex>
 #include <thread>
 
-#include "analyse/step_report.h"
+#include "analyse/step_queue.h"
 #include "cli/exit_status.h"
 #include "cli/report.h"
 #include "cli/run_report.h"
 #include "commands/commands.h"
 #include "commands/follow_run.h"
+#include "commands/printed_steps.h"
 #include "emit/step_line.h"
 #include "emit/stop_text.h"
 #include "model/step_frontier.h"
+#include "model/step_window.h"
 #include "parse/event_streams.h"
 #include "parse/tree_follower.h"
 #include "read/change_waker.h"
@@ -46,23 +46,21 @@ std::unique_ptr<FollowedSource> MakeSource(const DrawPlan& plan) {
 class Follower {
  public:
   explicit Follower(const FollowPlan& plan)
-      : plan_(plan), source_(MakeSource(plan.draw)), tree_(*source_) {}
+      : plan_(plan),
+        source_(MakeSource(plan.draw)),
+        tree_(*source_),
+        queue_(plan.draw.inputs.threads, [this](const StepReport& report) { PrintStep(report); }) {}
   int Run();
 
  private:
   void Turn(Clock::time_point now);
-  std::vector<std::int64_t> ReportSteps(const FinishedRun& run, size_t finished);
-  // Logs by name: their indices move when a log appears (machines and
-  // workers are put in order again).
-  using FirstLineOf = std::vector<std::pair<std::string, std::uint64_t>>;
-  std::map<std::int64_t, FirstLineOf> FirstLines(const FinishedRun& run) const;
-  void EachLog(const FirstLineOf& lines, const std::function<void(FollowedRecords&, std::uint64_t)>& act);
-  void MoveCursors(const FinishedRun& run, const std::vector<std::int64_t>& reported);
+  void ReportSteps(const FinishedRun& run, size_t finished);
+  void PrintStep(const StepReport& report);
   std::optional<int> CheckStall(Clock::time_point now);
+  void NoteClockJumps(const std::vector<ClockJump>& found);
   void PrintLastSteps();
   double QuietAfter() const;
   bool WriteOutputs(bool whole_run = false);
-  StepRange ShownSteps() const;
   void Say(const std::string& text);
   void Alarm(const char* type, const std::string& text);
   bool StartServer();
@@ -70,24 +68,15 @@ class Follower {
   void ShowStatus(Clock::time_point now);
   void SayWhatWasRead();
   double StallAfter() const;
-  double MedianStepSeconds() const;
 
   const FollowPlan& plan_;
   std::unique_ptr<FollowedSource> source_;
   FollowedSource& tree_;
   ChangeWaker waker_;
   LineParser parser_;
-  // The last step reported: a later step is new, and so is one that begins
-  // after it ends (a restarted run counts its steps again).
-  bool reported_any_ = false;
-  std::int64_t last_step_ = kNoStep;
-  Nanos last_end_ = 0;
-  size_t steps_reported_ = 0;
-  // The last steps reported: their durations (the stall alarm's default is
-  // 10 times their median), and where each begins in each log.
-  static constexpr size_t kMedianOf = 1000;
-  std::deque<Nanos> durations_;
-  std::deque<std::pair<std::int64_t, FirstLineOf>> kept_;
+  // stdout, stderr and the status line: the step queue prints from its thread.
+  std::mutex terminal_;
+  PrintedSteps printed_;
   Clock::time_point last_job_at_ = Clock::now();
   bool stalled_ = false, finished_said_ = false;
   bool quiet_checked_ = false;  // the quiet since the last job was looked at (PrintLastSteps)
@@ -97,12 +86,20 @@ class Follower {
   bool catching_up_ = false;
   bool unbuilt_ = false;      // records arrived since the run was last built
   std::uint64_t generation_ = 0;  // the source's, when the cursors were last right
-  std::unique_ptr<LiveServer> server_;  // --serve  // the last turn left bytes unread: the next one comes at once
+  // The machines' clock jumps found so far (align/clock_jumps.h), said once
+  // each and undone in every later build: a turn may start after a jump.
+  std::vector<ClockJump> clock_jumps_;
+  std::unique_ptr<LiveServer> server_;  // --serve
   Clock::time_point status_at_ = Clock::now();
   std::uint64_t status_lines_ = 0;
+  // JOBVIZ_FOLLOW_TURNS set: each turn's phases timed on stderr (tools/bench-follow).
+  const bool time_turns_ = std::getenv("JOBVIZ_FOLLOW_TURNS") != nullptr;
+  // Last: its thread prints through the members above, and is joined first.
+  StepQueue queue_;
 };
 
 void Follower::Say(const std::string& text) {
+  std::lock_guard lock(terminal_);
   if (status_shown_) std::fputs("\r\x1b[K", stderr);
   status_shown_ = false;
   PrintReport(text);
@@ -111,6 +108,7 @@ void Follower::Say(const std::string& text) {
 
 // The stall alarm, its end, and the run's end: on stderr and the live page.
 void Follower::Alarm(const char* type, const std::string& text) {
+  queue_.Drain();  // the steps before it come first
   Say("jobviz follow: " + text + (text.ends_with("\n") ? "" : "\n"));
   if (server_) server_->Publish(type, TerminalText(text));
 }
@@ -121,93 +119,43 @@ void Follower::SayOnce(const std::string& text, std::string* last) {
   *last = text;
 }
 
-// The median of the last steps printed, in seconds (0 before the first).
-double Follower::MedianStepSeconds() const {
-  std::vector<Nanos> d(durations_.begin(), durations_.end());
-  if (d.empty()) return 0;
-  std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
-  return static_cast<double>(d[d.size() / 2]) / 1e9;
-}
-
 double Follower::StallAfter() const {
   if (plan_.stall_after) return *plan_.stall_after;
-  return std::max(kDefaultStallSeconds, 10 * MedianStepSeconds());
+  return std::max(kDefaultStallSeconds, 10 * printed_.MedianSeconds());
 }
 
-// Prints the steps of `run` finished and not yet printed; returns them.
-std::vector<std::int64_t> Follower::ReportSteps(const FinishedRun& run, size_t finished) {
-  const std::vector<StepSpan>& steps = run.timeline.steps;
-  size_t first = 0;
-  while (first < finished && reported_any_ && steps[first].step <= last_step_ && steps[first].start < last_end_) ++first;
-  std::vector<std::int64_t> reported;
-  if (first >= finished) return reported;
-  for (const StepReport& report : AnalyseSteps(run.timeline, first, finished, plan_.draw.inputs.threads)) {
-    const std::string json = plan_.json || server_ ? StepJson(report).dump() : "";
-    const std::string line = plan_.json ? json : StepLine(report);
-    if (server_) server_->Publish("step", json);
-    if (status_shown_) std::fputs("\r\x1b[K", stderr);
-    status_shown_ = false;
-    std::fprintf(stdout, "%s\n", line.c_str());
-    reported_any_ = true;
-    last_step_ = report.span.step;
-    last_end_ = report.span.end;
-    durations_.push_back(report.span.end - report.span.start);
-    if (durations_.size() > kMedianOf) durations_.pop_front();
-    reported.push_back(report.span.step);
-    ++steps_reported_;
+// Hands the steps of `run` finished and not yet printed to the queue, which
+// prints them as soon as they are analysed.
+void Follower::ReportSteps(const FinishedRun& run, size_t finished) {
+  const size_t first = printed_.FirstNew(run.timeline.steps, finished);
+  if (first >= finished) return;
+  std::vector<Timeline> ones;
+  for (StepSlice& slice : SliceSteps(run.timeline, first, finished)) {
+    printed_.Add(slice.one.steps.front(), std::move(slice.first_lines));
+    ones.push_back(std::move(slice.one));
   }
-  std::fflush(stdout);
+  queue_.Add(std::move(ones));
   steps_since_write_ = true;
-  return reported;
 }
 
-// Each step's first job line in each log (a worker's jobs of a step come
-// after its jobs of earlier steps), in one pass over the run's jobs.
-std::map<std::int64_t, Follower::FirstLineOf> Follower::FirstLines(const FinishedRun& run) const {
-  std::map<std::int64_t, FirstLineOf> lines;
-  for (const Worker* worker : AllWorkers(run.timeline)) {
-    std::map<std::int64_t, std::uint64_t> first;
-    for (const Job& job : worker->jobs) {
-      auto [it, inserted] = first.emplace(job.step, job.line);
-      if (!inserted) it->second = std::min(it->second, job.line);
-    }
-    for (const auto& [step, line] : first) lines[step].emplace_back(worker->file, line);
-  }
-  return lines;
-}
-
-void Follower::EachLog(const FirstLineOf& lines, const std::function<void(FollowedRecords&, std::uint64_t)>& act) {
-  const std::map<std::string, size_t> index = tree_.IndexByName();
-  for (const auto& [name, line] : lines)
-    if (const auto it = index.find(name); it != index.end()) act(tree_.log(it->second), line);
-}
-
-// After a report: each turn builds from the last step reported on (kept as
-// the measure of what a finished step holds), and --keep-steps drops the
-// records of steps before the last N reported.
-void Follower::MoveCursors(const FinishedRun& run, const std::vector<std::int64_t>& reported) {
-  if (reported.empty()) return;
-  auto firsts = FirstLines(run);
-  for (const std::int64_t step : reported) kept_.push_back({step, std::move(firsts[step])});
-  const std::int64_t cursor_step = StepNumber(kept_.back().first);
-  EachLog(kept_.back().second, [&](FollowedRecords& log, std::uint64_t line) { log.SetCursor(line, cursor_step); });
-  // Records are dropped once twice --keep-steps are held, down to it: each
-  // record is copied by a drop about once, however often steps finish.
-  const size_t keep = std::max<size_t>(1, plan_.keep_steps);
-  if (plan_.keep_steps == 0) {
-    while (kept_.size() > 1) kept_.pop_front();
-    return;
-  }
-  if (kept_.size() <= 2 * keep) return;
-  while (kept_.size() > keep) kept_.pop_front();
-  const std::int64_t first_kept = StepNumber(kept_.front().first);
-  EachLog(kept_.front().second, [&](FollowedRecords& log, std::uint64_t line) { log.DropBefore(line, first_kept); });
+// On the queue's thread, in step order.
+void Follower::PrintStep(const StepReport& report) {
+  const std::string json = plan_.json || server_ ? StepJson(report).dump() : "";
+  const std::string line = plan_.json ? json : StepLine(report);
+  if (server_) server_->Publish("step", json);
+  std::lock_guard lock(terminal_);
+  if (status_shown_) std::fputs("\r\x1b[K", stderr);
+  status_shown_ = false;
+  std::fprintf(stdout, "%s\n", line.c_str());
+  std::fflush(stdout);
 }
 
 void Follower::Turn(Clock::time_point now) {
   // A log far behind is read a bounded slice a turn (TreeFollower::kTurnBytes),
   // each slice's steps reported and dropped before the next is read.
+  const Clock::time_point start = Clock::now();
   const FollowedSource::Poll poll = tree_.PollAll(parser_);
+  const Clock::time_point read = Clock::now();
   catching_up_ = poll.more;
   for (const std::string& dir : tree_.Directories()) waker_.Watch(dir);
   for (const std::string& note : poll.notes) Say("jobviz follow: " + note + "\n");
@@ -235,12 +183,30 @@ void Follower::Turn(Clock::time_point now) {
   unbuilt_ = false;
   FinishedRun run;
   std::string messages;
-  if (!BuildFollowedRun(plan_.draw, tree_, FollowedBuild::kSteps, &run, &messages)) {
+  if (!BuildFollowedRun(plan_.draw, tree_, FollowedBuild::kSteps, clock_jumps_, &run, &messages)) {
     SayOnce(messages, &last_build_text_);
     return;
   }
   last_build_text_.clear();
-  MoveCursors(run, ReportSteps(run, FinishedStepCount(run.timeline, tree_.gone())));
+  NoteClockJumps(run.clocks.jumps);
+  const Clock::time_point built = Clock::now();
+  const size_t before = printed_.count();
+  ReportSteps(run, FinishedStepCount(run.timeline, tree_.gone()));
+  const Clock::time_point sliced = Clock::now();
+  const size_t count = printed_.count() - before;
+  printed_.MoveCursors(tree_, plan_.keep_steps, plan_.draw.inputs.threads);
+  if (time_turns_)
+    std::fprintf(stderr, "jobviz follow: turn read %.4f s, build %.4f s (%zu jobs), steps %.4f s (%zu), cursors %.4f s\n",
+                 Seconds(read - start), Seconds(built - read), run.jobs, Seconds(sliced - built), count,
+                 Seconds(Clock::now() - sliced));
+}
+
+// Jumps a build found in what it read: said, and undone from now on.
+void Follower::NoteClockJumps(const std::vector<ClockJump>& found) {
+  for (const ClockJump& jump : found) {
+    Alarm("clock", ClockJumpText(jump));
+    clock_jumps_.push_back(jump);
+  }
 }
 
 // The logs went quiet for a moment: if every worker finished the last step
@@ -251,13 +217,15 @@ void Follower::PrintLastSteps() {
   quiet_checked_ = true;
   FinishedRun run;
   std::string messages;
-  if (BuildFollowedRun(plan_.draw, tree_, FollowedBuild::kStalled, &run, &messages) &&
-      run.analysis.stop.kind == StopKind::kFinished)
-    MoveCursors(run, ReportSteps(run, run.timeline.steps.size()));
+  if (BuildFollowedRun(plan_.draw, tree_, FollowedBuild::kStalled, clock_jumps_, &run, &messages) &&
+      run.analysis.stop.kind == StopKind::kFinished) {
+    ReportSteps(run, run.timeline.steps.size());
+    printed_.MoveCursors(tree_, plan_.keep_steps, plan_.draw.inputs.threads);
+  }
 }
 
 double Follower::QuietAfter() const {
-  return std::max({kQuietSeconds, 2 * plan_.poll_seconds, 2 * MedianStepSeconds()});
+  return std::max({kQuietSeconds, 2 * plan_.poll_seconds, 2 * printed_.MedianSeconds()});
 }
 
 // No job finished anywhere for --stall-after: the stop report, once per
@@ -269,15 +237,16 @@ std::optional<int> Follower::CheckStall(Clock::time_point now) {
   if (stalled_ || finished_said_ || silent < StallAfter()) return std::nullopt;
   FinishedRun run;
   std::string messages;
-  if (!BuildFollowedRun(plan_.draw, tree_, FollowedBuild::kStalled, &run, &messages) || run.jobs == 0) {
+  if (!BuildFollowedRun(plan_.draw, tree_, FollowedBuild::kStalled, clock_jumps_, &run, &messages) || run.jobs == 0) {
     stalled_ = true;
     Alarm("stall", "stalled: no job line in " + FormatDuration(static_cast<Nanos>(silent * 1e9)) + "\n" + messages);
     return plan_.exit_on_stall ? std::optional<int>(kExitStalled) : std::nullopt;
   }
   if (run.analysis.stop.kind == StopKind::kFinished) {
-    MoveCursors(run, ReportSteps(run, run.timeline.steps.size()));
+    ReportSteps(run, run.timeline.steps.size());
+    printed_.MoveCursors(tree_, plan_.keep_steps, plan_.draw.inputs.threads);
     finished_said_ = true;
-    Alarm("finished", "the run finished: every worker finished step " + std::to_string(StepNumber(last_step_)) +
+    Alarm("finished", "the run finished: every worker finished step " + std::to_string(StepNumber(printed_.last())) +
                           (plan_.exit_on_stall ? "" : "; still following"));
     const bool written = WriteOutputs(true);
     if (plan_.exit_on_stall) return written ? kExitOk : kExitBadInput;
@@ -292,25 +261,17 @@ std::optional<int> Follower::CheckStall(Clock::time_point now) {
   return plan_.exit_on_stall ? std::optional<int>(kExitStalled) : std::nullopt;
 }
 
-// The outputs named, atomically: the steps reported (or, when the run
-// stalled, the run as a batch run would see it).
-// The steps the outputs hold: those printed, the last --keep-steps of them.
-StepRange Follower::ShownSteps() const {
-  StepRange range{kNoStep, last_step_};
-  if (plan_.keep_steps > 0 && !kept_.empty())
-    range.first = kept_[kept_.size() > plan_.keep_steps ? kept_.size() - plan_.keep_steps : 0].first;
-  return range;
-}
-
+// The outputs named, atomically: the steps printed, the last --keep-steps
+// of them (or, when the run stalled, the run as a batch run would see it).
 bool Follower::WriteOutputs(bool whole_run) {
-  if ((plan_.draw.outputs.empty() && !server_) || (!whole_run && !reported_any_)) return true;
+  if ((plan_.draw.outputs.empty() && !server_) || (!whole_run && !printed_.any())) return true;
   std::string messages, report;
   const bool written =
-      WriteFollowedOutputs(plan_.draw, tree_, whole_run ? std::nullopt : std::optional<StepRange>(ShownSteps()), &messages,
+      WriteFollowedOutputs(plan_.draw, tree_, clock_jumps_, whole_run ? std::nullopt : std::optional<StepRange>(printed_.Shown(plan_.keep_steps)), &messages,
                            server_ ? &report : nullptr);
   if (server_ && !report.empty()) {
     server_->SetReport(std::move(report));
-    server_->Publish("report", std::to_string(steps_reported_));
+    server_->Publish("report", std::to_string(printed_.count()));
   }
   SayOnce(messages, &last_write_text_);
   steps_since_write_ = false;
@@ -319,6 +280,7 @@ bool Follower::WriteOutputs(bool whole_run) {
 
 void Follower::ShowStatus(Clock::time_point now) {
   if (!plan_.status_line || Seconds(now - status_at_) < 1) return;
+  std::lock_guard lock(terminal_);
   std::uint64_t lines = 0;
   const FollowedRecords* silent = nullptr;
   for (size_t i = 0; i < tree_.size(); ++i) {
@@ -328,7 +290,7 @@ void Follower::ShowStatus(Clock::time_point now) {
   }
   char rate[64];
   std::snprintf(rate, sizeof rate, "%.0f lines/s", static_cast<double>(lines - std::min(lines, status_lines_)) / Seconds(now - status_at_));
-  std::string text = "jobviz follow: " + std::to_string(steps_reported_) + " steps, " + rate;
+  std::string text = "jobviz follow: " + std::to_string(printed_.count()) + " steps, " + rate;
   if (silent) text += ", silent longest: " + silent->scan().file + " " + FormatDuration(static_cast<Nanos>(Seconds(now - silent->grew()) * 1e9));
   std::fprintf(stderr, "\r\x1b[K%s", TerminalText(text).c_str());
   std::fflush(stderr);
@@ -344,7 +306,7 @@ void Follower::SayWhatWasRead() {
   if (plan_.draw.verbosity < kNormal) return;
   FinishedRun run;
   std::string messages;
-  if (!BuildFollowedRun(plan_.draw, tree_, FollowedBuild::kWhole, &run, &messages)) return;
+  if (!BuildFollowedRun(plan_.draw, tree_, FollowedBuild::kWhole, clock_jumps_, &run, &messages)) return;
   if (!stalled_) run.analysis.stop = StopReport{};
   Say(RunReport(run, plan_.draw.verbosity));
 }
@@ -394,14 +356,15 @@ int Follower::Run() {
                           alarm_pending ? std::max(0.0, until_stall) : plan_.poll_seconds}));
     if (!ChangeWaker::StopAsked()) std::this_thread::sleep_until(earliest);
   }
+  queue_.Drain();
   if (status_shown_) std::fputs("\r\x1b[K", stderr);
   status_shown_ = false;
   const bool written = WriteOutputs();
   SayWhatWasRead();
   if (server_) server_->Stop();
   if (plan_.draw.verbosity >= kNormal)
-    Say("jobviz follow: stopped after " + std::to_string(steps_reported_) + (steps_reported_ == 1 ? " step" : " steps") +
-        (plan_.draw.outputs.empty() || !reported_any_ ? "" : written ? "; outputs written" : "; an output could not be written") + "\n");
+    Say("jobviz follow: stopped after " + std::to_string(printed_.count()) + (printed_.count() == 1 ? " step" : " steps") +
+        (plan_.draw.outputs.empty() || !printed_.any() ? "" : written ? "; outputs written" : "; an output could not be written") + "\n");
   return written ? kExitOk : kExitBadInput;
 }
 

@@ -8,8 +8,8 @@
 
 namespace jobviz {
 
-bool BuildFollowedRun(const DrawPlan& plan, const FollowedSource& tree, FollowedBuild what, FinishedRun* run,
-                      std::string* messages) {
+bool BuildFollowedRun(const DrawPlan& plan, const FollowedSource& tree, FollowedBuild what,
+                      const std::vector<ClockJump>& jumps, FinishedRun* run, std::string* messages) {
   MessageCapture capture;
   int status = 0;
   run->html_max_jobs = plan.html_max_jobs;
@@ -20,6 +20,7 @@ bool BuildFollowedRun(const DrawPlan& plan, const FollowedSource& tree, Followed
   ok = ok && ResolveNames(plan, &run->timeline, &align, &status) && PlaceWorkers(plan, run, &status);
   if (ok) {
     run->timeline.rows_by_stage = plan.rows_by_stage;
+    align.known_jumps = jumps;
     run->clocks = AlignClocks(run->timeline, align);
     run->warnings.insert(run->warnings.end(), run->clocks.warnings.begin(), run->clocks.warnings.end());
     // A turn needs only the steps: every worker with a job past a step has
@@ -31,10 +32,10 @@ bool BuildFollowedRun(const DrawPlan& plan, const FollowedSource& tree, Followed
   return ok;
 }
 
-bool WriteFollowedOutputs(const DrawPlan& plan, const FollowedSource& tree, std::optional<StepRange> shown,
-                          std::string* messages, std::string* live_report) {
+bool WriteFollowedOutputs(const DrawPlan& plan, const FollowedSource& tree, const std::vector<ClockJump>& jumps,
+                          std::optional<StepRange> shown, std::string* messages, std::string* live_report) {
   FinishedRun run;
-  if (!BuildFollowedRun(plan, tree, FollowedBuild::kWhole, &run, messages) || run.jobs == 0) return false;
+  if (!BuildFollowedRun(plan, tree, FollowedBuild::kWhole, jumps, &run, messages) || run.jobs == 0) return false;
   MessageCapture capture;
   int status = 0;
   if (shown) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "align/clock_jumps.h"
 #include "cli/plan.h"
 #include "emit/emitter.h"
 #include "parse/followed_source.h"
@@ -27,17 +28,18 @@ enum class FollowedBuild {
   kWhole,    // the outputs and the closing counts: every record kept, with the stop report
 };
 
-// Build, place, align, find steps. What the stages say goes to `messages`,
-// not stderr: the caller says it when it changes.
-bool BuildFollowedRun(const DrawPlan& plan, const FollowedSource& tree, FollowedBuild what, FinishedRun* run,
-                      std::string* messages);
+// Build, place, align (the clock jumps of earlier turns undone first: what
+// a turn builds may start after a jump), find steps. What the stages say
+// goes to `messages`, not stderr: the caller says it when it changes.
+bool BuildFollowedRun(const DrawPlan& plan, const FollowedSource& tree, FollowedBuild what,
+                      const std::vector<ClockJump>& jumps, FinishedRun* run, std::string* messages);
 
 // Every output of the plan, atomically: the steps `shown` (those reported,
 // the last --keep-steps of them; its `first` kNoStep: from the first kept),
 // or with none everything read (a run that stalled, as a batch run over
 // these logs would write it). With `live_report`, also the HTML report
 // into it (--serve).
-bool WriteFollowedOutputs(const DrawPlan& plan, const FollowedSource& tree, std::optional<StepRange> shown,
-                          std::string* messages, std::string* live_report = nullptr);
+bool WriteFollowedOutputs(const DrawPlan& plan, const FollowedSource& tree, const std::vector<ClockJump>& jumps,
+                          std::optional<StepRange> shown, std::string* messages, std::string* live_report = nullptr);
 
 }  // namespace jobviz

@@ -78,6 +78,39 @@ Timeline TimelineFrame(const Timeline& timeline) {
   return frame;
 }
 
+std::vector<StepSlice> SliceSteps(const Timeline& timeline, size_t first, size_t last) {
+  last = std::min(last, timeline.steps.size());
+  if (first >= last) return {};
+  // Step number -> its slice, sorted: a handful of steps, looked up per job.
+  std::vector<std::pair<std::int64_t, size_t>> slot;
+  std::vector<StepSlice> slices;
+  const Timeline frame = TimelineFrame(timeline);
+  for (size_t s = first; s < last; ++s) {
+    slot.emplace_back(timeline.steps[s].step, slices.size());
+    slices.push_back({frame, {}});
+    slices.back().one.steps.push_back(timeline.steps[s]);
+  }
+  // A step number seen twice (in a drawn run, it is not) fills its first slice.
+  std::stable_sort(slot.begin(), slot.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  slot.erase(std::unique(slot.begin(), slot.end(), [](const auto& a, const auto& b) { return a.first == b.first; }), slot.end());
+  std::vector<std::uint64_t> first_line(slices.size());
+  for (size_t m = 0; m < timeline.machines.size(); ++m)
+    for (size_t w = 0; w < timeline.machines[m].workers.size(); ++w) {
+      const Worker& worker = timeline.machines[m].workers[w];
+      std::fill(first_line.begin(), first_line.end(), UINT64_MAX);
+      for (const Job& job : worker.jobs) {
+        const auto it = std::lower_bound(slot.begin(), slot.end(), job.step,
+                                         [](const auto& entry, std::int64_t step) { return entry.first < step; });
+        if (it == slot.end() || it->first != job.step) continue;
+        slices[it->second].one.machines[m].workers[w].jobs.push_back(job);
+        first_line[it->second] = std::min(first_line[it->second], job.line);
+      }
+      for (size_t i = 0; i < slices.size(); ++i)
+        if (first_line[i] != UINT64_MAX) slices[i].first_lines.emplace_back(worker.file, first_line[i]);
+    }
+  return slices;
+}
+
 Timeline CopyJobsWhere(const Timeline& timeline, const std::function<bool(const Job&)>& keep) {
   Timeline copy = TimelineFrame(timeline);
   std::vector<std::int64_t> kept_steps;

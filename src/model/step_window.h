@@ -6,6 +6,8 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "model/model.h"
 
@@ -29,6 +31,19 @@ bool KeepSteps(const StepRange& range, Timeline& timeline, std::string* error, s
 // The timeline's machines and workers (names, roles, clocks, topology)
 // without their jobs, markers or steps: the frame a copy of part of it fills.
 Timeline TimelineFrame(const Timeline& timeline);
+
+// One step cut out of a timeline: a timeline of its own (the frame, the
+// step, its jobs), and where the step begins in each log: the first line of
+// a job of it, by the log's name (a worker's jobs of a step come after its
+// jobs of earlier steps).
+struct StepSlice {
+  Timeline one;
+  std::vector<std::pair<std::string, std::uint64_t>> first_lines;
+};
+
+// Steps [first, last) of `timeline` (found, workers placed), in one pass over
+// its jobs.
+std::vector<StepSlice> SliceSteps(const Timeline& timeline, size_t first, size_t last);
 
 // A copy of `timeline` with only the jobs `keep` accepts (and only the steps
 // holding one of them): machines, workers, markers and clock results as they

@@ -74,3 +74,39 @@ TEST_CASE("CopyJobsWhere copies the kept jobs and only their steps, leaving the 
   CHECK(copy.machines[0].workers[0].steps.size() == 2);
   CHECK(t.machines[0].workers[0].jobs.size() == 3);
 }
+
+TEST_CASE("SliceSteps: each step its own timeline with its jobs, and its first line in each log") {
+  Timeline t;
+  t.machines.emplace_back("m");
+  for (int index = 0; index < 2; ++index) {
+    Worker w;
+    w.index = index;
+    w.file = "m/workerlog." + std::to_string(index);
+    // Lines out of time order within a step: the first line is the smallest.
+    for (std::int64_t step = 0; step < 3; ++step) {
+      w.jobs.push_back({"0", "forward", 0, step * 100 + 5, step * 100 + 9, static_cast<std::uint64_t>(10 * step + 7 + index), step});
+      w.jobs.push_back({"1", "forward", 0, step * 100, step * 100 + 4, static_cast<std::uint64_t>(10 * step + 3 + index), step});
+    }
+    t.machines[0].workers.push_back(w);
+  }
+  for (std::int64_t step = 0; step < 3; ++step) t.steps.push_back({step, step * 100, step * 100 + 10});
+  const std::vector<StepSlice> slices = SliceSteps(t, 1, 9);  // last beyond the steps: up to the end
+  REQUIRE(slices.size() == 2);
+  for (size_t i = 0; i < slices.size(); ++i) {
+    const std::int64_t step = static_cast<std::int64_t>(i) + 1;
+    const Timeline& one = slices[i].one;
+    REQUIRE(one.steps.size() == 1);
+    CHECK(one.steps[0].step == step);
+    REQUIRE(one.machines.size() == 1);
+    REQUIRE(one.machines[0].workers.size() == 2);
+    for (const Worker& w : one.machines[0].workers) {
+      REQUIRE(w.jobs.size() == 2);
+      for (const Job& job : w.jobs) CHECK(job.step == step);
+    }
+    const std::vector<std::pair<std::string, std::uint64_t>> expected = {
+        {"m/workerlog.0", static_cast<std::uint64_t>(10 * step + 3)}, {"m/workerlog.1", static_cast<std::uint64_t>(10 * step + 4)}};
+    CHECK(slices[i].first_lines == expected);
+  }
+  CHECK(SliceSteps(t, 2, 2).empty());
+  CHECK(SliceSteps(t, 3, 5).empty());
+}

@@ -20,6 +20,7 @@ TreeFollower::TreeFollower(std::string log_dir, bool multi_machine, std::vector<
       threads_(threads) {}
 
 void TreeFollower::Discover(std::vector<std::string>* notes) {
+  found_new_ = false;
   DiscoveryError error;
   const auto found = files_.empty() ? DiscoverLogs(log_dir_, multi_machine_, devices_, &error)
                                     : LogSetFromFiles(files_, &error);
@@ -30,17 +31,17 @@ void TreeFollower::Discover(std::vector<std::string>* notes) {
     return;
   }
   waiting_.clear();
-  Adopt(*found, notes);
+  found_new_ = Adopt(*found, notes);
 }
 
 // Files found for the first time join the run; machines and workers are put
 // in order again, as a batch run over the tree as it is now would.
-void TreeFollower::Adopt(const LogSet& found, std::vector<std::string>* notes) {
+bool TreeFollower::Adopt(const LogSet& found, std::vector<std::string>* notes) {
   std::set<std::string> known(skipped_.begin(), skipped_.end());
   for (const WorkerLogFile& file : logs_.files) known.insert(file.path);
   const bool any_new = std::any_of(found.files.begin(), found.files.end(),
                                    [&](const WorkerLogFile& file) { return !known.count(file.path); });
-  if (!any_new) return;
+  if (!any_new) return false;
   struct Entry {
     std::string machine;
     WorkerLogFile file;
@@ -64,7 +65,7 @@ void TreeFollower::Adopt(const LogSet& found, std::vector<std::string>* notes) {
   }
   if (added == 0) {  // only logs not followed: put the followed ones back as they were
     for (size_t i = 0; i < entries.size(); ++i) followed_[i] = std::move(entries[i].log);
-    return;
+    return false;
   }
   std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
     return a.machine != b.machine ? NaturalLess(a.machine, b.machine) : a.file.worker < b.file.worker;
@@ -94,6 +95,7 @@ void TreeFollower::Adopt(const LogSet& found, std::vector<std::string>* notes) {
   } else {
     notes->push_back(std::to_string(added) + (added == 1 ? " new log: " : " new logs, the first: ") + first_new);
   }
+  return true;
 }
 
 FollowedSource::Poll TreeFollower::PollAll(const LineParser& parser) {
@@ -101,7 +103,7 @@ FollowedSource::Poll TreeFollower::PollAll(const LineParser& parser) {
   // New files are looked for once a second: listing a tree of 256 machine
   // directories every turn cost more than reading what the logs appended.
   const auto now = std::chrono::steady_clock::now();
-  if (logs_.files.empty() || now - discovered_ >= kDiscoverEvery) {
+  if (logs_.files.empty() || found_new_ || now - discovered_ >= kDiscoverEvery) {
     Discover(&poll.notes);
     discovered_ = now;
   }

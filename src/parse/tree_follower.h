@@ -40,7 +40,8 @@ class TreeFollower : public FollowedSource {
 
  private:
   void Discover(std::vector<std::string>* notes);
-  void Adopt(const LogSet& found, std::vector<std::string>* notes);
+  // Returns whether a log joined.
+  bool Adopt(const LogSet& found, std::vector<std::string>* notes);
 
   std::string log_dir_;
   bool multi_machine_ = false;
@@ -51,9 +52,13 @@ class TreeFollower : public FollowedSource {
   std::vector<std::unique_ptr<FollowedLog>> followed_;  // logs_.files order
   std::set<std::string> gone_;
   std::vector<std::string> skipped_;  // found and not followed (gzip logs), said once
-  std::string waiting_;
+  std::string waiting_;  // the last discovery error said, not said again
+  // Looked for once a second; at once again while the last look found new
+  // logs (a job starting creates them over a moment: each one missed held
+  // every step back for a second).
   static constexpr std::chrono::seconds kDiscoverEvery{1};
-  std::chrono::steady_clock::time_point discovered_{};  // the last discovery error said, not said again
+  std::chrono::steady_clock::time_point discovered_{};
+  bool found_new_ = false;
 };
 
 }  // namespace jobviz

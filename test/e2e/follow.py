@@ -4,13 +4,15 @@ writes them slice by slice, lines split across writes): each step is printed
 once every worker has moved past it, with the figures a batch run gives for
 the same step; the stall alarm names who stopped; --exit-on-stall exits 4;
 SIGTERM leaves every output complete; a truncated log is read again as a new
-run; an over-long line is cut, bounded and reported; usage errors exit 2.
+run; an over-long line is cut, bounded and reported; a machine's clock jump
+is said once and undone; usage errors exit 2.
 
     follow.py JOBVIZ GEN_LOGS SOURCE_ROOT
 """
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -303,6 +305,64 @@ def test_extract_merge_follow(tmp):
             check(a.read() == b.read(), f"the stopped stream merges unlike the direct run: {suffix}")
 
 
+def shift_clock(src, dst, machine, seconds, from_ms):
+    """A copy of the logs where `machine`'s clock stepped by `seconds` at `from_ms`: every time it wrote since moved."""
+    pattern = re.compile(r"(job_start_time = |job_end_time = |time = )(\d+\.\d+)")
+    for root, _, files in os.walk(src):
+        for name in files:
+            rel = os.path.relpath(os.path.join(root, name), src)
+            os.makedirs(os.path.dirname(os.path.join(dst, rel)), exist_ok=True)
+            with open(os.path.join(root, name)) as f:
+                lines = f.readlines()
+            if rel.startswith(machine + os.sep):
+                def moved(m):
+                    ms = float(m.group(2))
+                    return m.group(1) + ("%.6f" % (ms + seconds * 1000) if ms >= from_ms else m.group(2))
+                lines = [pattern.sub(moved, line) for line in lines]
+            with open(os.path.join(dst, rel), "w") as f:
+                f.writelines(lines)
+
+
+def test_clock_jump(tmp):
+    """machine1's clock steps 20 s forward at step 6 while follow runs (or 3 s back, in a batch run): said once,
+    undone, and every step keeps the figures of the run without the jump."""
+    src, jumped, dst = (os.path.join(tmp, d) for d in ("src", "jumped", "dst"))
+    generate(src, 12)
+    truth = {s["step"]: s for s in batch_steps(src)["steps"]}
+    step6_ms = truth[6]["start_ns"] / 1e6
+    shift_clock(src, jumped, "machine1", 20, step6_ms)
+    os.makedirs(dst)
+    follow = Follow(["--log_dir", dst, "--multi_machine", "--json", "--poll", "0.2", "--stall-after", "30"])
+    subprocess.run([REPLAY, jumped, dst, "--ticks", "8", "--interval", "0.4"], check=True)
+    steps = []
+    deadline = time.time() + 20
+    while len(steps) < 12 and time.time() < deadline:
+        line = follow.next_line(1)
+        if line:
+            steps.append(json.loads(line))
+    rc = follow.stop()
+    err = follow.err()
+    check(rc == 0, f"SIGTERM: exit {rc}\n{err}")
+    check(err.count("machine1: its clock jumps 20.00 s forward at") == 1, "the clock jump was not said once:\n" + err)
+    check([s["step"] for s in steps] == list(range(12)), f"steps printed: {[s['step'] for s in steps]}")
+    for s in steps:
+        t = truth[s["step"]]
+        check(abs(s["duration_us"] - t["duration_us"]) < 1 and abs(s["start_ns"] - t["start_ns"]) < 1000,
+              f"step {s['step']} with the jump: {s['duration_us']} us from {s['start_ns']}; "
+              f"without it {t['duration_us']} us from {t['start_ns']}")
+    # A batch run finds a jump back the same way.
+    back = os.path.join(tmp, "back")
+    shift_clock(src, back, "machine1", -3, step6_ms)
+    run = subprocess.run([JOBVIZ, "--log_dir", back, "--multi_machine", "--no-chrome", "-o", os.path.join(tmp, "b.json"),
+                          "--summary-json", os.path.join(tmp, "b_summary.json")], capture_output=True, text=True)
+    check(run.returncode == 0 and "machine1: its clock jumps 3.00 s back at" in run.stderr,
+          f"batch run over a clock set back: exit {run.returncode}\n{run.stderr}")
+    with open(os.path.join(tmp, "b_summary.json")) as f:
+        batch = {s["step"]: s for s in json.load(f)["steps"]}
+    check(all(abs(batch[k]["duration_us"] - truth[k]["duration_us"]) < 1 for k in truth),
+          "batch steps after a clock set back differ from the run without it")
+
+
 def test_usage_errors(tmp):
     for args, why in ((["-"], "stdin"), (["--log_dir", tmp, "--summary-json", "-"], "stdout"),
                       (["--log_dir", tmp, "--poll", "0"], "poll 0")):
@@ -311,7 +371,7 @@ def test_usage_errors(tmp):
 
 
 for test in (test_grow_and_report, test_keep_steps, test_stall_alarm, test_truncated_log_is_a_new_run, test_overlong_line, test_faults, test_extract_merge_follow,
-             test_usage_errors):
+             test_clock_jump, test_usage_errors):
     with tempfile.TemporaryDirectory() as tmp:
         started = time.time()
         test(tmp)
