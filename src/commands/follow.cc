@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -58,6 +59,7 @@ class Follower {
   void PrintStep(const StepReport& report);
   std::optional<int> CheckStall(Clock::time_point now);
   void NoteClockJumps(const std::vector<ClockJump>& found);
+  void ForgetRestartedLogs();
   void PrintLastSteps();
   double QuietAfter() const;
   bool WriteOutputs(bool whole_run = false);
@@ -89,6 +91,7 @@ class Follower {
   // The machines' clock jumps found so far (align/clock_jumps.h), said once
   // each and undone in every later build: a turn may start after a jump.
   std::vector<ClockJump> clock_jumps_;
+  std::vector<std::map<std::string, std::uint64_t>> jump_restarts_;  // each jump's logs' restarts() then
   std::unique_ptr<LiveServer> server_;  // --serve
   Clock::time_point status_at_ = Clock::now();
   std::uint64_t status_lines_ = 0;
@@ -159,6 +162,7 @@ void Follower::Turn(Clock::time_point now) {
   catching_up_ = poll.more;
   for (const std::string& dir : tree_.Directories()) waker_.Watch(dir);
   for (const std::string& note : poll.notes) Say("jobviz follow: " + note + "\n");
+  ForgetRestartedLogs();
   if (poll.jobs > 0) {
     if (stalled_) Alarm("resumed", "resumed after " + FormatDuration(static_cast<Nanos>(Seconds(now - last_job_at_) * 1e9)));
     stalled_ = false;
@@ -203,10 +207,28 @@ void Follower::Turn(Clock::time_point now) {
 
 // Jumps a build found in what it read: said, and undone from now on.
 void Follower::NoteClockJumps(const std::vector<ClockJump>& found) {
+  if (found.empty()) return;
+  const std::map<std::string, size_t> index = tree_.IndexByName();
   for (const ClockJump& jump : found) {
     Alarm("clock", ClockJumpText(jump));
     clock_jumps_.push_back(jump);
+    auto& restarts = jump_restarts_.emplace_back();
+    for (const auto& [file, line] : jump.from_lines)
+      if (const auto it = index.find(file); it != index.end()) restarts[file] = tree_.log(it->second).restarts();
   }
+}
+
+// A log read again from its start (truncated or replaced) counts its lines
+// from 1 again: the jumps found in it before no longer say where its clock changed.
+void Follower::ForgetRestartedLogs() {
+  if (clock_jumps_.empty()) return;
+  const std::map<std::string, size_t> index = tree_.IndexByName();
+  for (size_t j = 0; j < clock_jumps_.size(); ++j)
+    std::erase_if(clock_jumps_[j].from_lines, [&](const std::pair<std::string, std::uint64_t>& entry) {
+      const auto log = index.find(entry.first);
+      const auto then = jump_restarts_[j].find(entry.first);
+      return log != index.end() && then != jump_restarts_[j].end() && tree_.log(log->second).restarts() != then->second;
+    });
 }
 
 // The logs went quiet for a moment: if every worker finished the last step
