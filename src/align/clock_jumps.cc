@@ -19,6 +19,8 @@ constexpr Nanos kLowest = std::numeric_limits<Nanos>::min(), kHighest = std::num
 // below): a job with a stale timer disagrees alone, and the bounds of its
 // kind after it agree with it.
 constexpr size_t kMinBounds = 3;
+// More large disagreements than 2 and one per 8 steps: not a clock's.
+constexpr size_t kMaxDisagreements = 2, kStepsPerDisagreement = 8;
 
 // Each job's place among the worker's jobs of its type and micro-batch, in
 // file order: the step it is in, counted from the worker's first, whatever
@@ -74,14 +76,21 @@ struct Segment {
   Nanos Centre() const { return lo / 2 + hi / 2; }
 };
 
+// The runs of agreeing bounds, in order, those too short or one-sided to
+// say where a clock was left out. Returns none when the bounds disagree by
+// kMinClockJump or more too often for a clock that jumps now and then: then
+// the hand-offs as paired (type, micro-batch, place) are not what the
+// schedule did, and say nothing about the clocks.
 std::vector<Segment> Segments(const std::vector<Bound>& bounds) {
   std::vector<Segment> segments;
   Segment current;
+  size_t large = 0;  // disagreements by kMinClockJump or more
   for (size_t i = 0; i < bounds.size(); ++i) {
     const Bound& bound = bounds[i];
     const Nanos lo = bound.upper ? current.lo : std::max(current.lo, bound.value);
     const Nanos hi = bound.upper ? std::min(current.hi, bound.value) : current.hi;
     if (lo > hi) {  // disagrees with the bounds before it: a new run starts here
+      large += SaturatingSub(lo, hi) >= kMinClockJump;
       segments.push_back(current);
       current = Segment{i, 0, bound.upper ? kLowest : bound.value, bound.upper ? bound.value : kHighest};
     } else {
@@ -91,6 +100,10 @@ std::vector<Segment> Segments(const std::vector<Bound>& bounds) {
     ++current.count;
   }
   if (current.count > 0) segments.push_back(current);
+  // A jump disagrees once, a stale timer twice; a pairing that does not fit
+  // the schedule every few steps.
+  const std::int64_t steps = bounds.empty() ? 0 : bounds.back().occurrence - bounds.front().occurrence + 1;
+  if (large > kMaxDisagreements + static_cast<size_t>(steps) / kStepsPerDisagreement) return {};
   std::erase_if(segments, [](const Segment& s) { return s.count < kMinBounds || s.lo == kLowest || s.hi == kHighest; });
   return segments;
 }

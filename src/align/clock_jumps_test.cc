@@ -105,6 +105,14 @@ TEST_CASE("A clock that only drifts, or a job with a stale timer, is not a jump"
   CHECK(FindClockJumps(Run(), 0).empty());
 }
 
+TEST_CASE("Hand-offs the pairing does not fit (micro-batches numbered otherwise) find no jump") {
+  Timeline t = Run(16);
+  Random random{7};
+  for (Worker& worker : t.machines[1].workers)
+    for (Job& job : worker.jobs) job.micro_batch = random.Below(8);
+  CHECK(FindClockJumps(t, 0).empty());
+}
+
 TEST_CASE("The reference machine is never the one moved; a later window is undone by lines alone") {
   Timeline t = Run();
   Jump(t, 0, 2, 3 * kSecond);  // the reference's clock jumps: machine1 is moved the other way
