@@ -111,19 +111,49 @@ std::vector<Segment> Segments(const std::vector<Bound>& bounds) {
 // How far apart two ranges are (<= 0: they overlap).
 Nanos Gap(const Segment& x, const Segment& y) { return std::max(SaturatingSub(y.lo, x.hi), SaturatingSub(x.lo, y.hi)); }
 
-// The machines' distance from the reference along machines that hand over.
-std::vector<int> Depths(size_t machines, const std::vector<std::pair<int, int>>& pairs, int reference) {
-  std::vector<int> depth(machines, -1);
-  std::vector<int> queue = {reference};
-  depth[static_cast<size_t>(reference)] = 0;
-  for (size_t q = 0; q < queue.size(); ++q)
+// Each machine's parent on a tree out from the reference along machines
+// that hand over (-1: the reference, or none reached), and the machines in
+// the order reached.
+struct Tree {
+  std::vector<int> parent, order;
+};
+Tree TreeFrom(size_t machines, const std::vector<std::pair<int, int>>& pairs, int reference) {
+  Tree tree{std::vector<int>(machines, -1), {reference}};
+  std::vector<bool> reached(machines, false);
+  reached[static_cast<size_t>(reference)] = true;
+  for (size_t q = 0; q < tree.order.size(); ++q)
     for (const auto& [x, y] : pairs)
       for (const auto& [from, to] : {std::pair{x, y}, std::pair{y, x}})
-        if (from == queue[q] && depth[static_cast<size_t>(to)] < 0) {
-          depth[static_cast<size_t>(to)] = depth[static_cast<size_t>(from)] + 1;
-          queue.push_back(to);
+        if (from == tree.order[q] && !reached[static_cast<size_t>(to)]) {
+          reached[static_cast<size_t>(to)] = true;
+          tree.parent[static_cast<size_t>(to)] = from;
+          tree.order.push_back(to);
         }
-  return depth;
+  return tree;
+}
+
+// (step, shift) steps of a clock.
+using Steps = std::vector<std::pair<std::int64_t, Nanos>>;
+
+// The same jump seen on several stage pairs (tensor-parallel peers), once.
+Steps OnePerJump(Steps seen) {
+  std::sort(seen.begin(), seen.end());
+  Steps once;
+  for (const auto& step : seen)
+    if (once.empty() || step.first > once.back().first + 1) once.push_back(step);
+  return once;
+}
+
+// Two clocks' steps added up, those a step apart as one, the small ones gone.
+Steps Combined(Steps steps) {
+  std::sort(steps.begin(), steps.end());
+  Steps merged;
+  for (const auto& [occurrence, shift] : steps) {
+    if (!merged.empty() && occurrence <= merged.back().first + 1) merged.back().second = SaturatingAdd(merged.back().second, shift);
+    else merged.emplace_back(occurrence, shift);
+  }
+  std::erase_if(merged, [](const auto& step) { return step.second > -kMinClockJump && step.second < kMinClockJump; });
+  return merged;
 }
 
 // From the first job of step `occurrence` on, in each log of the machine.
@@ -141,13 +171,6 @@ std::vector<std::pair<std::string, std::uint64_t>> FromLines(const Machine& mach
   }
   return lines;
 }
-
-struct PairJump {
-  int machine;
-  Nanos shift;
-  std::int64_t occurrence;
-  int against;
-};
 
 }  // namespace
 
@@ -169,34 +192,41 @@ std::vector<ClockJump> FindClockJumps(const Timeline& timeline, int reference) {
       machine_pairs.emplace_back(ma, mb);
     }
   if (stage_pairs.empty()) return {};
-  const std::vector<int> depth = Depths(timeline.machines.size(), machine_pairs, reference);
+  const Tree tree = TreeFrom(timeline.machines.size(), machine_pairs, reference);
+  // The jumps of each machine's clock against its parent's: where the
+  // bounds of its hand-offs with the parent stop agreeing.
+  std::vector<Steps> against_parent(timeline.machines.size());
   DirectionsByType directions;
-  std::vector<PairJump> found;
   for (const StagePair& pair : stage_pairs) {
+    const bool b_child = tree.parent[static_cast<size_t>(pair.machine_b)] == pair.machine_a;
+    const bool a_child = tree.parent[static_cast<size_t>(pair.machine_a)] == pair.machine_b;
+    if (!b_child && !a_child) continue;  // off the tree: the tree's pairs say it all
     const std::vector<Bound> bounds = BoundsBetween(*pair.a, *pair.b, directions);
     const std::vector<Segment> segments = Segments(bounds);
-    // The machine farther from the reference moved (o[b] - o[a] grows by
-    // the shift when b's clock jumps forward, shrinks when a's does).
-    const bool b_moved = depth[static_cast<size_t>(pair.machine_b)] >= depth[static_cast<size_t>(pair.machine_a)];
     for (size_t s = 1; s < segments.size(); ++s) {
       if (Gap(segments[s - 1], segments[s]) < kMinClockJump) continue;
+      // o[b] - o[a] grows by the jump when b's clock jumps forward.
       const Nanos moved = SaturatingSub(segments[s].Centre(), segments[s - 1].Centre());
-      const Bound& first = bounds[segments[s].first];
-      found.push_back({b_moved ? pair.machine_b : pair.machine_a, b_moved ? moved : -moved, first.occurrence,
-                       b_moved ? pair.machine_a : pair.machine_b});
+      against_parent[static_cast<size_t>(b_child ? pair.machine_b : pair.machine_a)].emplace_back(
+          bounds[segments[s].first].occurrence, b_child ? moved : -moved);
     }
   }
-  // A machine's jump shows on each of its stage pairs (tensor-parallel
-  // peers): one jump per machine and step.
-  std::sort(found.begin(), found.end(), [](const PairJump& x, const PairJump& y) {
-    return std::tie(x.machine, x.occurrence) < std::tie(y.machine, y.occurrence);
-  });
+  // Against the reference: the parent's jumps plus its own against the
+  // parent. A machine whose parent jumped moves with it, or shows the
+  // opposite jump against it and stays; when the reference's clock jumps,
+  // every machine it reaches is moved the other way.
+  std::vector<Steps> against_reference(timeline.machines.size());
   std::vector<ClockJump> jumps;
-  for (size_t i = 0; i < found.size(); ++i) {
-    if (i > 0 && found[i].machine == found[i - 1].machine && found[i].occurrence <= found[i - 1].occurrence + 1) continue;
-    const Machine& machine = timeline.machines[static_cast<size_t>(found[i].machine)];
-    jumps.push_back({machine.name, found[i].shift, FromLines(machine, found[i].occurrence),
-                     timeline.machines[static_cast<size_t>(found[i].against)].name});
+  for (const int m : tree.order) {
+    const int parent = tree.parent[static_cast<size_t>(m)];
+    if (parent < 0) continue;
+    Steps steps = against_reference[static_cast<size_t>(parent)];
+    const Steps own = OnePerJump(against_parent[static_cast<size_t>(m)]);
+    steps.insert(steps.end(), own.begin(), own.end());
+    against_reference[static_cast<size_t>(m)] = Combined(std::move(steps));
+    const Machine& machine = timeline.machines[static_cast<size_t>(m)];
+    for (const auto& [occurrence, shift] : against_reference[static_cast<size_t>(m)])
+      jumps.push_back({machine.name, shift, FromLines(machine, occurrence), timeline.machines[static_cast<size_t>(parent)].name});
   }
   return jumps;
 }

@@ -32,11 +32,14 @@ struct ClockJump {
   // job of the step the jump was seen in (the step holding the jump moves
   // whole: its own figures are approximate).
   std::vector<std::pair<std::string, std::uint64_t>> from_lines;
-  std::string against;  // the machine whose hand-offs showed it
+  std::string against;  // the neighbour nearer the reference, whose hand-offs showed it
 };
 
-// Jumps of the non-reference machine of each pair of machines that hand
-// over to each other (the one farther from `reference`), found as above.
+// The jumps found as above, of each machine against `reference`: followed
+// out along the machines that hand over, a machine's are those of its
+// neighbour nearer the reference plus its own against that neighbour (a
+// machine in the middle that jumps disagrees with both neighbours and is
+// the one moved; when the reference jumps, all it reaches are moved).
 std::vector<ClockJump> FindClockJumps(const Timeline& timeline, int reference);
 
 // Moves every time each jump's logs wrote from its line on back by its

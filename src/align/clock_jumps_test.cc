@@ -23,6 +23,18 @@ Timeline Run(int steps = 6) {
   return t;
 }
 
+// pp 6 x mp 2: one pipeline over three machines, machine1 in the middle.
+Timeline ThreeMachines() {
+  SimRun run;
+  run.pp = 6;
+  run.dp = 1;
+  run.steps = 6;
+  Timeline t = Simulate(run);
+  for (Machine& machine : t.machines)
+    for (Worker& worker : machine.workers) worker.file = machine.name + "/workerlog." + std::to_string(worker.index);
+  return t;
+}
+
 // Every time machine `m` logged from step `from` on, moved by `shift`: its clock stepped.
 void Jump(Timeline& t, size_t m, std::int64_t from, Nanos shift) {
   for (Worker& worker : t.machines[m].workers)
@@ -132,4 +144,26 @@ TEST_CASE("The reference machine is never the one moved; a later window is undon
   UndoClockJumps({known}, later);
   CheckSameTimes(later, truth);
   CHECK(FindClockJumps(later, 0).empty());
+}
+
+TEST_CASE("A machine in the middle of the pipeline jumps: it alone is moved; the reference: all the others") {
+  const Timeline truth = ThreeMachines();
+  REQUIRE(truth.machines.size() == 3);
+  Timeline middle = truth;
+  Jump(middle, 1, 2, 4 * kSecond);  // machine1's hand-offs with both neighbours disagree from step 2 on
+  std::vector<ClockJump> jumps = FindClockJumps(middle, 0);
+  REQUIRE(jumps.size() == 1);
+  CHECK(jumps[0].machine == truth.machines[1].name);
+  CHECK(std::abs(jumps[0].shift - 4 * kSecond) <= 20'000);
+  jumps[0].shift = 4 * kSecond;
+  UndoClockJumps(jumps, middle);
+  CheckSameTimes(middle, truth);
+
+  Timeline reference = truth;
+  Jump(reference, 0, 3, -2 * kSecond);
+  jumps = FindClockJumps(reference, 0);
+  REQUIRE(jumps.size() == 2);
+  for (const ClockJump& jump : jumps) CHECK(std::abs(jump.shift - 2 * kSecond) <= 40'000);
+  CHECK(jumps[0].machine == truth.machines[1].name);
+  CHECK(jumps[1].machine == truth.machines[2].name);
 }

@@ -10,6 +10,7 @@ runs (this script appends each log's next slice every second):
 - two browsers at once see the same steps; a page that drops its event
   stream mid-update does not stop the others;
 - the stall alarm shows on the page, and "resumed" takes it away;
+- a machine's clock that jumps is noted on the page, naming that machine;
 - no console error, no request but the server's three paths; any other
   path, ../ and percent-encoded ones included, is 404, and no file is opened;
 - a port already taken is a usage error (exit 2).
@@ -41,10 +42,15 @@ def check(condition, message):
         print("FAIL:", message)
 
 
-class Growing:
-    """A finished run's logs, appended to DST a slice at a time."""
+TIMES = re.compile(rb"(job_start_time = |job_end_time = |time = )(\d+\.\d+)")
 
-    def __init__(self, src, dst, slices):
+
+class Growing:
+    """A finished run's logs, appended to DST a slice at a time; from slice `jump[2]` on, the times of the
+    logs under `jump[0]` moved by `jump[1]` seconds (that machine's clock stepped)."""
+
+    def __init__(self, src, dst, slices, jump=None):
+        self.jump = jump
         self.files = []
         for root, _, names in os.walk(src):
             for name in sorted(names):
@@ -60,8 +66,11 @@ class Growing:
             if hang and path.endswith(hang):
                 continue
             per = (len(lines) + self.slices - 1) // self.slices
+            chunk = b"".join(lines[self.done * per:(self.done + 1) * per])
+            if self.jump and f"/{self.jump[0]}/" in path and self.done >= self.jump[2]:
+                chunk = TIMES.sub(lambda m: m.group(1) + b"%.6f" % (float(m.group(2)) + self.jump[1] * 1000), chunk)
             with open(path, "ab") as f:
-                f.write(b"".join(lines[self.done * per:(self.done + 1) * per]))
+                f.write(chunk)
         self.done += 1
 
 
@@ -90,7 +99,7 @@ def main():
     subprocess.run([GEN_LOGS, "--out", src, "--machines", "3", "--workers", "4", "--steps", "40", "--microbatches", "8",
                     "--sync_rounds", "3"], check=True, stdout=subprocess.DEVNULL)
     os.makedirs(dst)
-    logs = Growing(src, dst, 10)
+    logs = Growing(src, dst, 10, jump=("machine1", 30, 3))
     logs.write_next()
     follow = subprocess.Popen([JOBVIZ, "follow", "--log_dir", dst, "--multi_machine", "--serve", "0", "--refresh",
                                str(REFRESH), "--poll", "0.2", "--stall-after", "3"],
@@ -161,6 +170,11 @@ def browse(port, logs):
             logs.write_next()
             time.sleep(1)
         page.wait_until(f"jobvizLive.steps() >= {steps + 3}", timeout=10)
+        # machine1's clock stepped 30 s forward from the fourth slice: noted, naming it (and not its neighbours).
+        notes = "document.getElementById('notes').textContent"
+        page.wait_until(f"{notes}.includes('clock jumps')", timeout=10)
+        check(re.fullmatch(r"machine1: its clock jumps 30\.00 s forward at \S+machine1/workerlog\.\d+:\d+ .*",
+                           page.evaluate(notes)), "the page's clock note: " + page.evaluate(notes))
         other.wait_until(f"jobvizLive.steps() === {page.evaluate('jobvizLive.steps()')}", timeout=10)
         # One log stops: the alarm shows, then goes when lines come again.
         logs.write_next(hang="machine2/workerlog.3")
