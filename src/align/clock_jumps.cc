@@ -196,19 +196,24 @@ std::vector<ClockJump> FindClockJumps(const Timeline& timeline, int reference) {
   // The jumps of each machine's clock against its parent's: where the
   // bounds of its hand-offs with the parent stop agreeing.
   std::vector<Steps> against_parent(timeline.machines.size());
+  std::vector<bool> looked(timeline.machines.size(), false);
   DirectionsByType directions;
   for (const StagePair& pair : stage_pairs) {
     const bool b_child = tree.parent[static_cast<size_t>(pair.machine_b)] == pair.machine_a;
     const bool a_child = tree.parent[static_cast<size_t>(pair.machine_a)] == pair.machine_b;
     if (!b_child && !a_child) continue;  // off the tree: the tree's pairs say it all
+    // One stage pair a machine: its tensor-parallel peers' pairs say the
+    // same, and each costs a pass over both workers' jobs.
+    const size_t child = static_cast<size_t>(b_child ? pair.machine_b : pair.machine_a);
+    if (looked[child]) continue;
+    looked[child] = true;
     const std::vector<Bound> bounds = BoundsBetween(*pair.a, *pair.b, directions);
     const std::vector<Segment> segments = Segments(bounds);
     for (size_t s = 1; s < segments.size(); ++s) {
       if (Gap(segments[s - 1], segments[s]) < kMinClockJump) continue;
       // o[b] - o[a] grows by the jump when b's clock jumps forward.
       const Nanos moved = SaturatingSub(segments[s].Centre(), segments[s - 1].Centre());
-      against_parent[static_cast<size_t>(b_child ? pair.machine_b : pair.machine_a)].emplace_back(
-          bounds[segments[s].first].occurrence, b_child ? moved : -moved);
+      against_parent[child].emplace_back(bounds[segments[s].first].occurrence, b_child ? moved : -moved);
     }
   }
   // Against the reference: the parent's jumps plus its own against the
