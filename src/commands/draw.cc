@@ -84,8 +84,7 @@ int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLo
   if (!ResolveNames(plan, &run.timeline, &align, &status)) return status;
   if (!PlaceWorkers(plan, &run, &status)) return status;
   run.timeline.rows_by_stage = plan.rows_by_stage;
-  run.clocks = AlignClocks(run.timeline, align);
-  run.warnings.insert(run.warnings.end(), run.clocks.warnings.begin(), run.clocks.warnings.end());
+  AlignRunClocks(align, &run);
   stage_done("align");
 
   FindRunSteps(&run);

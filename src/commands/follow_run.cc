@@ -21,8 +21,7 @@ bool BuildFollowedRun(const DrawPlan& plan, const FollowedSource& tree, Followed
   if (ok) {
     run->timeline.rows_by_stage = plan.rows_by_stage;
     align.known_jumps = jumps;
-    run->clocks = AlignClocks(run->timeline, align);
-    run->warnings.insert(run->warnings.end(), run->clocks.warnings.begin(), run->clocks.warnings.end());
+    AlignRunClocks(align, run);
     // A turn needs only the steps: every worker with a job past a step has
     // finished it, whatever the stop report would say of the last ones.
     if (what == FollowedBuild::kSteps) FindStepsOnly(run);

@@ -13,6 +13,7 @@
 #include "cli/progress.h"
 #include "cli/report.h"
 #include "parse/scan_logs.h"
+#include "parse/timeline_builder.h"
 #include "write/atomic_file.h"
 #include "write/json_text.h"
 
@@ -164,6 +165,16 @@ bool CutSteps(const StepRange& range, FinishedRun* run, int* status) {
   run->window = range;
   run->jobs = CountJobs(run->timeline);
   return true;
+}
+
+void AlignRunClocks(const AlignOptions& align, FinishedRun* run) {
+  run->clocks = AlignClocks(run->timeline, align);
+  if (!run->clocks.jumps.empty())
+    for (std::string& warning : run->warnings)
+      if (const size_t at = warning.find(kDrawnAsLogged); at != std::string::npos)
+        warning.replace(at, std::string_view(kDrawnAsLogged).size(),
+                        "; times are put back in line where a machine's clock jump is found (below), drawn as logged elsewhere");
+  run->warnings.insert(run->warnings.end(), run->clocks.warnings.begin(), run->clocks.warnings.end());
 }
 
 void FindStepsOnly(FinishedRun* run) {

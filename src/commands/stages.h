@@ -55,6 +55,11 @@ void AnalyseRun(FinishedRun* run, WhatIfDrawing what_if = {});
 // resolved against the machines read.
 bool ResolveNames(const DrawPlan& plan, Timeline* timeline, AlignOptions* align, int* status);
 
+// align: every machine on the reference clock, jumps undone first; the
+// clock warnings added to the run's (a clock set back that a jump found
+// explains is no longer said to be drawn as logged).
+void AlignRunClocks(const AlignOptions& align, FinishedRun* run);
+
 // Where each worker sits (stage, tensor-parallel peer, replica): from
 // --topology, the logs or the jobs (model/topology_resolver.h); exit 2 when
 // the user's --topology cannot fit the logs.

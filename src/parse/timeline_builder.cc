@@ -159,7 +159,7 @@ BuildResult AssembleTimeline(const LogSet& logs, std::vector<FileBuild> files) {
   if (clock_back_files > 0)
     result.warnings.push_back("job times go back in file order (the clock was set back: an NTP step?) in " +
                               std::to_string(clock_back_files) + (clock_back_files == 1 ? " file" : " files") + ", first " +
-                              clock_back + "; times are drawn as logged, each job in its step");
+                              clock_back + kDrawnAsLogged);
   if (shared_files > 0)
     result.warnings.push_back(std::to_string(shared_files) + (shared_files == 1 ? " file was" : " files were") +
                               " written by several processes at once (ranks given the same log path?), first " + shared +

@@ -12,6 +12,10 @@
 
 namespace jobviz {
 
+// How the warning of a clock set back ends (a jump the clock stage finds
+// and undoes changes it: commands/stages.h AlignRunClocks).
+inline constexpr const char* kDrawnAsLogged = "; times are drawn as logged, each job in its step";
+
 struct BuildResult {
   Timeline timeline;
   std::vector<RunSummary> runs;  // per file, in file order
