@@ -41,8 +41,6 @@ struct Bound {
   std::uint64_t line_a;
   bool upper;
   Nanos value;
-  const Job* on_a;
-  const Job* on_b;
 };
 
 std::vector<Bound> BoundsBetween(const Worker& a, const Worker& b, DirectionsByType& directions) {
@@ -59,9 +57,9 @@ std::vector<Bound> BoundsBetween(const Worker& a, const Worker& b, DirectionsByT
     if (it == on_a.end()) continue;
     const Job& job_a = a.jobs[it->second];
     if (direction == Direction::kForward)  // a's forward feeds b's: o[b] - o[a] <= b.start - a.end
-      bounds.push_back({occ_b[i], job_a.line, true, SaturatingSub(job_b.start, job_a.end), &job_a, &job_b});
+      bounds.push_back({occ_b[i], job_a.line, true, SaturatingSub(job_b.start, job_a.end)});
     else  // b's backward feeds a's: o[b] - o[a] >= b.end - a.start
-      bounds.push_back({occ_b[i], job_a.line, false, SaturatingSub(job_b.end, job_a.start), &job_a, &job_b});
+      bounds.push_back({occ_b[i], job_a.line, false, SaturatingSub(job_b.end, job_a.start)});
   }
   std::sort(bounds.begin(), bounds.end(), [](const Bound& x, const Bound& y) {
     return std::tie(x.occurrence, x.line_a) < std::tie(y.occurrence, y.line_a);

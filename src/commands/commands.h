@@ -10,10 +10,11 @@ namespace jobviz {
 
 int RunDraw(const DrawPlan& plan);        // jobviz [--log_dir DIR | FILE...]   (draw.cc)
 int RunMerge(const DrawPlan& plan);       // jobviz merge EVENTS...            (merge.cc)
-int RunExtract(const ExtractPlan& plan);
-int RunExtractFollow(const ExtractPlan& plan);  // jobviz extract --follow ...  (extract_follow.cc)  // jobviz extract --log_dir DIR ...   (extract.cc)
-int RunDiff(const DiffPlan& plan);
-int RunFollow(const FollowPlan& plan);    // jobviz follow --log_dir DIR ...    (follow.cc)        // jobviz diff BASE NEW               (diff.cc)
+int RunExtract(const ExtractPlan& plan);  // jobviz extract --log_dir DIR ...   (extract.cc)
+int RunExtractFollow(const ExtractPlan& plan);  // jobviz extract --follow ...  (extract_follow.cc)
+int RunDiff(const DiffPlan& plan);        // jobviz diff BASE NEW               (diff.cc)
+int RunFollow(const FollowPlan& plan);    // jobviz follow --log_dir DIR ...    (follow.cc),
+                                          // jobviz merge --follow STREAMS...
 
 // Everything after read+parse; merge enters here with the events files'
 // records (draw.cc).

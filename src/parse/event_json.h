@@ -1,5 +1,5 @@
 // The pieces of the events format (parse/event_file.h) that both the file
-// and the open stream of `jobviz extract --follow` (parse/event_stream.h)
+// and the open stream of `jobviz extract --follow` (parse/event_streams.h)
 // are made of: a record, a file's skipped lines, how a log ends.
 #pragma once
 

@@ -61,7 +61,7 @@ void EventStreams::Order() {
   logs_ = std::move(logs);
 }
 
-void EventStreams::Line(Stream& stream, size_t stream_index, std::string_view text, Poll* poll) {
+void EventStreams::Line(Stream& stream, std::string_view text, Poll* poll) {
   const json j = json::parse(text);
   if (!stream.header) {
     if (!j.is_object() || j.value("format", "") != "jobviz-events" || !j.value("stream", false))
@@ -90,7 +90,6 @@ void EventStreams::Line(Stream& stream, size_t stream_index, std::string_view te
                                 std::make_unique<FollowedRecords>(j.at("file").get<std::string>())});
     Order();
     ++generation_;
-    (void)stream_index;
     return;
   }
   const auto it = stream.logs.find(worker);
@@ -120,8 +119,8 @@ void EventStreams::Line(Stream& stream, size_t stream_index, std::string_view te
 FollowedSource::Poll EventStreams::PollAll(const LineParser&) {
   Poll poll;
   std::string lines;
-  for (size_t s = 0; s < streams_.size(); ++s) {
-    Stream& stream = *streams_[s];
+  for (const auto& each : streams_) {
+    Stream& stream = *each;
     if (stream.broken) continue;
     lines.clear();
     const FileFollower::Change change = stream.follower.Poll(&lines, FileFollower::kMaxRead);
@@ -135,7 +134,7 @@ FollowedSource::Poll EventStreams::PollAll(const LineParser&) {
       while (!text.empty()) {
         const size_t end = text.find('\n');
         ++stream.line;
-        if (end > 0) Line(stream, s, text.substr(0, end), &poll);
+        if (end > 0) Line(stream, text.substr(0, end), &poll);
         text.remove_prefix(end + 1);
       }
     } catch (const std::exception& e) {

@@ -35,7 +35,7 @@ class EventStreams : public FollowedSource {
     int worker = 0;
     std::unique_ptr<FollowedRecords> records;
   };
-  void Line(Stream& stream, size_t stream_index, std::string_view line, Poll* poll);
+  void Line(Stream& stream, std::string_view line, Poll* poll);
   void Order();
 
   std::vector<std::unique_ptr<Stream>> streams_;
