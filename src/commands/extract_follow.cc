@@ -62,8 +62,7 @@ std::uint64_t WriteNew(TreeFollower& tree, std::map<std::string, Written>& writt
     }
     const WorkerLogScan& scan = log.scan();
     if (scan.lines != w.lines || scan.bytes != w.bytes || scan.skipped.total() != w.skipped) {
-      out.Line({{"w", worker}, {"k", "totals"}, {"bytes", scan.bytes}, {"lines", scan.lines},
-                {"skipped", event_json::SkipsJson(scan.skipped)}, {"end", event_json::EndJson(scan.end)}});
+      out.Line(event_json::TotalsJson(worker, scan));
       w.lines = scan.lines;
       w.bytes = scan.bytes;
       w.skipped = scan.skipped.total();

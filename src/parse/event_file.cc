@@ -246,6 +246,20 @@ LogEnd EndFrom(const json& end, std::uint64_t lines) {
   return out;
 }
 
+json TotalsJson(int worker, const WorkerLogScan& scan) {
+  return {{"w", worker}, {"k", "totals"}, {"bytes", scan.bytes}, {"lines", scan.lines},
+          {"skipped", SkipsJson(scan.skipped)}, {"end", EndJson(scan.end)}};
+}
+
+LogTotals TotalsFrom(const json& j) {
+  LogTotals totals;
+  totals.bytes = CountAt(j, "bytes");
+  totals.lines = CountAt(j, "lines");
+  totals.skipped = SkipsFrom(j.at("skipped"), totals.lines);
+  totals.end = EndFrom(j.at("end"), totals.lines);
+  return totals;
+}
+
 }  // namespace event_json
 
 using namespace event_json;
@@ -338,10 +352,11 @@ struct EventReader {
       scan.records.clear();
       return true;
     }
-    scan.bytes = CountAt(j, "bytes");
-    scan.lines = CountAt(j, "lines");
-    scan.skipped = SkipsFrom(j.at("skipped"), scan.lines);
-    scan.end = EndFrom(j.at("end"), scan.lines);
+    LogTotals totals = TotalsFrom(j);
+    scan.bytes = totals.bytes;
+    scan.lines = totals.lines;
+    scan.skipped = std::move(totals.skipped);
+    scan.end = std::move(totals.end);
     return true;
   }
 

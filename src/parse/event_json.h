@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/model.h"
+#include "parse/workerlog_scan.h"
 
 namespace jobviz::event_json {
 
@@ -29,6 +30,16 @@ SkipTally SkipsFrom(const nlohmann::json& j, std::uint64_t lines);
 
 nlohmann::json EndJson(const LogEnd& end);
 LogEnd EndFrom(const nlohmann::json& end, std::uint64_t lines);
+
+// An open stream's totals line: a log's figures so far (bytes, lines, lines
+// skipped and why, how it ends). Both readers of a stream take it apart here.
+struct LogTotals {
+  std::uint64_t bytes = 0, lines = 0;
+  SkipTally skipped;
+  LogEnd end;
+};
+nlohmann::json TotalsJson(int worker, const WorkerLogScan& scan);
+LogTotals TotalsFrom(const nlohmann::json& j);
 
 // A member that must be an integer (of 64 bits; a count: not negative).
 std::int64_t Int64At(const nlohmann::json& j, const char* key);

@@ -99,9 +99,8 @@ void EventStreams::Line(Stream& stream, std::string_view text, Poll* poll) {
     records.Restart();
     poll->notes.push_back(records.scan().file + ": truncated or replaced on " + stream.machine + "; a new run");
   } else if (kind == "totals") {
-    const std::uint64_t lines = event_json::CountAt(j, "lines");
-    records.SetTotals(event_json::CountAt(j, "bytes"), lines, event_json::SkipsFrom(j.at("skipped"), lines),
-                      event_json::EndFrom(j.at("end"), lines));
+    event_json::LogTotals totals = event_json::TotalsFrom(j);
+    records.SetTotals(totals.bytes, totals.lines, std::move(totals.skipped), std::move(totals.end));
   } else {
     WorkerLogScan part;
     part.lines = records.scan().lines;
