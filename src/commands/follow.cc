@@ -56,6 +56,7 @@ class Follower {
  private:
   void Turn(Clock::time_point now);
   void ReportSteps(const FinishedRun& run, size_t finished);
+  void ReportEveryStep(const FinishedRun& run);
   void PrintStep(const StepReport& report);
   std::optional<int> CheckStall(Clock::time_point now);
   void NoteClockJumps(const std::vector<ClockJump>& found);
@@ -141,6 +142,13 @@ void Follower::ReportSteps(const FinishedRun& run, size_t finished) {
   steps_since_write_ = true;
 }
 
+// A run whose every worker finished its last step (the stop report's
+// "finished"): all its steps not yet printed, the cursors after them.
+void Follower::ReportEveryStep(const FinishedRun& run) {
+  ReportSteps(run, run.timeline.steps.size());
+  printed_.MoveCursors(tree_, plan_.keep_steps, plan_.draw.inputs.threads);
+}
+
 // On the queue's thread, in step order.
 void Follower::PrintStep(const StepReport& report) {
   const std::string json = plan_.json || server_ ? StepJson(report).dump() : "";
@@ -162,7 +170,7 @@ void Follower::Turn(Clock::time_point now) {
   catching_up_ = poll.more;
   for (const std::string& dir : tree_.Directories()) waker_.Watch(dir);
   for (const std::string& note : poll.notes) Say("jobviz follow: " + note + "\n");
-  ForgetRestartedLogs();
+  if (poll.restarted > 0) ForgetRestartedLogs();
   if (poll.jobs > 0) {
     if (stalled_) Alarm("resumed", "resumed after " + FormatDuration(static_cast<Nanos>(Seconds(now - last_job_at_) * 1e9)));
     stalled_ = false;
@@ -240,10 +248,8 @@ void Follower::PrintLastSteps() {
   FinishedRun run;
   std::string messages;
   if (BuildFollowedRun(plan_.draw, tree_, FollowedBuild::kStalled, clock_jumps_, &run, &messages) &&
-      run.analysis.stop.kind == StopKind::kFinished) {
-    ReportSteps(run, run.timeline.steps.size());
-    printed_.MoveCursors(tree_, plan_.keep_steps, plan_.draw.inputs.threads);
-  }
+      run.analysis.stop.kind == StopKind::kFinished)
+    ReportEveryStep(run);
 }
 
 double Follower::QuietAfter() const {
@@ -265,8 +271,7 @@ std::optional<int> Follower::CheckStall(Clock::time_point now) {
     return plan_.exit_on_stall ? std::optional<int>(kExitStalled) : std::nullopt;
   }
   if (run.analysis.stop.kind == StopKind::kFinished) {
-    ReportSteps(run, run.timeline.steps.size());
-    printed_.MoveCursors(tree_, plan_.keep_steps, plan_.draw.inputs.threads);
+    ReportEveryStep(run);
     finished_said_ = true;
     Alarm("finished", "the run finished: every worker finished step " + std::to_string(StepNumber(printed_.last())) +
                           (plan_.exit_on_stall ? "" : "; still following"));

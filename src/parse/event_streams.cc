@@ -97,6 +97,7 @@ void EventStreams::Line(Stream& stream, std::string_view text, Poll* poll) {
   FollowedRecords& records = *logs_by_arrival_[it->second].records;
   if (kind == "restart") {
     records.Restart();
+    ++poll->restarted;
     poll->notes.push_back(records.scan().file + ": truncated or replaced on " + stream.machine + "; a new run");
   } else if (kind == "totals") {
     event_json::LogTotals totals = event_json::TotalsFrom(j);

@@ -116,6 +116,7 @@ FollowedSource::Poll TreeFollower::PollAll(const LineParser& parser) {
     poll.records += update.records;
     poll.jobs += update.jobs;
     poll.more |= update.more;
+    poll.restarted += update.restarted;
     if (update.restarted) poll.notes.push_back(path + ": truncated or replaced; read again from its start as a new run");
     if (update.gone) {
       poll.notes.push_back(path + ": deleted (or its file system went away); what it held stays in the run, "
