@@ -63,6 +63,16 @@ class Follow:
     def err(self):
         return "\n".join(self.stderr)
 
+    def json_lines(self, count, seconds):
+        """Up to `count` JSON lines (steps) that come within `seconds`."""
+        lines = []
+        deadline = time.time() + seconds
+        while len(lines) < count and time.time() < deadline:
+            line = self.next_line(1)
+            if line:
+                lines.append(json.loads(line))
+        return lines
+
 
 def generate(out, steps, machines=2, workers=4, start_ms=1697793307000):
     subprocess.run([GEN_LOGS, "--out", out, "--machines", str(machines), "--workers", str(workers), "--steps", str(steps),
@@ -334,12 +344,7 @@ def test_clock_jump(tmp):
     os.makedirs(dst)
     follow = Follow(["--log_dir", dst, "--multi_machine", "--json", "--poll", "0.2", "--stall-after", "30"])
     subprocess.run([REPLAY, jumped, dst, "--ticks", "8", "--interval", "0.4"], check=True)
-    steps = []
-    deadline = time.time() + 20
-    while len(steps) < 12 and time.time() < deadline:
-        line = follow.next_line(1)
-        if line:
-            steps.append(json.loads(line))
+    steps = follow.json_lines(12, 20)
     # The job restarts an hour later, every log from its start, the clocks steady: the jump found in the old
     # logs no longer applies to their lines.
     restarted = os.path.join(tmp, "restarted")
@@ -350,12 +355,7 @@ def test_clock_jump(tmp):
             with open(os.path.join(root, name), "w"):
                 pass
     subprocess.run([REPLAY, restarted, dst, "--ticks", "4", "--interval", "0.4"], check=True)
-    again = []
-    deadline = time.time() + 20
-    while len(again) < 12 and time.time() < deadline:
-        line = follow.next_line(1)
-        if line:
-            again.append(json.loads(line))
+    again = follow.json_lines(12, 20)
     rc = follow.stop()
     err = follow.err()
     check(rc == 0, f"SIGTERM: exit {rc}\n{err}")

@@ -59,31 +59,45 @@ def finished_run(tmp):
             check(a.read() == b.read(), f"merge of the mpirun extracts differs from the direct run: {suffix}")
 
 
-def running_job(tmp):
+def running_logs(tmp):
+    """A 12-step run of 4 machines (src) and where it will be replayed as it grows (dst)."""
     src, dst = os.path.join(tmp, "src"), os.path.join(tmp, "dst")
     subprocess.run([GEN_LOGS, "--out", src, "--machines", "4", "--workers", "2", "--steps", "12", "--microbatches", "4",
                     "--sync_rounds", "3"], check=True, stdout=subprocess.DEVNULL)
+    return src, dst
+
+
+def replay(src, dst):
+    return subprocess.Popen([os.path.join(ROOT, "tools", "follow-replay"), src, dst, "--ticks", "8", "--interval", "0.5",
+                             "--split-lines"])
+
+
+def steps_while_growing(steps_out, growing):
+    """The step of each JSON line on `steps_out`, and whether one came while `growing` still wrote."""
+    seen_while_growing, steps = False, []
+    for line in steps_out:
+        steps.append(json.loads(line)["step"])
+        seen_while_growing |= growing.poll() is None
+    return steps, seen_while_growing
+
+
+def running_job(tmp):
+    src, dst = running_logs(tmp)
     os.makedirs(dst)
-    replay = subprocess.Popen([os.path.join(ROOT, "tools", "follow-replay"), src, dst, "--ticks", "8", "--interval", "0.5",
-                               "--split-lines"])
+    growing = replay(src, dst)
     follow = subprocess.Popen(MPI + ["-np", "1", JOBVIZ, "follow", "--log_dir", dst, "--multi_machine", "--json",
                                      "--poll", "0.2", "--stall-after", "2", "--exit-on-stall"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    seen_while_growing, steps = False, []
-    for line in follow.stdout:
-        steps.append(json.loads(line)["step"])
-        seen_while_growing |= replay.poll() is None
+    steps, seen_while_growing = steps_while_growing(follow.stdout, growing)
     rc = follow.wait(timeout=60)
-    replay.wait()
+    growing.wait()
     check(rc == 0, f"mpirun jobviz follow: exit {rc}: {follow.stderr.read()[-2000:]}")
     check(seen_while_growing, "no step came out of mpirun while the logs grew")
     check(steps == list(range(12)), f"steps through mpirun: {steps}")
 
 
 def running_job_on_nodes(tmp):
-    src, dst = os.path.join(tmp, "src"), os.path.join(tmp, "dst")
-    subprocess.run([GEN_LOGS, "--out", src, "--machines", "4", "--workers", "2", "--steps", "12", "--microbatches", "4",
-                    "--sync_rounds", "3"], check=True, stdout=subprocess.DEVNULL)
+    src, dst = running_logs(tmp)
     for m in range(4):
         os.makedirs(os.path.join(dst, f"machine{m}"))
     os.makedirs(os.path.join(tmp, "streams"))
@@ -95,14 +109,10 @@ def running_job_on_nodes(tmp):
     streams = [os.path.join("streams", f"machine{m}.jsonl") for m in range(4)]
     merge = subprocess.Popen([JOBVIZ, "merge", "--follow", "--json", "--poll", "0.2", "--stall-after", "3",
                               "--exit-on-stall", *streams], cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    replay = subprocess.Popen([os.path.join(ROOT, "tools", "follow-replay"), src, dst, "--ticks", "8", "--interval", "0.5",
-                               "--split-lines"])
-    seen_while_growing, steps = False, []
-    for line in merge.stdout:
-        steps.append(json.loads(line)["step"])
-        seen_while_growing |= replay.poll() is None
+    growing = replay(src, dst)
+    steps, seen_while_growing = steps_while_growing(merge.stdout, growing)
     rc = merge.wait(timeout=60)
-    replay.wait()
+    growing.wait()
     extract.terminate()  # mpirun passes SIGTERM on: each extract ends its stream
     extract.wait(timeout=60)
     check(rc == 0, f"merge --follow of the mpirun streams: exit {rc}: {merge.stderr.read()[-2000:]}")
