@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <string>
 
-#include "analyse/stop_simulator.h"
+#include "analyse/stop_evaluation.h"
 
 using namespace jobviz;
 

@@ -10,17 +10,18 @@ namespace jobviz::sim {
 Timeline Simulate(const SimRun& run) {
   Timeline t;
   const int ranks = run.pp * run.mp * run.dp;
-  for (int m = 0; m < (ranks + 3) / 4; ++m) t.machines.emplace_back("machine" + std::to_string(m));
+  const int per = std::max(1, run.per_machine);
+  for (int m = 0; m < (ranks + per - 1) / per; ++m) t.machines.emplace_back("machine" + std::to_string(m));
   std::vector<Worker*> worker(ranks);
   for (int r = 0; r < ranks; ++r) {
-    Machine& machine = t.machines[r / 4];
+    Machine& machine = t.machines[r / per];
     machine.workers.emplace_back();
     Worker& w = machine.workers.back();
-    w.machine = r / 4;
-    w.index = r % 4;
+    w.machine = r / per;
+    w.index = r % per;
     if (run.topology) w.role = {r, (r / run.mp) % run.pp, r % run.mp, r / (run.mp * run.pp)};
   }
-  for (int r = 0; r < ranks; ++r) worker[r] = &t.machines[r / 4].workers[r % 4];
+  for (int r = 0; r < ranks; ++r) worker[r] = &t.machines[r / per].workers[r % per];
   if (run.topology) {
     t.topology.source = TopologySource::kOption;
     t.topology.degrees[static_cast<size_t>(ParallelAxis::kPp)] = run.pp;

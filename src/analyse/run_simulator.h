@@ -33,6 +33,7 @@ struct SimRun {
   Nanos step_gap = 100 * kUs;
   double jitter = 0.02;      // each job's duration within +-2%
   bool topology = true;      // false: no roles, every worker its own stage (pp x 1 x 1 only)
+  int per_machine = 4;       // workers a machine (mp: one stage per machine)
   // Injected causes.
   std::map<int, double> stage_factor;                 // stage -> slower by
   std::map<std::pair<int, int>, Nanos> link_extra;    // (from stage, to stage) -> added latency
@@ -46,7 +47,7 @@ struct SimRun {
   Nanos reduce_latency = 0;
 };
 
-// The run: machines of 4 workers; rank = ((replica * pp) + stage) * mp +
+// The run: machines of `per_machine` workers; rank = ((replica * pp) + stage) * mp +
 // peer (Paddle's order, dp outermost); each step 1F1B per replica, event
 // by event, then each stage's optimizer after every replica's last backward
 // (with `barrier`, after the last backward anywhere).

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
-#include "model/time_value.h"
+#include "analyse/stop_sentence.h"
 
 namespace jobviz {
 
@@ -13,12 +13,15 @@ constexpr Nanos kMicro = 1000;
 constexpr Nanos kMilli = 1000 * kMicro;
 // Log ends on different machines are compared through their aligned clocks,
 // which may still be off by a few milliseconds (docs/clock-alignment.md).
+// On one machine the workers share a clock, and nothing is taken off.
 constexpr Nanos kClockSlack = 5 * kMilli;
 
 }  // namespace
 
 // Each worker's last timed line (its last job's end, or a later
-// glog-stamped line), and how far before the latest other log it ends.
+// glog-stamped line), and how far before the latest other log it ends. A
+// stamped line earlier than the log's own last job does not end the log
+// (a noise line stamped before it was printed).
 void EndWorkers(const GraphLanes& graph, StopReport* r) {
   r->workers.resize(graph.workers.size());
   Nanos latest = 0, second = 0;
@@ -29,7 +32,7 @@ void EndWorkers(const GraphLanes& graph, StopReport* r) {
     e.no_jobs = worker.jobs.empty();
     e.last_time = LastJobEnd(worker);
     e.stamped = worker.end.stamped != 0 && worker.end.stamped >= e.last_time;
-    e.last_time = std::max(e.last_time, worker.end.stamped);
+    if (e.stamped) e.last_time = worker.end.stamped;
     e.lines = worker.end.lines;
     e.last_line = worker.end.last_line;
     e.cut_mid_line = worker.end.cut_mid_line;
@@ -90,107 +93,59 @@ Nanos OthersEnd(const GraphLanes& graph, const LogEnds& ends, const StopReport& 
   return std::max(same, LatestOutside(ends.all, r, lane) - kClockSlack);
 }
 
-// A stuck lane stopped (rather than being cut off mid-job with every other
-// log) when the others' logs go on well past when its job should have
-// ended: twice its usual length, so that one slow job is not a stop. A job
-// no line shows the length of (an optimizer no worker reached) is overdue
-// only when the lane's own log went silent while the others' went on.
-bool Overdue(const GraphLanes& graph, const LogEnds& ends, const StopReport& r, const LaneStop& lane) {
-  if (lane.in_flight) return true;  // the watchdog waited its stall_after and saw no end
-  if (lane.usual < 0)
-    return std::any_of(lane.workers.begin(), lane.workers.end(),
-                       [&](std::uint32_t w) { return r.workers[w].before_others > kMilli + kClockSlack; });
-  return OthersEnd(graph, ends, r, lane) - (lane.ready + lane.usual) > std::max(2 * lane.usual, kMilli);
+// The length a lane's next job should take: as it took in its earlier step,
+// or, where no line shows that job (an optimizer no worker reached), the
+// longest job the lane ran: the longer, the less it is blamed.
+Nanos UsualLength(const GraphLanes& graph, const LaneStop& lane) {
+  if (lane.usual >= 0) return std::max<Nanos>(lane.usual, 1);
+  Nanos longest = 1;
+  for (const std::uint32_t w : lane.workers)
+    for (const Job& job : graph.workers[w]->jobs) longest = std::max(longest, job.end - job.start);
+  return longest;
 }
 
-std::string Since(const StopReport& r, Nanos t) { return FormatSinceStart(t - r.run_start); }
-
-std::string Where(const Timeline& timeline, const GraphLanes& graph, const LaneStop& lane, std::uint32_t w) {
-  const Worker& worker = *graph.workers[w];
-  std::string text = WorkerName(timeline, worker) + " (stage " + std::to_string(lane.stage);
-  if (timeline.topology.peer_degree() > 1) text += ", mp " + std::to_string(worker.role.peer);
-  if (timeline.topology.replicas() > 1) text += ", replica " + std::to_string(lane.replica);
-  return text + ")";
+// Evidence that a lane inside a job stopped rather than was cut off mid-job
+// with every other log: the others' logs go on past when that job should
+// have ended (its inputs' arrival plus its usual length) by more than its
+// usual length, on its own machine's clock or across machines less what
+// clocks may disagree by. How far past; 0 when not so. Relative to the job,
+// never a fixed time: a copy of a live run ends every log at its last line,
+// and a stage idle in the pipeline's bubble is quiet for a while in it.
+Nanos OverdueBy(const GraphLanes& graph, const LogEnds& ends, const StopReport& r, const LaneStop& lane) {
+  const Nanos usual = UsualLength(graph, lane);
+  const Nanos over = OthersEnd(graph, ends, r, lane) - (lane.ready + usual);
+  return over > usual ? over : 0;
 }
 
-std::string StoppedSentence(const Timeline& timeline, const GraphLanes& graph, const StopReport& r) {
-  const LaneStop& lane = r.lanes[static_cast<size_t>(r.first)];
-  std::string s = "The run stopped in " + StepName(r.step) + ": " + Where(timeline, graph, lane, r.first_worker);
-  if (lane.last.known()) s += " finished " + lane.last.type.str() + " " + std::to_string(lane.last.micro_batch) +
-                             (lane.last.step != r.step ? " of " + StepName(lane.last.step) : "") + " at " +
-                             Since(r, lane.last.end);
-  else s += " finished no job";
-  if (lane.in_flight) {
-    s += " and was " + std::string(lane.in_flight_started ? "stuck in " : "waiting to start ") + lane.next.type.str() +
-         " " + std::to_string(lane.next.micro_batch) + " for " + FormatDuration(lane.in_flight_seen - lane.in_flight_since) +
-         " when its log ends" + (lane.in_flight_started ? "" : " (its stream blocked behind earlier work)");
-  } else if (lane.next.known()) {
-    s += " and never finished " + lane.next.type.str() + " " + std::to_string(lane.next.micro_batch);
-    if (lane.state == LaneState::kStuck && !lane.input.empty())
-      s += ", whose input (" + lane.input + ") had arrived at " + Since(r, lane.input_arrived);
-    else if (lane.state == LaneState::kStuck)
-      s += ", which waits for no other stage";
-  } else {
-    s += "; its next job is not known (no earlier step to read it from)";
-  }
-  size_t waiting = lane.waiting_workers;
-  for (const int l : r.stopped_with) waiting += r.lanes[l].waiting_workers;
-  if (!r.stopped_with.empty()) {
-    const Worker& first = *graph.workers[r.first_worker];
-    size_t with = 0;
-    for (const int l : r.stopped_with) with += r.lanes[l].workers.size();
-    const size_t on_machine = timeline.machines[static_cast<size_t>(first.machine)].workers.size();
-    s += "; with it " + std::to_string(r.stopped_with.size()) + " more stage" + (r.stopped_with.size() == 1 ? "" : "s") +
-         " of " + timeline.machines[static_cast<size_t>(first.machine)].name + " stopped" +
-         (with + lane.workers.size() >= on_machine ? " (every worker of the machine: did it fail?)" : "");
-  }
-  s += "; " + std::to_string(waiting) + (waiting == 1 ? " worker" : " workers") + " then waited on " +
-       (r.stopped_with.empty() ? "it." : "them.");
-  const WorkerEnding& end = r.workers[r.first_worker];
-  if (end.before_others >= 100 * kMicro) s += " Its log ends " + FormatDuration(end.before_others) + " before the others'.";
-  if (end.cut_mid_line) s += " Its log ends inside a line (killed while writing?).";
-  return s;
+// Whether the logs show the lane stopped: overdue, or libjobviz's watchdog
+// waited its stall_after and saw the job it had everything for not end.
+bool Evidence(const GraphLanes& graph, const LogEnds& ends, const StopReport& r, const LaneStop& lane) {
+  return lane.in_flight || OverdueBy(graph, ends, r, lane) > 0;
 }
 
-std::string CutSentence(const StopReport& r) {
-  Nanos first = 0, last = 0;
-  bool any = false;
-  for (const WorkerEnding& e : r.workers) {
-    if (e.last_time == 0) continue;
-    first = any ? std::min(first, e.last_time) : e.last_time;
-    last = std::max(last, e.last_time);
-    any = true;
-  }
-  return "Every log ends mid-" + StepName(r.step) + " at about the same time (within " + FormatDuration(last - first) +
-         "): still running, or copied early? No worker stands out.";
+Nanos SilentFor(const StopReport& r, const LaneStop& lane) {
+  Nanos longest = 0;
+  for (const std::uint32_t w : lane.workers) longest = std::max(longest, r.workers[w].before_others);
+  return longest;
 }
 
-}  // namespace
-
-void BlameStop(const Timeline& timeline, const GraphLanes& graph, StopReport* r) {
-  CountWaiters(r);
-  const LogEnds ends(graph, *r);
-  // The stuck lane most others wait on; among equals (stages stuck together
-  // in one collective), the one whose log went silent first, then the one
-  // stuck longest.
-  const auto silent_for = [&](const LaneStop& lane) {
-    Nanos longest = 0;
-    for (const std::uint32_t w : lane.workers) longest = std::max(longest, r->workers[w].before_others);
-    return longest;
-  };
+// The stuck lane with evidence that most others wait on; among equals
+// (stages stuck together in one collective), the one whose log went silent
+// first, then the one stuck longest. -1: none has evidence.
+int FirstWithEvidence(const GraphLanes& graph, const LogEnds& ends, const StopReport& r) {
   int best = -1;
-  for (size_t l = 0; l < r->lanes.size(); ++l) {
-    const LaneStop& lane = r->lanes[l];
-    if (lane.state != LaneState::kStuck || !Overdue(graph, ends, *r, lane)) continue;
+  for (size_t l = 0; l < r.lanes.size(); ++l) {
+    const LaneStop& lane = r.lanes[l];
+    if (lane.state != LaneState::kStuck || !Evidence(graph, ends, r, lane)) continue;
     if (best < 0) {
       best = static_cast<int>(l);
       continue;
     }
-    const LaneStop& b = r->lanes[best];
+    const LaneStop& b = r.lanes[best];
     // Logs that went silent within a millisecond of each other went
     // together (one machine): equal here. Of those, a lane at a closing job
     // no line shows may be waiting in an all-reduce for one still in its passes.
-    Nanos silent_lane = silent_for(lane), silent_best = silent_for(b);
+    Nanos silent_lane = SilentFor(r, lane), silent_best = SilentFor(r, b);
     if (silent_lane - silent_best <= kMilli && silent_best - silent_lane <= kMilli)
       silent_lane = silent_best = std::max(silent_lane, silent_best);
     const auto seen_job = [](const LaneStop& x) { return x.in_flight || x.usual >= 0; };
@@ -198,41 +153,116 @@ void BlameStop(const Timeline& timeline, const GraphLanes& graph, StopReport* r)
         std::make_tuple(b.waiting_workers, silent_best, seen_job(b), -b.ready))
       best = static_cast<int>(l);
   }
-  if (best < 0) {
-    // No overdue job: a log that went silent well before the others' names
-    // its lane; one that had finished what its logs show, only by a stamped
-    // line (a job's end alone comes early on a stage that simply finished).
-    Nanos longest = kMilli + kClockSlack;
-    for (const WorkerEnding& e : r->workers) {
-      if (e.before_others <= longest || e.no_jobs) continue;
-      for (size_t l = 0; l < r->lanes.size(); ++l)
-        if ((r->lanes[l].state != LaneState::kFinished || e.stamped) &&
-            std::find(r->lanes[l].workers.begin(), r->lanes[l].workers.end(), e.worker) != r->lanes[l].workers.end()) {
-          best = static_cast<int>(l);
-          longest = e.before_others;
-        }
-    }
-  }
-  if (best < 0) {
-    r->kind = StopKind::kCutTogether;
-    r->sentence = CutSentence(*r);
-    return;
-  }
-  r->kind = StopKind::kStopped;
-  r->first = best;
-  const int machine = graph.workers[r->lanes[best].workers.front()]->machine;
-  // Stages of its machine stuck too, whose logs went silent with its own.
-  const Nanos first_silent = silent_for(r->lanes[best]);
-  for (size_t l = 0; l < r->lanes.size(); ++l)
-    if (static_cast<int>(l) != best && r->lanes[l].state == LaneState::kStuck && Overdue(graph, ends, *r, r->lanes[l]) &&
-        graph.workers[r->lanes[l].workers.front()]->machine == machine &&
-        (first_silent <= kMilli + kClockSlack || silent_for(r->lanes[l]) + kMilli >= first_silent))
-      r->stopped_with.push_back(static_cast<int>(l));
-  r->first_worker = r->lanes[best].workers.front();
+  return best;
+}
+
+void NameFirst(const GraphLanes& graph, const LogEnds& ends, int first, StopReport* r,
+               const std::vector<int>& with = {}) {
+  r->first = first;
+  for (const int l : with)
+    if (l != first) r->stopped_with.push_back(l);
+  const LaneStop& lane = r->lanes[static_cast<size_t>(first)];
+  r->overdue = lane.in_flight ? 0 : OverdueBy(graph, ends, *r, lane);
+  const int machine = graph.workers[lane.workers.front()]->machine;
+  // Stages of its machine stuck too with evidence, whose logs went silent with its own.
+  const Nanos first_silent = SilentFor(*r, lane);
+  if (r->kind == StopKind::kStopped && !r->hung && with.empty())
+    for (size_t l = 0; l < r->lanes.size(); ++l)
+      if (static_cast<int>(l) != first && r->lanes[l].state == LaneState::kStuck &&
+          Evidence(graph, ends, *r, r->lanes[l]) && graph.workers[r->lanes[l].workers.front()]->machine == machine &&
+          (first_silent <= kMilli + kClockSlack || SilentFor(*r, r->lanes[l]) + kMilli >= first_silent))
+        r->stopped_with.push_back(static_cast<int>(l));
+  r->first_worker = lane.workers.front();
   // Among peers in the same place, the one whose log ended first.
-  for (const std::uint32_t w : r->lanes[best].workers)
+  for (const std::uint32_t w : lane.workers)
     if (r->workers[w].before_others > r->workers[r->first_worker].before_others) r->first_worker = w;
-  r->sentence = StoppedSentence(timeline, graph, *r);
+}
+
+// Stuck lanes all of one machine (every one of them, when a machine died).
+bool OneMachine(const GraphLanes& graph, const StopReport& r, const std::vector<int>& lanes) {
+  const auto machine = [&](int l) { return graph.workers[r.lanes[static_cast<size_t>(l)].workers.front()]->machine; };
+  return !lanes.empty() && std::all_of(lanes.begin(), lanes.end(), [&](int l) { return machine(l) == machine(lanes.front()); });
+}
+
+// The lane of `lanes` most others wait on.
+int MostWaitedOn(const StopReport& r, const std::vector<int>& lanes) {
+  int best = lanes.front();
+  for (const int l : lanes)
+    if (r.lanes[static_cast<size_t>(l)].waiting_workers > r.lanes[static_cast<size_t>(best)].waiting_workers) best = l;
+  return best;
+}
+
+// A member of an all-reduce every member reached whose log went silent
+// while the others' went on past its usual end by more than that: it died
+// inside the collective, and the others waited in it. -1: none, or all.
+int SilentInCollective(const GraphLanes& graph, const LogEnds& ends, const StopReport& r, const std::vector<int>& lanes) {
+  int best = -1;
+  size_t silent = 0;
+  for (const int l : lanes) {
+    const LaneStop& lane = r.lanes[static_cast<size_t>(l)];
+    const Nanos usual = UsualLength(graph, lane);
+    if (OverdueBy(graph, ends, r, lane) == 0 || SilentFor(r, lane) <= usual + kClockSlack) continue;
+    ++silent;
+    if (best < 0 || SilentFor(r, lane) > SilentFor(r, r.lanes[static_cast<size_t>(best)])) best = l;
+  }
+  return silent < lanes.size() ? best : -1;
+}
+
+// Every stage that is not done is `lane` or waits on it, directly or through a chain.
+bool AllWaitOn(const StopReport& r, const std::vector<int>& ends) {
+  size_t open = 0, led = 0;
+  for (const LaneStop& lane : r.lanes) {
+    if (lane.state == LaneState::kWaiting) open += lane.workers.size();
+    if (lane.state == LaneState::kUnknown) return false;
+  }
+  for (const int l : ends) led += r.lanes[static_cast<size_t>(l)].waiting_workers;
+  return led == open;
+}
+
+// Lanes in one all-reduce: the global one, or one stage's replicas'.
+bool OneGroup(const StopReport& r, const std::vector<int>& lanes) {
+  return r.all_reduce_global || std::all_of(lanes.begin(), lanes.end(), [&](int l) {
+           return r.lanes[static_cast<size_t>(l)].stage == r.lanes[static_cast<size_t>(lanes.front())].stage;
+         });
+}
+
+}  // namespace
+
+void BlameStop(const Timeline& timeline, const GraphLanes& graph, StopOptions options, StopReport* r) {
+  CountWaiters(r);
+  r->hung = options.hung;
+  const LogEnds ends(graph, *r);
+  std::vector<int> stuck, collective;
+  for (size_t l = 0; l < r->lanes.size(); ++l) {
+    if (r->lanes[l].state == LaneState::kStuck) stuck.push_back(static_cast<int>(l));
+    if (r->lanes[l].state == LaneState::kInAllReduce) collective.push_back(static_cast<int>(l));
+  }
+  if (const int first = FirstWithEvidence(graph, ends, *r); first >= 0) {
+    r->kind = StopKind::kStopped;
+    NameFirst(graph, ends, first, r);
+  } else if (const int silent = SilentInCollective(graph, ends, *r, collective);
+             silent >= 0 && stuck.empty() && OneGroup(*r, collective)) {
+    r->kind = StopKind::kStopped;
+    NameFirst(graph, ends, silent, r);
+  } else if (collective.empty() && (stuck.size() == 1 || OneMachine(graph, *r, stuck)) && AllWaitOn(*r, stuck)) {
+    // Nothing times the stop, and one stage (or one machine's) holds every
+    // other up: if the job hung, it hung there; a copy of a live run can
+    // look the same.
+    r->kind = options.hung ? StopKind::kStopped : StopKind::kSuspect;
+    r->hedged = !options.hung;
+    NameFirst(graph, ends, MostWaitedOn(*r, stuck), r, stuck.size() > 1 ? stuck : std::vector<int>{});
+  } else if (stuck.empty() && !collective.empty() && OneGroup(*r, collective) && AllWaitOn(*r, collective)) {
+    r->kind = StopKind::kAllReduce;
+    r->all_reduce_stage = r->all_reduce_global ? -1 : r->lanes[static_cast<size_t>(collective.front())].stage;
+    for (const int l : collective) r->overdue = std::max(r->overdue, OverdueBy(graph, ends, *r, r->lanes[static_cast<size_t>(l)]));
+    const bool watched = std::any_of(collective.begin(), collective.end(),
+                                     [&](int l) { return r->lanes[static_cast<size_t>(l)].in_flight; });
+    r->hedged = r->overdue == 0 && !watched && !options.hung;
+  } else {
+    r->kind = StopKind::kCutTogether;
+    r->inside_jobs = stuck.size() + collective.size();
+  }
+  r->sentence = StopSentence(timeline, graph, *r);
 }
 
 }  // namespace jobviz

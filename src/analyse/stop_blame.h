@@ -12,6 +12,6 @@ namespace jobviz {
 void EndWorkers(const GraphLanes& graph, StopReport* report);
 
 // Fills the report's waiting counts, kind, first lane and sentence (after EndWorkers).
-void BlameStop(const Timeline& timeline, const GraphLanes& graph, StopReport* report);
+void BlameStop(const Timeline& timeline, const GraphLanes& graph, StopOptions options, StopReport* report);
 
 }  // namespace jobviz

@@ -77,6 +77,8 @@ struct Input {
 struct GroupPasses {
   int not_done[2] = {-1, -1};
   Nanos latest = 0;
+  int members = 0;
+  bool closed = false;  // a member finished the job after its passes: the collective completed
 };
 
 struct Context {
@@ -170,15 +172,36 @@ bool PassesDone(const Context& c, int lane, std::int64_t step, Nanos* at) {
   return true;
 }
 
+// Whether the lane finished the job that follows its passes in `step`.
+bool ClosedStep(const Context& c, int lane, std::int64_t step) {
+  const Position& p = c.positions[c.report.lanes[lane].workers.front()];
+  if (p.step == kNoStep || p.step > step) return true;
+  if (p.step < step) return false;
+  bool pass_seen = false;
+  for (const Job* job : p.done) {
+    if (IsPass(job->type)) pass_seen = true;
+    else if (pass_seen) return true;
+  }
+  return false;
+}
+
+bool SomeStageClosed(const Context& c) {
+  for (size_t l = 0; l < c.report.lanes.size(); ++l)
+    if (!c.report.lanes[l].workers.empty() && ClosedStep(c, static_cast<int>(l), c.report.step)) return true;
+  return false;
+}
+
 const GroupPasses& GroupOf(Context& c, size_t l, std::int64_t step) {
   const StageLane& lane = c.graph.lanes[l];
-  const int key = c.report.barrier ? -1 : lane.stage;
+  const int key = c.report.all_reduce_global ? -1 : lane.stage;
   auto [it, inserted] = c.groups.try_emplace({key, step});
   if (!inserted) return it->second;
   GroupPasses& g = it->second;
   for (size_t o = 0; o < c.graph.lanes.size(); ++o) {
     if (key >= 0 && c.graph.lanes[o].stage != key) continue;
     if (c.report.lanes[o].workers.empty()) continue;
+    ++g.members;
+    g.closed = g.closed || ClosedStep(c, static_cast<int>(o), step);
     Nanos at = 0;
     if (!PassesDone(c, static_cast<int>(o), step, &at)) {
       if (g.not_done[0] < 0) g.not_done[0] = static_cast<int>(o);
@@ -282,6 +305,10 @@ void PlaceLane(Context& c, size_t l) {
     out.in_flight_started = open->started;
     out.in_flight_since = open->start;
     out.in_flight_seen = open->seen;
+    // Its usual length, where its earlier step ran the same job.
+    out.usual = -1;
+    for (const Job* job : plan)
+      if (job->type == open->type && job->micro_batch == open->micro_batch) out.usual = job->end - job->start;
   } else if (plan.size() > k) {
     next_type = plan[k]->type;
     next_micro_batch = plan[k]->micro_batch;
@@ -292,6 +319,7 @@ void PlaceLane(Context& c, size_t l) {
   if (known) out.next = {next_type, next_micro_batch, p.step, 0, 0};
   const Nanos free_at = last ? last->end : 0;
   Nanos arrived = 0;
+  bool in_collective = false;
   const Input input = known ? HandOffInput(c, lane, next_type) : Input{};
   const bool after_passes = std::any_of(p.done.begin(), p.done.end(), [](const Job* j) { return IsPass(j->type); }) &&
                             (known ? !IsPass(next_type) : true);
@@ -314,26 +342,28 @@ void PlaceLane(Context& c, size_t l) {
       out.waits_on = missing;
       const StageLane& other = c.graph.lanes[missing];
       out.input = "the gradients of stage " + std::to_string(other.stage) + " replica " +
-                  std::to_string(other.replica) + (c.report.barrier ? " (a global all-reduce)" : "");
+                  std::to_string(other.replica) + (c.report.all_reduce_global ? " (a global all-reduce)" : "");
       return;
     }
     arrived = group.latest;
-    out.input = c.report.barrier ? "every stage's gradients (a global all-reduce)"
-                                 : lane.other_replicas.empty() ? "" : "the other replicas' gradients";
+    out.input = c.report.all_reduce_global ? "every stage's gradients (a global all-reduce)"
+                                           : lane.other_replicas.empty() ? "" : "the other replicas' gradients";
     out.input_arrived = arrived;
+    // Every member reached the all-reduce and none came out of it.
+    in_collective = group.members >= 2 && !group.closed;
   }
   if (!known) {
     // Nothing after its passes to read: done with what the logs show.
     out.state = after_passes ? LaneState::kFinished : LaneState::kUnknown;
     return;
   }
-  out.state = LaneState::kStuck;
+  out.state = in_collective ? LaneState::kInAllReduce : LaneState::kStuck;
   out.ready = std::max(open ? open->start : free_at, arrived);
 }
 
 }  // namespace
 
-StopReport ReportStop(const Timeline& timeline, const UnfinishedSteps& unfinished) {
+StopReport ReportStop(const Timeline& timeline, const UnfinishedSteps& unfinished, StopOptions options) {
   Context c(timeline);
   StopReport& r = c.report;
   r.unfinished_steps = unfinished.steps;
@@ -356,6 +386,7 @@ StopReport ReportStop(const Timeline& timeline, const UnfinishedSteps& unfinishe
     for (const Job* job : c.positions[w].plan) c.max_chunk = std::max(c.max_chunk, ClassifyJobType(job->type.str()).chunk);
   }
   r.barrier = OptimizersJoinGlobalBarrier(c.timeline, c.graph);
+
   if (std::none_of(c.positions.begin(), c.positions.end(), [](const Position& p) { return !p.plan.empty(); }))
     LearnFirstStepOrder(c);
   r.lanes.resize(c.graph.lanes.size());
@@ -370,9 +401,22 @@ StopReport ReportStop(const Timeline& timeline, const UnfinishedSteps& unfinishe
       return Behind(c.positions[a], c.positions[b]);
     });
   }
+  // A first step shows nothing of whether the all-reduce is global, until a
+  // stage came out of its all-reduce (while another had not).
+  r.all_reduce_global = r.barrier || (std::none_of(timeline.steps.begin(), timeline.steps.end(),
+                                                   [](const StepSpan& s) { return !s.unfinished; }) &&
+                                      !SomeStageClosed(c));
   for (size_t l = 0; l < r.lanes.size(); ++l)
     if (!r.lanes[l].workers.empty()) PlaceLane(c, l);
-  BlameStop(timeline, c.graph, &r);
+  BlameStop(timeline, c.graph, options, &r);
+  return r;
+}
+
+StopReport RunningReport(std::int64_t step) {
+  StopReport r;
+  r.kind = StopKind::kRunning;
+  r.step = step;
+  r.sentence = "Running: " + StepName(step) + " in progress (jobviz follow; no stall).";
   return r;
 }
 
@@ -381,7 +425,10 @@ const char* StopKindKey(StopKind kind) {
     case StopKind::kUnknown: return "unknown";
     case StopKind::kFinished: return "finished";
     case StopKind::kStopped: return "stopped";
+    case StopKind::kSuspect: return "suspect";
+    case StopKind::kAllReduce: return "all_reduce";
     case StopKind::kCutTogether: return "cut_together";
+    case StopKind::kRunning: return "running";
   }
   return "unknown";
 }
@@ -391,6 +438,7 @@ const char* LaneStateKey(LaneState state) {
     case LaneState::kFinished: return "finished";
     case LaneState::kWaiting: return "waiting";
     case LaneState::kStuck: return "stuck";
+    case LaneState::kInAllReduce: return "in_all_reduce";
     case LaneState::kUnknown: return "unknown";
   }
   return "unknown";

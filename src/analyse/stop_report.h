@@ -20,8 +20,22 @@ namespace jobviz {
 enum class StopKind {
   kUnknown,   // no steps to tell by
   kFinished,  // every worker finished the last step
-  kStopped,   // a stage stopped first; the others waited on it
-  kCutTogether,  // every log ends mid-step at about the same time: no one stands out
+  kStopped,   // a stage stopped first and the logs show it (or --hung): the others waited on it
+  // Nothing in the logs times a stop (every log ends within its jobs' own
+  // length), and exactly one stage is inside a job while every other stage
+  // waits on it: the hang's suspect, said with a hedge (a copy of a live
+  // run can look the same).
+  kSuspect,
+  // Every member of a step's gradient all-reduce reached it and none
+  // finished: a collective or network fault (hedged unless the logs time it).
+  kAllReduce,
+  kCutTogether,  // every log ends mid-step and nothing times a stop: still running, or copied early
+  kRunning,      // jobviz follow before any stall: the run goes on, a step in progress
+};
+
+// What the user knows beyond the logs.
+struct StopOptions {
+  bool hung = false;  // --hung: the job was killed for hanging (follow's stall alarm knows the same)
 };
 
 // A job of the stop report: its type and micro-batch, in which step.
@@ -37,6 +51,7 @@ enum class LaneState {
   kFinished,  // its part of the run is done
   kWaiting,   // its next job's input never came
   kStuck,     // its next job had everything it needs and never finished
+  kInAllReduce,  // after its passes, in the gradients' all-reduce that every member reached
   kUnknown,   // no earlier step to read its next job from
 };
 
@@ -76,9 +91,22 @@ struct StopReport {
   std::int64_t step = kNoStep;        // the first unfinished step
   size_t unfinished_steps = 0, unfinished_jobs = 0;
   Nanos run_start = 0;                // times below are said after it
-  int first = -1;                     // kStopped: the lane that stopped first (into lanes)
-  std::uint32_t first_worker = 0;     // kStopped: its worker that fell behind first
+  int first = -1;                     // kStopped, kSuspect: the lane that stopped first (into lanes)
+  std::uint32_t first_worker = 0;     // kStopped, kSuspect: its worker that fell behind first
   bool barrier = false;               // every optimizer waits for every stage (a global all-reduce)
+  // The gradients' all-reduce is taken as global: a barrier, or a first step,
+  // where nothing shows whether it is one (a stage at its optimizer then
+  // waits for every stage's passes, never stuck).
+  bool all_reduce_global = false;
+  bool hedged = false;                // kSuspect, kAllReduce: nothing in the logs times the stop
+  bool hung = false;                  // StopOptions::hung: the user said the job hung
+  // kStopped: how far past its usual end the others' logs go on (the
+  // evidence); 0 when a watchdog line is the evidence, or under --hung.
+  Nanos overdue = 0;
+  // kAllReduce: the stage whose replicas' all-reduce never completed, or
+  // -1 for the global one (every stage: gradient-norm clipping).
+  int all_reduce_stage = -1;
+  size_t inside_jobs = 0;             // kCutTogether: stages inside a job when their logs end
   // kStopped: other lanes of the first one's machine that stopped with it
   // (stuck with what they needed, overdue): a machine that failed.
   std::vector<int> stopped_with;
@@ -88,7 +116,18 @@ struct StopReport {
 };
 
 // From the timeline (steps found, unfinished ones marked, roles placed).
-StopReport ReportStop(const Timeline& timeline, const UnfinishedSteps& unfinished);
+StopReport ReportStop(const Timeline& timeline, const UnfinishedSteps& unfinished, StopOptions options = {});
+
+// Whether the run did not finish and there is a stop to show (its stages,
+// its logs' ends), whoever is named.
+inline bool ShowsStop(const StopReport& r) {
+  return r.kind == StopKind::kStopped || r.kind == StopKind::kSuspect || r.kind == StopKind::kAllReduce ||
+         r.kind == StopKind::kCutTogether;
+}
+
+// What follow's outputs and live page say while the run goes on (no stall
+// alarm): "Running: step N in progress", never "stopped".
+StopReport RunningReport(std::int64_t step);
 
 const char* StopKindKey(StopKind kind);    // "finished", "stopped", ...
 const char* LaneStateKey(LaneState state);  // "finished", "waiting", ...

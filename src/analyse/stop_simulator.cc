@@ -1,6 +1,5 @@
 #include "analyse/stop_simulator.h"
 
-#include "analyse/stop_report.h"
 #include "analyse/schedule.h"
 
 #include <algorithm>
@@ -27,7 +26,9 @@ std::vector<Planned> OneF1B(int p, int s, int m) {
 
 struct Lane {
   bool dead = false;       // stops at stop_time
+  bool hangs = false;      // kAllReduce: a member of the all-reduce that never completes
   bool stopped = false;    // reached a job it never finishes
+  Nanos ready = 0, usual = 0;  // stopped: when that job could start, and its usual length
   size_t next = 0;         // into the order
   Nanos free = 0;
   std::vector<Nanos> forward_end, backward_end;  // per micro-batch, -1: not yet
@@ -63,6 +64,8 @@ const char* StopKindName(StopKind kind) {
     case StopKind::kWorker: return "one worker";
     case StopKind::kStage: return "one replica's stage";
     case StopKind::kMachine: return "one machine";
+    case StopKind::kAllReduce: return "all-reduce hang";
+    case StopKind::kBetweenSteps: return "between steps";
   }
   return "";
 }
@@ -75,7 +78,8 @@ Timeline SimulateStop(const StopRun& spec, StopTruth* truth) {
   Timeline t = Simulate(shape);  // the machines, workers, roles and topology, no jobs
   const int p = run.pp, m = run.micro_batches, ranks = run.pp * run.mp * run.dp;
   std::vector<Worker*> worker(static_cast<size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) worker[r] = &t.machines[r / 4].workers[r % 4];
+  const int per = std::max(1, run.per_machine);
+  for (int r = 0; r < ranks; ++r) worker[r] = &t.machines[r / per].workers[r % per];
   const auto rank_of = [&](int replica, int stage, int peer) { return (replica * p + stage) * run.mp + peer; };
   Random random{spec.seed * 0x9E3779B97F4A7C15ULL + 1};
   for (int i = 0; i < 4; ++i) random.Next();
@@ -86,10 +90,20 @@ Timeline SimulateStop(const StopRun& spec, StopTruth* truth) {
   const int stop_step = random.Below(run.steps);
   const Nanos stop_offset = static_cast<Nanos>((0.02 + 0.96 * random.Next()) * static_cast<double>(step_estimate));
   const bool stops = spec.stop == StopKind::kWorker || spec.stop == StopKind::kStage || spec.stop == StopKind::kMachine;
+  const bool blocks = stops || spec.stop == StopKind::kAllReduce;  // live workers end blocked for good
+  // kAllReduce: the all-reduce that never completes (every lane, or one stage's replicas).
+  const bool global_hang = spec.global_hang || run.dp < 2;
+  const int hung_stage = global_hang ? kGlobalHang : random.Below(p);
+  if (spec.stop == StopKind::kAllReduce) {
+    truth->hung_all_reduce = hung_stage;
+    truth->hung_step = stop_step;
+    for (int r = 0; r < run.dp; ++r)
+      for (int o = 0; o < p; ++o) lanes[r][o].hangs = global_hang || o == hung_stage;
+  }
   if (stops) {
     const int victim = random.Below(ranks);
     if (spec.stop == StopKind::kMachine) {
-      for (int r = victim / 4 * 4; r < std::min(ranks, victim / 4 * 4 + 4); ++r) {
+      for (int r = victim / per * per; r < std::min(ranks, victim / per * per + per); ++r) {
         lanes[r / (run.mp * p)][(r / run.mp) % p].dead = true;
         truth->dead_workers.push_back(r);
       }
@@ -142,8 +156,8 @@ Timeline SimulateStop(const StopRun& spec, StopTruth* truth) {
             if (job.optimizer) {
               // Its all-reduce: the stage's replicas, or every lane under a barrier.
               const GroupState& g = spec.barrier ? all_lanes : stage_group[s];
-              if (g.done < g.members) {
-                can = false;
+              if (g.done < g.members || (lane.hangs && step == stop_step)) {
+                can = false;  // waits for the others' gradients, or inside an all-reduce that never completes
               } else {
                 ready = std::max(ready, std::max(lane.passes_end, g.latest_others(lane.passes_end) + run.latency));
                 group_dead = g.dead > (lane.dead ? 1 : 0) && stop_time >= 0 && ready + run.optimizer / 2 > stop_time;
@@ -171,6 +185,8 @@ Timeline SimulateStop(const StopRun& spec, StopTruth* truth) {
               lane.next_type = type;
               lane.next_micro_batch = job.optimizer ? 0 : job.micro_batch;
               lane.next_step = step;
+              lane.ready = ready;
+              lane.usual = base;
               if (spec.in_flight && lane.dead && ready < stop_time)
                 for (int peer = 0; peer < run.mp; ++peer) {
                   Worker& w = *worker[rank_of(replica, s, peer)];
@@ -203,7 +219,7 @@ Timeline SimulateStop(const StopRun& spec, StopTruth* truth) {
         // A live worker blocked for good: its next job began (the stream
         // reached it) and waits inside, in a receive or the all-reduce; the
         // watchdog writes it once stall_after has passed.
-        if (spec.in_flight && stops && !lane.dead && lane.next < order[s].size()) {
+        if (spec.in_flight && blocks && !lane.dead && lane.next < order[s].size()) {
           const Planned job = order[s][lane.next];
           const Name type = job.optimizer ? "optimizer" : job.forward ? "forward" : "backward";
           for (int peer = 0; peer < run.mp; ++peer)
@@ -212,6 +228,10 @@ Timeline SimulateStop(const StopRun& spec, StopTruth* truth) {
         }
       }
     if (!halted) step_start = step_end + run.step_gap;
+    if (spec.stop == StopKind::kBetweenSteps && step == stop_step) {
+      truth->hung_step = step;  // a data loader, a checkpoint: no job after it
+      break;
+    }
   }
   // The truth: the dead lanes that reached a job they never finished.
   for (int replica = 0; replica < run.dp && stops; ++replica)
@@ -219,6 +239,7 @@ Timeline SimulateStop(const StopRun& spec, StopTruth* truth) {
       const Lane& lane = lanes[replica][s];
       if (!lane.dead || !lane.stopped) continue;
       TruePlace place{replica, s, {}, lane.next_type, -1, lane.next_micro_batch, kNoStep, lane.next_step};
+      place.in_all_reduce = lane.next_type == "optimizer" && (spec.barrier ? all_lanes.members : stage_group[s].members) > 1;
       const Worker& w = *worker[rank_of(replica, s, 0)];
       if (!w.jobs.empty()) {
         place.last_type = w.jobs.back().type;
@@ -229,17 +250,43 @@ Timeline SimulateStop(const StopRun& spec, StopTruth* truth) {
     }
   truth->stopped = !truth->first.empty();
   truth->stop_time = stop_time;
-  // The logs end: at the kill, which comes once every live worker has
-  // blocked; a dead worker's when it died; all at the cut.
+  // The logs end at each worker's last line. A killed job's live ranks
+  // print NCCL's timeout at the kill, when the run says so; the dead print
+  // nothing more, and a copy has no line at the cut.
   const Nanos margin = static_cast<Nanos>((0.5 + 2.5 * random.Next()) * static_cast<double>(step_estimate));
   truth->kill_time = spec.stop == StopKind::kCut ? stop_time : latest_end + (spec.stop == StopKind::kFinished ? kUs : margin);
+  const bool killed = spec.kill_lines && spec.stop != StopKind::kCut && spec.stop != StopKind::kFinished;
   for (int r = 0; r < ranks; ++r) {
     Worker& w = *worker[r];
     const bool dead = std::find(truth->dead_workers.begin(), truth->dead_workers.end(), r) != truth->dead_workers.end();
     w.end.lines = line;
-    if (spec.stamps) w.end.stamped = dead && stop_time >= 0 ? stop_time : truth->kill_time;
+    if (killed && !dead) w.end.stamped = truth->kill_time;
+    // A copy taken while a line was being written ends inside it.
+    w.end.cut_mid_line = spec.stop == StopKind::kCut && random.Next() < 0.05;
     for (InFlightJob& job : w.in_flight) job.seen = std::min(truth->kill_time, job.start + (truth->kill_time - job.start) / 2);
   }
+  // Whether the logs time the stop: the watchdog saw a dead stage's job, or
+  // a live log goes on past when that job should have ended by more than its
+  // length (and, across machines, the few ms clocks may disagree by).
+  constexpr Nanos kAcrossMachines = 7'000'000;
+  for (int replica = 0; replica < run.dp && stops; ++replica)
+    for (int s = 0; s < p; ++s) {
+      const Lane& lane = lanes[replica][s];
+      if (!lane.dead || !lane.stopped) continue;
+      const Worker& own = *worker[rank_of(replica, s, 0)];
+      truth->evidence = truth->evidence || !own.in_flight.empty();
+      for (int r = 0; r < ranks; ++r) {
+        const Worker& w = *worker[r];
+        if (std::find(truth->dead_workers.begin(), truth->dead_workers.end(), r) != truth->dead_workers.end()) continue;
+        // Dead inside an all-reduce every member reached: only the other
+        // members' logs going on tell it from the collective hanging.
+        const bool in_all_reduce = lane.next_type == "optimizer" && lane.ready < stop_time;
+        if (in_all_reduce && !spec.barrier && (r / run.mp) % p != s) continue;
+        const Nanos end = std::max(w.jobs.empty() ? 0 : w.jobs.back().end, w.end.stamped);
+        const Nanos over = end - (w.machine == own.machine ? 0 : kAcrossMachines) - (lane.ready + lane.usual);
+        truth->evidence = truth->evidence || over > lane.usual + lane.usual / 4;
+      }
+    }
   // Step spans from the jobs, as the step finder would find them.
   std::map<std::int64_t, StepSpan> spans;
   for (const Worker* w : worker)
@@ -256,74 +303,3 @@ Timeline SimulateStop(const StopRun& spec, StopTruth* truth) {
 
 }  // namespace jobviz::sim
 
-namespace jobviz::sim {
-
-bool StopReportRight(const StopReport& report, const Timeline& timeline, const StopTruth& truth, std::string* why) {
-  if (!truth.stopped) {
-    if (report.kind == jobviz::StopKind::kStopped) {
-      *why = "named someone: " + report.sentence;
-      return false;
-    }
-    return true;
-  }
-  if (report.kind != jobviz::StopKind::kStopped || report.first < 0) {
-    *why = "named nobody: " + report.sentence;
-    return false;
-  }
-  const LaneStop& lane = report.lanes[static_cast<size_t>(report.first)];
-  const WorkerRole role = AllWorkers(timeline)[report.first_worker]->role;
-  const int replica = role.known() ? role.replica : 0;
-  const int stage = role.known() ? role.stage : lane.stage;
-  for (const TruePlace& place : truth.first) {
-    if (place.replica != replica || place.stage != stage) continue;
-    const bool last_right = place.last_type.empty() ? !lane.last.known()
-                                                    : lane.last.type == place.last_type &&
-                                                          lane.last.micro_batch == place.last_micro_batch &&
-                                                          lane.last.step == place.last_step;
-    const bool next_right = lane.next.type == place.next_type && lane.next.micro_batch == place.next_micro_batch &&
-                            lane.next.step == place.next_step;
-    if (last_right && next_right) return true;
-    *why = "right stage, wrong jobs: " + report.sentence + " (truth: last " + place.last_type.str() + " " +
-           std::to_string(place.last_micro_batch) + ", next " + place.next_type.str() + " " +
-           std::to_string(place.next_micro_batch) + " of step " + std::to_string(place.next_step) + ")";
-    return false;
-  }
-  *why = "wrong stage: " + report.sentence + " (truth: stage " + std::to_string(truth.first.front().stage) +
-         " replica " + std::to_string(truth.first.front().replica) + ")";
-  return false;
-}
-
-StopRun RandomStopRun(std::uint64_t seed) {
-  Random random{seed * 0xD1B54A32D192ED03ULL + 7};
-  for (int i = 0; i < 4; ++i) random.Next();
-  StopRun spec;
-  spec.seed = seed;
-  SimRun& run = spec.run;
-  if (random.Next() < 0.3) {  // plain: one pipeline, every worker its own stage
-    const int pp[] = {8, 16, 32, 64};
-    run.pp = pp[random.Below(4)];
-    run.mp = run.dp = 1;
-    run.topology = false;
-  } else {
-    for (;;) {
-      const int pp[] = {2, 4, 8}, mp[] = {1, 2, 4}, dp[] = {1, 2, 4, 8, 16};
-      run.pp = pp[random.Below(3)];
-      run.mp = mp[random.Below(3)];
-      run.dp = dp[random.Below(5)];
-      const int workers = run.pp * run.mp * run.dp;
-      if (workers >= 8 && workers <= 512) break;
-    }
-  }
-  const int micro_batches[] = {4, 8, 16};
-  run.micro_batches = micro_batches[random.Below(3)];
-  run.steps = 2 + random.Below(3);
-  run.jitter = 0.02 + 0.03 * random.Next();
-  const double kind = random.Next();
-  spec.stop = kind < 0.3 ? StopKind::kWorker : kind < 0.5 ? StopKind::kStage : kind < 0.7 ? StopKind::kMachine
-            : kind < 0.85 ? StopKind::kCut : StopKind::kFinished;
-  spec.barrier = random.Next() < 0.5;
-  spec.in_flight = random.Next() < 0.5;
-  return spec;
-}
-
-}  // namespace jobviz::sim

@@ -1,5 +1,6 @@
 #include "analyse/summary.h"
 
+#include "analyse/stop_sentence.h"
 #include "read/byte_source.h"
 
 namespace jobviz {
@@ -158,14 +159,14 @@ void AddStop(const Analysis& a, const Timeline& timeline, nlohmann::json& doc) {
     stages.push_back(std::move(entry));
   }
   // Every log's end where the run stopped; otherwise only logs without a job.
-  const bool stopped = r.kind == StopKind::kStopped || r.kind == StopKind::kCutTogether;
+  const bool stopped = ShowsStop(r);
   json logs = json::array();
   for (const WorkerEnding& e : r.workers)
     if (stopped || e.no_jobs) logs.push_back({{"name", name(e.worker)}, {"last_after_start_us", e.last_time ? Micros(e.last_time - r.run_start) : 0.0},
                     {"before_others_us", Micros(e.before_others)}, {"lines", e.lines}, {"last_line", e.last_line},
                     {"cut_mid_line", e.cut_mid_line}, {"no_jobs", e.no_jobs}});
   json first = nullptr;
-  if (r.kind == StopKind::kStopped && r.first >= 0) {
+  if ((r.kind == StopKind::kStopped || r.kind == StopKind::kSuspect) && r.first >= 0) {
     const LaneStop& lane = r.lanes[static_cast<size_t>(r.first)];
     const Worker* w = r.first_worker < workers.size() ? workers[r.first_worker] : nullptr;
     first = {{"name", name(r.first_worker)}, {"machine", w ? w->machine : 0}, {"worker", w ? w->index : 0},
@@ -175,11 +176,23 @@ void AddStop(const Analysis& a, const Timeline& timeline, nlohmann::json& doc) {
              {"log_ends_before_others_us", Micros(r.workers[r.first_worker].before_others)}};
     if (lane.state == LaneState::kStuck && !lane.input.empty())
       first["input_arrived_after_start_us"] = Micros(lane.input_arrived - r.run_start);
+    first["rank"] = w && w->role.rank >= 0 ? json(w->role.rank) : json(nullptr);
+    first["host"] = w ? timeline.machines[static_cast<size_t>(w->machine)].name : "";
+    first["file"] = w ? w->file : "";
+    if (w && lane.last.known()) first["last"]["end_wall_clock"] = WallClockText(timeline, *w, lane.last.end);
+    first["overdue_us"] = Micros(r.overdue);
   }
+  json all_reduce = nullptr;
+  if (r.kind == StopKind::kAllReduce)
+    all_reduce = {{"global", r.all_reduce_stage < 0},
+                  {"stage", r.all_reduce_stage < 0 ? json(nullptr) : json(r.all_reduce_stage)},
+                  {"overdue_us", Micros(r.overdue)}};
   doc["stopped"] = {{"kind", StopKindKey(r.kind)}, {"sentence", r.sentence},
                     {"step", r.step == kNoStep ? json(nullptr) : json(StepNumber(r.step))},
                     {"unfinished_steps", r.unfinished_steps}, {"unfinished_jobs", r.unfinished_jobs},
-                    {"global_barrier", r.barrier}, {"first", first}, {"stages", stages}, {"logs", logs}};
+                    {"global_barrier", r.barrier}, {"hedged", r.hedged}, {"hung", r.hung},
+                    {"inside_jobs", r.inside_jobs}, {"first", first}, {"all_reduce", all_reduce},
+                    {"stages", stages}, {"logs", logs}};
   if (r.step != kNoStep) AddRun(doc["stopped"], r.step);
 }
 

@@ -22,6 +22,7 @@ struct DrawFlags {
   size_t html_max_jobs = kDefaultHtmlMaxJobs;
   std::vector<std::string> fail_on;
   bool no_critical_path = false;
+  bool hung = false;  // --hung
   bool no_chrome = false, summary_on = false, summary_off = false, quiet = false, verbose = false;
 };
 

@@ -92,6 +92,9 @@ void AddOutputOptions(CLI::App& app, DrawFlags& f) {
                  "run has at most 200,000 jobs, a key of what_if in --summary-json to draw it always, or none")
       ->type_name("KEY")
       ->check(CLI::IsMember(WhatIfChoices()));
+  app.add_flag("--hung", f.hung,
+               "The job was killed because it hung: where no log times the stop and one stage holds every other up, "
+               "name it as the first to stop rather than as a suspect (docs/analysis.md, \"Where the run stopped\")");
   app.add_flag("--no-critical-path", f.no_critical_path,
                "Do not mark the critical path in the Perfetto traces (found otherwise even when no summary is asked: "
                "about 0.07 us per job)");
@@ -284,6 +287,7 @@ Parsed<DrawPlan> ToPlan(DrawFlags& f, DrawCommand kind) {
   plan.json_args = f.json_args == "full" ? JsonArgs::kFull : JsonArgs::kCompact;
   plan.rows_by_stage = f.rows == "stage";
   plan.critical_path = !f.no_critical_path;
+  plan.stop.hung = f.hung;
   plan.what_if = PlanWhatIf(f.what_if, plan.outputs, !plan.gates.empty());
   if (const std::string clash = OutputClash(plan.outputs); !clash.empty())
     return {std::nullopt, UsageError(command, clash, "write each output to a path of its own")};

@@ -54,6 +54,7 @@ struct DrawPlan {
   bool rows_by_stage = false;  // --rows stage
   bool critical_path = true;   // mark it in the traces (--no-critical-path)
   WhatIfDrawing what_if;       // --what-if: the replay drawn beside the run
+  StopOptions stop;            // --hung
   int verbosity = kNormal;
 };
 

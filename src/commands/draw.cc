@@ -87,6 +87,7 @@ int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLo
   AlignRunClocks(align, &run);
   stage_done("align");
 
+  run.stop_options = plan.stop;
   FindRunSteps(&run);
   if (plan.steps && !CutSteps(*plan.steps, &run, &status)) return status;
   ReleaseMarkers(&run.timeline);

@@ -37,6 +37,20 @@ using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
+// Whether the logs say the run ended with step `last`: a profiling window
+// whose last profiled step it is (the launcher exits before step end-1:
+// docs/workerlog-format.md). Otherwise a stall after a finished step is a
+// stall between steps (a data loader, a checkpoint, an evaluation).
+bool LogsSayRunEnded(const Timeline& timeline, std::int64_t last) {
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers)
+      for (const LogRecord& marker : worker.markers)
+        if (marker.kind == RecordKind::kProfilerWindow && marker.window_end_step >= 0 &&
+            StepNumber(last) >= marker.window_end_step - 2)
+          return true;
+  return false;
+}
+
 // The logs of a tree, or (merge --follow) the events streams of extract --follow.
 std::unique_ptr<FollowedSource> MakeSource(const DrawPlan& plan) {
   if (plan.merge) return std::make_unique<EventStreams>(plan.inputs.files);
@@ -172,7 +186,8 @@ void Follower::Turn(Clock::time_point now) {
   for (const std::string& note : poll.notes) Say("jobviz follow: " + note + "\n");
   if (poll.restarted > 0) ForgetRestartedLogs();
   if (poll.jobs > 0) {
-    if (stalled_) Alarm("resumed", "resumed after " + FormatDuration(static_cast<Nanos>(Seconds(now - last_job_at_) * 1e9)));
+    if (stalled_ || finished_said_)
+      Alarm("resumed", "resumed after " + FormatDuration(static_cast<Nanos>(Seconds(now - last_job_at_) * 1e9)));
     stalled_ = false;
     finished_said_ = false;
     quiet_checked_ = false;
@@ -270,11 +285,25 @@ std::optional<int> Follower::CheckStall(Clock::time_point now) {
     Alarm("stall", "stalled: no job line in " + FormatDuration(static_cast<Nanos>(silent * 1e9)) + "\n" + messages);
     return plan_.exit_on_stall ? std::optional<int>(kExitStalled) : std::nullopt;
   }
+  const std::int64_t last_step = run.timeline.steps.empty() ? printed_.last() : run.timeline.steps.back().step;
+  if (run.analysis.stop.kind == StopKind::kFinished && !LogsSayRunEnded(run.timeline, last_step)) {
+    ReportEveryStep(run);
+    const std::int64_t last = StepNumber(printed_.last());
+    stalled_ = true;
+    Alarm("stall", "stalled between step " + std::to_string(last) + " and " + std::to_string(last + 1) +
+                       ": every worker finished step " + std::to_string(last) + " and no job has finished for " +
+                       FormatDuration(static_cast<Nanos>(silent * 1e9)) + " (--stall-after " +
+                       FormatDuration(static_cast<Nanos>(StallAfter() * 1e9)) +
+                       "); nothing in the logs says the run ended. A hang outside the pipeline's jobs: the data "
+                       "loader, a checkpoint, an evaluation?\n");
+    WriteOutputs(true);
+    return plan_.exit_on_stall ? std::optional<int>(kExitStalled) : std::nullopt;
+  }
   if (run.analysis.stop.kind == StopKind::kFinished) {
     ReportEveryStep(run);
     finished_said_ = true;
     Alarm("finished", "the run finished: every worker finished step " + std::to_string(StepNumber(printed_.last())) +
-                          (plan_.exit_on_stall ? "" : "; still following"));
+                          ", the profiling window's last" + (plan_.exit_on_stall ? "" : "; still following"));
     const bool written = WriteOutputs(true);
     if (plan_.exit_on_stall) return written ? kExitOk : kExitBadInput;
     return std::nullopt;

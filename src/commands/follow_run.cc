@@ -15,7 +15,7 @@ bool BuildFollowedRun(const DrawPlan& plan, const FollowedSource& tree, Followed
   run->html_max_jobs = plan.html_max_jobs;
   run->json_args = plan.json_args;
   run->threads = plan.inputs.threads;
-  bool ok = !tree.logs().files.empty() && BuildRun(tree.logs(), tree.Scans(what != FollowedBuild::kWhole, plan.inputs.threads), plan.run, run, &status);
+  bool ok = !tree.logs().files.empty() && BuildRun(tree.logs(), tree.Scans(what == FollowedBuild::kSteps || what == FollowedBuild::kStalled, plan.inputs.threads), plan.run, run, &status);
   AlignOptions align;
   ok = ok && ResolveNames(plan, &run->timeline, &align, &status) && PlaceWorkers(plan, run, &status);
   if (ok) {
@@ -24,17 +24,36 @@ bool BuildFollowedRun(const DrawPlan& plan, const FollowedSource& tree, Followed
     AlignRunClocks(align, run);
     // A turn needs only the steps: every worker with a job past a step has
     // finished it, whatever the stop report would say of the last ones.
-    if (what == FollowedBuild::kSteps) FindStepsOnly(run);
-    else FindRunSteps(run);
+    if (what == FollowedBuild::kSteps) {
+      FindStepsOnly(run);
+    } else {
+      // The stall alarm knows what --hung says: no job finished for --stall-after.
+      run->stop_options = plan.stop;
+      run->stop_options.hung |= what == FollowedBuild::kStalled || what == FollowedBuild::kWholeStalled;
+      FindRunSteps(run);
+    }
   }
   *messages = capture.text();
   return ok;
 }
 
+namespace {
+
+// The step after `last`: the next one found, or its number plus one.
+std::int64_t NextStep(const Timeline& timeline, std::int64_t last) {
+  for (const StepSpan& span : timeline.steps)
+    if (span.step > last) return span.step;
+  return last + 1;
+}
+
+}  // namespace
+
 bool WriteFollowedOutputs(const DrawPlan& plan, const FollowedSource& tree, const std::vector<ClockJump>& jumps,
                           std::optional<StepRange> shown, std::string* messages, std::string* live_report) {
   FinishedRun run;
-  if (!BuildFollowedRun(plan, tree, FollowedBuild::kWhole, jumps, &run, messages) || run.jobs == 0) return false;
+  // Without a window of shown steps the stall alarm has been raised: what it knows, the outputs say.
+  const FollowedBuild what = shown ? FollowedBuild::kWhole : FollowedBuild::kWholeStalled;
+  if (!BuildFollowedRun(plan, tree, what, jumps, &run, messages) || run.jobs == 0) return false;
   MessageCapture capture;
   int status = 0;
   if (shown) {
@@ -45,6 +64,8 @@ bool WriteFollowedOutputs(const DrawPlan& plan, const FollowedSource& tree, cons
       return false;
     }
   }
+  // Before the stall alarm the run is running: its last step is in progress, not stopped.
+  if (shown) run.analysis.stop = RunningReport(NextStep(run.timeline, shown->last));
   AnalyseRun(&run, plan.what_if);
   run.gates = EvaluateGates(plan.gates, run.summary, plan.baseline ? &*plan.baseline : nullptr);
   run.mark_critical_path = plan.critical_path;

@@ -26,6 +26,7 @@ enum class FollowedBuild {
   kSteps,    // a turn: the steps from each log's cursor on, for the frontier (no stop report)
   kStalled,  // the stall alarm: the same, with the stop report
   kWhole,    // the outputs and the closing counts: every record kept, with the stop report
+  kWholeStalled,  // the same after the stall alarm, which knows the job hung (StopOptions::hung)
 };
 
 // Build, place, align (the clock jumps of earlier turns undone first: what

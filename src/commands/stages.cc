@@ -187,7 +187,7 @@ void FindRunSteps(FinishedRun* run) {
   StepFinding steps = FindSteps(run->timeline, run->threads);
   run->skipped.Merge(steps.skipped);
   const UnfinishedSteps unfinished = MarkUnfinishedSteps(&run->timeline, run->threads);
-  run->analysis.stop = ReportStop(run->timeline, unfinished);
+  run->analysis.stop = ReportStop(run->timeline, unfinished, run->stop_options);
   // The stop report names who stopped; a bare count of steps names nobody.
   if (unfinished.first != kNoStep)
     std::erase_if(steps.warnings, [](const std::string& w) { return w.starts_with(kDifferentStepCounts); });

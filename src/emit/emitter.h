@@ -64,6 +64,7 @@ struct FinishedRun {
   // for every output that draws them; empty when none is drawn.
   WhatIfRows what_if;
   int threads = 0;               // -j: for emitters that work in parallel; 0 = one per core
+  StopOptions stop_options;      // what the user knows of the stop (--hung; follow's stall alarm)
   // Seconds each stage after reading took ("build", "align", ...), for -v.
   std::vector<std::pair<const char*, double>> stage_seconds;
 };

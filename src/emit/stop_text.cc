@@ -34,6 +34,9 @@ std::string StateText(const LaneStop& lane) {
         return std::string(lane.in_flight_started ? "stuck in it for " : "waiting to start it for ") +
                FormatDuration(lane.in_flight_seen - lane.in_flight_since) + " (libjobviz's in-flight line)";
       return lane.input.empty() ? "had what it needed, never finished" : "had its input (" + lane.input + "), never finished";
+    case LaneState::kInAllReduce:
+      return "in the gradients' all-reduce, which every member reached" +
+             std::string(lane.in_flight ? " (libjobviz's in-flight line: " + FormatDuration(lane.in_flight_seen - lane.in_flight_since) + ")" : "");
     case LaneState::kUnknown: return "next job not known";
   }
   return "";
@@ -41,6 +44,11 @@ std::string StateText(const LaneStop& lane) {
 
 std::string JobText(const StopJob& job) {
   return job.known() ? job.type.str() + " " + std::to_string(job.micro_batch) : "-";
+}
+
+std::string FirstMark(const StopReport& r, size_t l) {
+  if (static_cast<int>(l) != r.first) return "";
+  return r.kind == StopKind::kSuspect ? "SUSPECT (if it hung): " : "FIRST TO STOP: ";
 }
 
 // The lanes in the order a reader needs: the first to stop, its replica's
@@ -61,6 +69,7 @@ std::vector<size_t> LaneOrder(const StopReport& r) {
 std::vector<std::string> StopVerdictLines(const StopReport& r) {
   std::vector<std::string> lines;
   if (r.kind == StopKind::kUnknown) return lines;
+  if (r.kind == StopKind::kRunning) return {r.sentence};
   lines.push_back("Where the run stopped: " + r.sentence);
   if (r.unfinished_steps > 0)
     lines.push_back("Unfinished: " + std::to_string(r.unfinished_steps) + (r.unfinished_steps == 1 ? " step" : " steps") +
@@ -72,7 +81,7 @@ std::vector<std::string> StopVerdictLines(const StopReport& r) {
 
 std::vector<std::vector<std::string>> StopRows(const StopReport& r, const Timeline& timeline) {
   std::vector<std::vector<std::string>> rows;
-  if (r.kind != StopKind::kStopped && r.kind != StopKind::kCutTogether) return rows;
+  if (!ShowsStop(r)) return rows;
   const std::vector<const Worker*> workers = AllWorkers(timeline);
   rows.push_back({"replica", "stage", "workers", "last finished", "ended at", "next", "state"});
   for (const size_t l : LaneOrder(r)) {
@@ -80,7 +89,7 @@ std::vector<std::vector<std::string>> StopRows(const StopReport& r, const Timeli
     rows.push_back({std::to_string(lane.replica), std::to_string(lane.stage), LaneWorkers(lane, workers, timeline),
                     lane.last.known() ? JobText(lane.last) + " (" + StepName(lane.last.step) + ")" : "-",
                     lane.last.known() ? FormatSinceStart(lane.last.end - r.run_start) : "-", JobText(lane.next),
-                    (static_cast<int>(l) == r.first ? "FIRST TO STOP: " : "") + StateText(lane)});
+                    FirstMark(r, l) + StateText(lane)});
   }
   return rows;
 }
@@ -107,7 +116,7 @@ std::string NoJobLines(const StopReport& r, const Timeline& timeline) {
 }
 
 std::string StopReportLines(const StopReport& r, const Timeline& timeline) {
-  if (r.kind != StopKind::kStopped && r.kind != StopKind::kCutTogether) return NoJobLines(r, timeline);
+  if (!ShowsStop(r)) return NoJobLines(r, timeline);
   std::string out;
   for (const std::string& line : StopVerdictLines(r)) out += "jobviz: stopped: " + line + "\n";
   const std::vector<const Worker*> workers = AllWorkers(timeline);

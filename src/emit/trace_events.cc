@@ -106,23 +106,6 @@ Nanos TraceOrigin(const Timeline& timeline) {
   return floor > earliest ? floor - kSecond : floor;
 }
 
-std::string FormatUtc(Nanos time) {
-  const std::time_t seconds = static_cast<std::time_t>(time / 1'000'000'000 - (time % 1'000'000'000 < 0 ? 1 : 0));
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[64];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
-
-std::string FormatUtcNanos(Nanos time) {
-  const Nanos nanos = (time % 1'000'000'000 + 1'000'000'000) % 1'000'000'000;
-  std::string text = FormatUtc(time);  // "...:07Z"
-  char fraction[16];
-  std::snprintf(fraction, sizeof fraction, ".%09lld", static_cast<long long>(nanos));
-  text.insert(text.size() - 1, fraction);
-  return text;
-}
 
 std::string SourceRoot(const Timeline& timeline) {
   const std::string* first = nullptr;

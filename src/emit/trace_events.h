@@ -119,10 +119,6 @@ int CriticalPathTid(const std::vector<RowGroup>& groups);
 // in the trace. Relative times stay exact to the nanosecond for ~100 days.
 Nanos TraceOrigin(const Timeline& timeline);
 
-// "2026-11-22T07:00:00Z" (whole seconds; the origin is one).
-std::string FormatUtc(Nanos time);
-// "2023-10-20T09:15:07.213760986Z": to the nanosecond.
-std::string FormatUtcNanos(Nanos time);
 
 
 // The directory that all workers' logs lie in, as the paths are shown,

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -147,6 +148,9 @@ struct LogEnd {
   // prefix); 0: not known.
   Nanos stamped = 0;
   std::uint64_t stamped_line = 0;
+  // The writer's offset from UTC, from its job lines' glog prefixes: the
+  // stop report gives a time as the log's own stamps show it.
+  std::optional<Nanos> zone_offset;
 };
 
 // A job that had begun, or was enqueued, and had not ended when libjobviz's

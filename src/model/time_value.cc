@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <ctime>
 #include <limits>
 
 namespace jobviz {
@@ -58,6 +59,24 @@ std::string FormatMicros(Nanos ns) {
   std::string s;
   AppendMicros(s, ns);
   return s;
+}
+
+std::string FormatUtc(Nanos time) {
+  const std::time_t seconds = static_cast<std::time_t>(time / 1'000'000'000 - (time % 1'000'000'000 < 0 ? 1 : 0));
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[64];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+std::string FormatUtcNanos(Nanos time) {
+  const Nanos nanos = (time % 1'000'000'000 + 1'000'000'000) % 1'000'000'000;
+  std::string text = FormatUtc(time);  // "...:07Z"
+  char fraction[16];
+  std::snprintf(fraction, sizeof fraction, ".%09lld", static_cast<long long>(nanos));
+  text.insert(text.size() - 1, fraction);
+  return text;
 }
 
 std::string FormatSinceStart(Nanos ns) {

@@ -36,6 +36,11 @@ inline constexpr size_t kMicrosChars = 25;  // '-', 17 digits, '.', 3 digits, wi
 char* WriteMicros(char* at, Nanos ns);
 std::string FormatMicros(Nanos ns);
 
+// "2026-11-22T07:00:00Z" (whole seconds; the origin is one).
+std::string FormatUtc(Nanos time);
+// "2023-10-20T09:15:07.213760986Z": to the nanosecond.
+std::string FormatUtcNanos(Nanos time);
+
 // A time after the run start, exact to the nanosecond the logs give:
 // "+403.315018 ms" (what the reports and the HTML tooltip show).
 std::string FormatSinceStart(Nanos ns);

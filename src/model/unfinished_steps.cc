@@ -21,6 +21,11 @@ struct StepCounts {
   std::int64_t step = kNoStep;
   size_t jobs = 0;
   std::vector<TypeCount> types;
+  // Micro-batches run forward and not backward by a backward type the step
+  // has (forward0 against backward0, backward_b0 and backward_w0): every
+  // micro-batch goes both ways, so a step short of that is unfinished
+  // however alike every worker left it.
+  size_t missing_backwards = 0;
   std::uint32_t Count(std::uint32_t type) const {
     for (const TypeCount& t : types)
       if (t.type == type) return t.count;
@@ -39,6 +44,25 @@ void Add(std::vector<TypeCount>& types, std::uint32_t type, std::uint32_t count,
       return;
     }
   types.push_back({type, count, pass});
+}
+
+// The forward type a backward type undoes: "backward_b1" -> "forward1".
+std::string ForwardOf(std::string_view backward) {
+  std::string_view chunk = backward.substr(std::string_view("backward").size());
+  if (chunk.starts_with("_b") || chunk.starts_with("_w")) chunk.remove_prefix(2);
+  return "forward" + std::string(chunk);
+}
+
+size_t MissingBackwards(const StepCounts& counts, const std::vector<Name>& names) {
+  size_t missing = 0;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!counts.types[i].backward) continue;
+    const std::string forward = ForwardOf(names[i].str());
+    for (size_t j = 0; j < names.size(); ++j)
+      if (names[j] == forward && counts.types[j].count > counts.types[i].count)
+        missing += counts.types[j].count - counts.types[i].count;
+  }
+  return missing;
 }
 
 // A step's count of a type is how many distinct micro-batches ran it: a
@@ -62,11 +86,15 @@ std::vector<StepCounts> CountByStep(const Worker& worker) {
     });
     jobs.erase(std::unique(jobs.begin(), jobs.end()), jobs.end());
     StepCounts& counts = steps.emplace_back(StepCounts{step, jobs.size(), {}});
+    std::vector<Name> names;
     for (const auto& [type, micro_batch] : jobs) {
-      if (counts.types.empty() || counts.types.back().type != type.index())
+      if (counts.types.empty() || counts.types.back().type != type.index()) {
         counts.types.push_back({type.index(), 0, IsPassType(type.str()), type.str().starts_with("backward")});
+        names.push_back(type);
+      }
       ++counts.types.back().count;
     }
+    counts.missing_backwards = MissingBackwards(counts, names);
   }
   std::sort(steps.begin(), steps.end(), [](const StepCounts& a, const StepCounts& b) { return a.step < b.step; });
   return steps;
@@ -92,7 +120,8 @@ bool OpenInLastStep(const Worker& worker, std::int64_t step) {
 // went silent well before the others': the largest gap between log ends,
 // with at most half the workers before it (a finished run's logs may end
 // apart, but not most of them early with a few going on). Only stamped
-// ends count (a job's end alone says nothing of when the log stopped).
+// ends tell a log that went on (a job's end alone says nothing of when the
+// log stopped; a log without one ends with its last job).
 std::vector<size_t> SilentBeforeClosing(const std::vector<Worker*>& workers,
                                         const std::vector<std::vector<StepCounts>>& counts) {
   constexpr Nanos kGap = 6'000'000;  // 1 ms past the 5 ms clocks may be off across machines
@@ -102,8 +131,8 @@ std::vector<size_t> SilentBeforeClosing(const std::vector<Worker*>& workers,
     if (counts[w].size() != 1) return {};
     for (const TypeCount& t : counts[w].front().types)
       if (!t.pass) return {};
-    if (workers[w]->end.stamped < LastJobEnd(*workers[w])) return {};
-    ends.emplace_back(workers[w]->end.stamped, w);
+    // A log with no stamped line after its last job ends with that job (a rank that died).
+    ends.emplace_back(std::max(workers[w]->end.stamped, LastJobEnd(*workers[w])), w);
   }
   if (ends.size() < 2) return {};
   std::sort(ends.begin(), ends.end());
@@ -240,6 +269,7 @@ UnfinishedSteps MarkUnfinishedSteps(Timeline* timeline, int threads) {
       for (const TypeCount& t : c.types) st.stages_with[t.type].insert(workers[w]->role.stage);
     }
   }
+  const Name optimizer("optimizer");
   for (size_t w = 0; w < workers.size(); ++w) {
     const std::vector<StepCounts>& steps = counts[w];
     if (steps.empty()) continue;
@@ -256,10 +286,13 @@ UnfinishedSteps MarkUnfinishedSteps(Timeline* timeline, int threads) {
     if (const auto it = per_step.find(last.step); it != per_step.end() && it->second.with_jobs >= 3 && !at_an_end(w))
       for (const TypeCount& t : it->second.workers_with)
         if (last.Count(t.type) == 0 && t.count + 1 == it->second.with_jobs) Add(expected, t.type, 1, t.pass);
+    // The closing job (Paddle's optimizer) every other stage ran, the ends too.
     if (const auto it = per_step_stage.find(last.step);
-        it != per_step_stage.end() && it->second.with_jobs.size() >= 3 && !at_an_end(w))
+        it != per_step_stage.end() && it->second.with_jobs.size() >= (at_an_end(w) ? 2 : 3))
       for (const auto& [type, stages] : it->second.stages_with)
-        if (last.Count(type) == 0 && stages.size() + 1 == it->second.with_jobs.size()) Add(expected, type, 1, false);
+        if (last.Count(type) == 0 && stages.size() + 1 == it->second.with_jobs.size() &&
+            (!at_an_end(w) || type == optimizer.index()))
+          Add(expected, type, 1, false);
     size_t want = 0, whole = 0;
     bool short_of = false;
     const auto most = step_most.find(last.step);
@@ -272,7 +305,8 @@ UnfinishedSteps MarkUnfinishedSteps(Timeline* timeline, int threads) {
       whole += t.count;
       short_of |= last.Count(t.type) < need;
     }
-    short_of |= OpenInLastStep(*workers[w], last.step);
+    short_of |= OpenInLastStep(*workers[w], last.step) || last.missing_backwards > 0;
+    want += last.missing_backwards;
     WorkerStop& stop = result.workers[w];
     if (short_of) {
       stop = {last.step, last.jobs, want};

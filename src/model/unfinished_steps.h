@@ -6,9 +6,12 @@
 // pipeline and the gradients' all-reduce tie every worker to the one that
 // stopped, so nothing after it is a step as the schedule runs it.
 // A job a watchdog line shows begun and never ended stops its worker short
-// too. A lone step with no closing job (optimizer) on any worker, all
+// too, and so is a step whose micro-batches went forward and not all
+// backward. A lone step with no closing job (optimizer) on any worker, all
 // passes run, is unfinished when a few logs went silent well before the
-// rest: the others blocked in the all-reduce before the optimizer.
+// rest: the others blocked in the all-reduce before the optimizer. Logs
+// that end together leave it whole: a run that prints no optimizer line
+// looks the same.
 // A profiling window's end (every worker's last step whole) and a
 // --devices subset (the workers read each whole) are no stop.
 #pragma once

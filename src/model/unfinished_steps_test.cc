@@ -148,3 +148,13 @@ TEST_CASE("A lone step with no optimizer anywhere: a few logs silent well before
     CHECK(u.first == kNoStep);
   }
 }
+
+TEST_CASE("A step every worker left alike, a backward short and no optimizer anywhere, is unfinished") {
+  Timeline t = TwoWorkers(1);
+  for (Worker& w : t.machines[0].workers) w.jobs.resize(3);  // forward 0, forward 1, backward 0
+  const UnfinishedSteps u = MarkUnfinishedSteps(&t);
+  CHECK(u.first == 0);
+  CHECK(t.steps[0].unfinished);
+  CHECK(u.workers[0].step == 0);
+  CHECK(u.workers[1].step == 0);
+}

@@ -102,6 +102,7 @@ void LogTailKeeper::Add(std::string_view block_text) {
 LogEnd LogTailKeeper::Finish(std::uint64_t lines, bool ended_without_newline, std::optional<Nanos> zone_offset,
                              Nanos near) const {
   LogEnd end;
+  end.zone_offset = zone_offset;
   end.lines = lines;
   end.cut_mid_line = ended_without_newline;
   std::string_view text = tail_;
