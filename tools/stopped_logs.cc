@@ -1,9 +1,12 @@
 // Writes a simulated run that stops (analyse/stop_simulator.h) as worker
 // logs, the way Paddle and libjobviz write them: glog-stamped job lines,
 // a HybridParallelInfo line per rank (libjobviz's form; none for a plain
-// pipeline), noise lines, in-flight lines where the watchdog would have
-// written them, a last stamped line when the log ends, and each machine's
-// clock off by a few milliseconds. Prints the truth as one JSON line, for
+// pipeline), noise lines (some stamped seconds before the jobs around them,
+// as a logging thread's late lines are), in-flight lines where the watchdog
+// would have written them, NCCL's timeout line at the kill only where the
+// simulated run has one, a copy's line cut mid-write, and each machine's
+// clock off by a few milliseconds. No line marks a cut or a death: real
+// logs have none. Prints the truth as one JSON line, for
 // tools/eval-stops-cli (docs/analysis.md, "Where the run stopped").
 //   jobviz-stopped-logs SEED DIR [--no-skew] [--no-noise]
 #include <cstdio>
@@ -81,6 +84,9 @@ int main(int argc, char** argv) {
         if (noise && j % 7 == 3)
           std::fprintf(f, "%stensor shape=[8, 1024, 4096] dtype=bfloat16 place=Place(gpu:0)\n",
                        Prefix('I', job.end + offset + 30'000).c_str());
+        // A logging thread's line stamped long before it was printed, last in some logs.
+        if (noise && (j % 11 == 5 || (j + 1 == w.jobs.size() && w.index % 3 == 1)))
+          std::fprintf(f, "%sdataloader: prefetched batch\n", Prefix('I', job.end + offset - 2'000'000'000).c_str());
       }
       for (; open < w.in_flight.size(); ++open) {
         const InFlightJob& job = w.in_flight[open];
@@ -90,18 +96,26 @@ int main(int argc, char** argv) {
                      static_cast<double>(job.seen - job.start) / 1e9);
       }
       if (w.end.stamped != 0)
-        std::fprintf(f, "%sProcessGroupNCCL watchdog: no progress\n", Prefix('W', w.end.stamped + offset).c_str());
+        std::fprintf(f, "%sProcessGroupNCCL: Watchdog caught collective operation timeout\n",
+                     Prefix('W', w.end.stamped + offset).c_str());
+      if (w.end.cut_mid_line)  // copied while this line was being written
+        std::fprintf(f, "%stensor sha", Prefix('I', (w.jobs.empty() ? truth.kill_time : w.jobs.back().end) + offset + 40'000).c_str());
       std::fclose(f);
     }
   }
   // The truth: the places that stopped first, by (replica, stage), with their last and next jobs.
-  std::printf("{\"seed\": %llu, \"stopped\": %s, \"kind\": \"%s\", \"layout\": \"%s\", \"barrier\": %s, \"in_flight\": %s, \"first\": [",
-              static_cast<unsigned long long>(seed), truth.stopped ? "true" : "false", sim::StopKindName(spec.stop),
-              spec.run.topology ? "hybrid" : "plain", spec.barrier ? "true" : "false", spec.in_flight ? "true" : "false");
+  std::printf("{\"seed\": %llu, \"stopped\": %s, \"class\": \"%s\", \"kind\": \"%s\", \"layout\": \"%s\", "
+              "\"barrier\": %s, \"in_flight\": %s, \"kill_lines\": %s, \"looks_finished\": %s, "
+              "\"hung_all_reduce\": %d, \"hung_step\": %lld, \"first\": [",
+              static_cast<unsigned long long>(seed), truth.stopped ? "true" : "false", sim::JudgedAs(truth).c_str(),
+              sim::StopKindName(spec.stop), spec.run.topology ? "hybrid" : "plain", spec.barrier ? "true" : "false",
+              spec.in_flight ? "true" : "false", spec.kill_lines ? "true" : "false",
+              sim::LooksFinished(t, truth) ? "true" : "false", truth.hung_all_reduce,
+              static_cast<long long>(truth.hung_step));
   for (size_t i = 0; i < truth.first.size(); ++i) {
     const sim::TruePlace& p = truth.first[i];
-    std::printf("%s{\"replica\": %d, \"stage\": %d, \"last\": [\"%s\", %lld, %lld], \"next\": [\"%s\", %lld, %lld]}",
-                i ? ", " : "", p.replica, p.stage, p.last_type.str().c_str(), static_cast<long long>(p.last_micro_batch),
+    std::printf("%s{\"replica\": %d, \"stage\": %d, \"in_all_reduce\": %s, \"last\": [\"%s\", %lld, %lld], \"next\": [\"%s\", %lld, %lld]}",
+                i ? ", " : "", p.replica, p.stage, p.in_all_reduce ? "true" : "false", p.last_type.str().c_str(), static_cast<long long>(p.last_micro_batch),
                 static_cast<long long>(p.last_step), p.next_type.str().c_str(),
                 static_cast<long long>(p.next_micro_batch), static_cast<long long>(p.next_step));
   }

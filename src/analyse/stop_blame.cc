@@ -178,6 +178,14 @@ void NameFirst(const GraphLanes& graph, const LogEnds& ends, int first, StopRepo
     if (r->workers[w].before_others > r->workers[r->first_worker].before_others) r->first_worker = w;
 }
 
+// Every lane with workers is one of `lanes`: all in an all-reduce at once
+// is the global one, whatever earlier steps showed (clocks may hide it).
+bool EveryLaneIn(const StopReport& r, const std::vector<int>& lanes) {
+  size_t with_workers = 0;
+  for (const LaneStop& lane : r.lanes) with_workers += !lane.workers.empty();
+  return lanes.size() == with_workers;
+}
+
 // Stuck lanes all of one machine (every one of them, when a machine died).
 bool OneMachine(const GraphLanes& graph, const StopReport& r, const std::vector<int>& lanes) {
   const auto machine = [&](int l) { return graph.workers[r.lanes[static_cast<size_t>(l)].workers.front()]->machine; };
@@ -201,7 +209,8 @@ int SilentInCollective(const GraphLanes& graph, const LogEnds& ends, const StopR
   for (const int l : lanes) {
     const LaneStop& lane = r.lanes[static_cast<size_t>(l)];
     const Nanos usual = UsualLength(graph, lane);
-    if (OverdueBy(graph, ends, r, lane) == 0 || SilentFor(r, lane) <= usual + kClockSlack) continue;
+    // A rank whose watchdog still wrote lines was alive: its log's end says nothing.
+    if (lane.in_flight || OverdueBy(graph, ends, r, lane) == 0 || SilentFor(r, lane) <= usual + kClockSlack) continue;
     ++silent;
     if (best < 0 || SilentFor(r, lane) > SilentFor(r, r.lanes[static_cast<size_t>(best)])) best = l;
   }
@@ -221,7 +230,7 @@ bool AllWaitOn(const StopReport& r, const std::vector<int>& ends) {
 
 // Lanes in one all-reduce: the global one, or one stage's replicas'.
 bool OneGroup(const StopReport& r, const std::vector<int>& lanes) {
-  return r.all_reduce_global || std::all_of(lanes.begin(), lanes.end(), [&](int l) {
+  return r.all_reduce_global || EveryLaneIn(r, lanes) || std::all_of(lanes.begin(), lanes.end(), [&](int l) {
            return r.lanes[static_cast<size_t>(l)].stage == r.lanes[static_cast<size_t>(lanes.front())].stage;
          });
 }
@@ -253,7 +262,9 @@ void BlameStop(const Timeline& timeline, const GraphLanes& graph, StopOptions op
     NameFirst(graph, ends, MostWaitedOn(*r, stuck), r, stuck.size() > 1 ? stuck : std::vector<int>{});
   } else if (stuck.empty() && !collective.empty() && OneGroup(*r, collective) && AllWaitOn(*r, collective)) {
     r->kind = StopKind::kAllReduce;
-    r->all_reduce_stage = r->all_reduce_global ? -1 : r->lanes[static_cast<size_t>(collective.front())].stage;
+    r->all_reduce_stage = r->all_reduce_global || EveryLaneIn(*r, collective)
+                              ? -1
+                              : r->lanes[static_cast<size_t>(collective.front())].stage;
     for (const int l : collective) r->overdue = std::max(r->overdue, OverdueBy(graph, ends, *r, r->lanes[static_cast<size_t>(l)]));
     const bool watched = std::any_of(collective.begin(), collective.end(),
                                      [&](int l) { return r->lanes[static_cast<size_t>(l)].in_flight; });

@@ -41,6 +41,8 @@ bool NamesTruth(const StopReport& report, const Timeline& timeline, const StopTr
   return false;
 }
 
+}  // namespace
+
 // A hang or death in the all-reduce of a run's first step, which left every
 // pass and no closing job anywhere, and nothing the watchdog wrote: the
 // logs are those of a one-step run that prints no optimizer line.
@@ -53,8 +55,6 @@ bool LooksFinished(const Timeline& timeline, const StopTruth& truth) {
     if (!w->in_flight.empty()) return false;
   return true;
 }
-
-}  // namespace
 
 std::string JudgedAs(const StopTruth& truth) {
   if (truth.stopped) return truth.evidence ? "stop, timed" : "stop, not timed";

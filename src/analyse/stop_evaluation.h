@@ -22,6 +22,11 @@ namespace jobviz::sim {
 // a hedge).
 std::string JudgedAs(const StopTruth& truth);
 
+// A hang or death in the all-reduce of a run's first step that left every
+// pass, no closing job and no watchdog line: what the logs hold is a whole
+// one-step run that prints no optimizer line, and "finished" is right too.
+bool LooksFinished(const Timeline& timeline, const StopTruth& truth);
+
 // Whether the stop report tells the truth, by the class above; `why` says what was wrong.
 bool StopReportRight(const StopReport& report, const Timeline& timeline, const StopTruth& truth, std::string* why);
 

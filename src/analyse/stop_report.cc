@@ -191,6 +191,23 @@ bool SomeStageClosed(const Context& c) {
   return false;
 }
 
+// Every stage ran its passes of the first unfinished step and none came out
+// of what follows them: a global all-reduce, whatever finished steps showed
+// (machines' clocks can hide that optimizers start together).
+bool EveryStageAtClosing(const Context& c) {
+  size_t lanes = 0;
+  for (size_t l = 0; l < c.report.lanes.size(); ++l) {
+    if (c.report.lanes[l].workers.empty()) continue;
+    Nanos at = 0;
+    const Position& p = c.positions[c.report.lanes[l].workers.front()];
+    if (p.step != c.report.step || !PassesDone(c, static_cast<int>(l), c.report.step, &at) ||
+        ClosedStep(c, static_cast<int>(l), c.report.step))
+      return false;
+    ++lanes;
+  }
+  return lanes >= 2;
+}
+
 const GroupPasses& GroupOf(Context& c, size_t l, std::int64_t step) {
   const StageLane& lane = c.graph.lanes[l];
   const int key = c.report.all_reduce_global ? -1 : lane.stage;
@@ -403,9 +420,10 @@ StopReport ReportStop(const Timeline& timeline, const UnfinishedSteps& unfinishe
   }
   // A first step shows nothing of whether the all-reduce is global, until a
   // stage came out of its all-reduce (while another had not).
-  r.all_reduce_global = r.barrier || (std::none_of(timeline.steps.begin(), timeline.steps.end(),
-                                                   [](const StepSpan& s) { return !s.unfinished; }) &&
-                                      !SomeStageClosed(c));
+  r.all_reduce_global = r.barrier || EveryStageAtClosing(c) ||
+                        (std::none_of(timeline.steps.begin(), timeline.steps.end(),
+                                      [](const StepSpan& s) { return !s.unfinished; }) &&
+                         !SomeStageClosed(c));
   for (size_t l = 0; l < r.lanes.size(); ++l)
     if (!r.lanes[l].workers.empty()) PlaceLane(c, l);
   BlameStop(timeline, c.graph, options, &r);

@@ -231,8 +231,10 @@ SkipTally SkipsFrom(const json& j, std::uint64_t lines) {
 }
 
 json EndJson(const LogEnd& end) {
-  return {{"last_line", ValidUtf8(end.last_line)}, {"cut", end.cut_mid_line}, {"stamped", end.stamped},
-          {"stamped_line", end.stamped_line}};
+  json j = {{"last_line", ValidUtf8(end.last_line)}, {"cut", end.cut_mid_line}, {"stamped", end.stamped},
+            {"stamped_line", end.stamped_line}};
+  if (end.zone_offset) j["zone"] = *end.zone_offset;  // the writer's offset from UTC (older files: none)
+  return j;
 }
 
 LogEnd EndFrom(const json& end, std::uint64_t lines) {
@@ -243,6 +245,12 @@ LogEnd EndFrom(const json& end, std::uint64_t lines) {
   out.stamped = Int64At(end, "stamped");
   out.stamped_line = CountAt(end, "stamped_line");
   if (out.stamped < 0) throw std::runtime_error("'stamped' is a negative time");
+  if (end.contains("zone")) {
+    constexpr std::int64_t kWidestZone = 14LL * 3600 * 1'000'000'000;
+    const std::int64_t zone = Int64At(end, "zone");
+    if (zone < -kWidestZone || zone > kWidestZone) throw std::runtime_error("'zone' is past 14 hours from UTC");
+    out.zone_offset = zone;
+  }
   return out;
 }
 
