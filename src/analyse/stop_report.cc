@@ -394,6 +394,14 @@ StopReport ReportStop(const Timeline& timeline, const UnfinishedSteps& unfinishe
   if (unfinished.first == kNoStep) {
     r.kind = StopKind::kFinished;
     r.sentence = "The run finished its last step.";
+    if (options.between_steps && !timeline.steps.empty()) {
+      const std::int64_t last = StepNumber(timeline.steps.back().step);
+      r.kind = StopKind::kBetweenSteps;
+      r.step = timeline.steps.back().step;
+      r.sentence = "Stalled between step " + std::to_string(last) + " and " + std::to_string(last + 1) +
+                   ": every worker finished step " + std::to_string(last) +
+                   " and nothing in the logs says the run ended (a data loader, a checkpoint, an evaluation?).";
+    }
     return r;
   }
   c.positions.resize(c.graph.workers.size());
@@ -447,6 +455,7 @@ const char* StopKindKey(StopKind kind) {
     case StopKind::kAllReduce: return "all_reduce";
     case StopKind::kCutTogether: return "cut_together";
     case StopKind::kRunning: return "running";
+    case StopKind::kBetweenSteps: return "between_steps";
   }
   return "unknown";
 }

@@ -175,6 +175,7 @@ std::string StopSentence(const Timeline& timeline, const GraphLanes& graph, cons
     case StopKind::kCutTogether: return CutSentence(r);
     case StopKind::kFinished:
     case StopKind::kRunning:
+    case StopKind::kBetweenSteps:
     case StopKind::kUnknown: return r.sentence;
   }
   return r.sentence;

@@ -65,7 +65,8 @@ bool WriteFollowedOutputs(const DrawPlan& plan, const FollowedSource& tree, cons
     }
   }
   // Before the stall alarm the run is running: its last step is in progress, not stopped.
-  if (shown) run.analysis.stop = RunningReport(NextStep(run.timeline, shown->last));
+  if (shown && run.analysis.stop.kind != StopKind::kFinished)
+    run.analysis.stop = RunningReport(NextStep(run.timeline, shown->last));
   AnalyseRun(&run, plan.what_if);
   run.gates = EvaluateGates(plan.gates, run.summary, plan.baseline ? &*plan.baseline : nullptr);
   run.mark_critical_path = plan.critical_path;

@@ -69,7 +69,7 @@ std::vector<size_t> LaneOrder(const StopReport& r) {
 std::vector<std::string> StopVerdictLines(const StopReport& r) {
   std::vector<std::string> lines;
   if (r.kind == StopKind::kUnknown) return lines;
-  if (r.kind == StopKind::kRunning) return {r.sentence};
+  if (r.kind == StopKind::kRunning || r.kind == StopKind::kBetweenSteps) return {r.sentence};
   lines.push_back("Where the run stopped: " + r.sentence);
   if (r.unfinished_steps > 0)
     lines.push_back("Unfinished: " + std::to_string(r.unfinished_steps) + (r.unfinished_steps == 1 ? " step" : " steps") +

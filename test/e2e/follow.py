@@ -189,6 +189,47 @@ def test_stall_alarm(tmp):
     check(written["stopped"]["kind"] == "stopped", f"summary: stopped.kind {written['stopped']['kind']}")
 
 
+def test_stall_between_steps(tmp):
+    """Every worker finished step 11 and nothing more comes, while the profiling window says the run goes on to
+    step 28: before the alarm the outputs say the run is running, at it 'stalled between step 11 and 12', exit 4."""
+    src, dst = os.path.join(tmp, "src"), os.path.join(tmp, "dst")
+    generate(src, 12)
+    for root, _, files in os.walk(src):
+        for name in files:
+            path = os.path.join(root, name)
+            with open(path) as f:
+                text = f.read()
+            with open(path, "w") as f:
+                f.write(re.sub(r"and end at step \d+", "and end at step 30", text))
+    os.makedirs(dst)
+    summary = os.path.join(tmp, "between.json")
+    replay = subprocess.Popen([REPLAY, src, dst, "--ticks", "8", "--interval", "0.4"])
+    follow = Follow(["--log_dir", dst, "--multi_machine", "--json", "--poll", "0.2", "--stall-after", "2.5",
+                     "--refresh", "0.3", "--exit-on-stall", "--summary-json", summary])
+    kinds = set()
+    while replay.poll() is None:
+        if os.path.exists(summary):
+            try:
+                with open(summary) as f:
+                    kinds.add(json.load(f)["stopped"]["kind"])
+            except (ValueError, OSError):
+                pass
+        time.sleep(0.1)
+    try:
+        rc = follow.proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        rc = follow.stop(signal.SIGKILL)
+    time.sleep(0.1)
+    err = follow.err()
+    check(rc == 4, f"--exit-on-stall between steps: exit {rc}, expected 4\n{err}")
+    check("stalled between step 11 and 12" in err, "no 'stalled between step 11 and 12':\n" + err)
+    check("the run finished" not in err, "a stall between steps was said to be the run's end:\n" + err)
+    check(kinds <= {"running", "finished"} and "running" in kinds, f"outputs while it ran said: {kinds}")
+    with open(summary) as f:
+        written = json.load(f)
+    check(written["stopped"]["kind"] == "between_steps", f"after the alarm: stopped.kind {written['stopped']['kind']}")
+
+
 def test_truncated_log_is_a_new_run(tmp):
     src, dst = os.path.join(tmp, "src"), os.path.join(tmp, "dst")
     generate(src, 6, machines=1, workers=2)
@@ -391,7 +432,7 @@ def test_usage_errors(tmp):
         check(rc == 2, f"{why}: exit {rc}, expected 2")
 
 
-for test in (test_grow_and_report, test_keep_steps, test_stall_alarm, test_truncated_log_is_a_new_run, test_overlong_line, test_faults, test_extract_merge_follow,
+for test in (test_grow_and_report, test_keep_steps, test_stall_alarm, test_stall_between_steps, test_truncated_log_is_a_new_run, test_overlong_line, test_faults, test_extract_merge_follow,
              test_clock_jump, test_usage_errors):
     with tempfile.TemporaryDirectory() as tmp:
         started = time.time()
