@@ -7,6 +7,7 @@
 #include "analyse/global_barrier.h"
 #include "analyse/schedule.h"
 #include "analyse/stop_blame.h"
+#include "analyse/stop_groups.h"
 #include "analyse/step_graph.h"
 #include "model/time_value.h"
 
@@ -14,13 +15,9 @@ namespace jobviz {
 
 namespace {
 
-// Where a worker stands in the step it stopped in: the jobs it finished
-// there, and its plan (its jobs of its latest earlier step, in start order).
-struct Position {
-  std::int64_t step = kNoStep;  // kNoStep: it finished its part of the run
-  std::vector<const Job*> done, plan;
-  const Job* before = nullptr;  // its last job before the step
-};
+using stop::Context;
+using stop::Position;
+using stop::GroupPasses;
 
 // `first`: the run's first unfinished step; a worker that finished its own
 // count of jobs there is placed there all the same (it may wait at the
@@ -70,35 +67,6 @@ struct Input {
   Name type;
 };
 
-// An all-reduce group in a step, summed up once (not once per member: at
-// a thousand replicas that would be a million checks): its first two
-// members that have not run all their passes, and the latest end of those
-// that have. A member waits for the first that is not itself.
-struct GroupPasses {
-  int not_done[2] = {-1, -1};
-  Nanos latest = 0;
-  int members = 0;
-  bool closed = false;  // a member finished the job after its passes: the collective completed
-};
-
-struct Context {
-  explicit Context(const Timeline& t) : timeline(t), graph(MakeGraphLanes(t)) {}
-  const Timeline& timeline;
-  GraphLanes graph;
-  std::vector<Position> positions;  // per worker
-  StopReport report;
-  int max_chunk = 0;
-  // For a stop in the first step: the plain pass types, the most
-  // micro-batches run forward, and a typical duration of each pass.
-  Name forward_type, backward_type;
-  int micro_batches = 0;
-  Nanos forward_usual = 0, backward_usual = -1;  // -1: no line of it
-  // The job that follows a step's passes (as another worker ran it), or
-  // Paddle's optimizer when no worker got that far.
-  Name closing_type{"optimizer"};
-  Nanos closing_usual = -1;  // -1: guessed, no line of it
-  std::map<std::pair<int, std::int64_t>, GroupPasses> groups;  // (stage or -1 for all, step)
-};
 
 
 // What a first step's order is read from: the plain "forward" and
@@ -147,87 +115,6 @@ bool Arrived(const Context& c, int lane, Name type, std::int64_t micro_batch, st
   }
   *at = latest;
   return true;
-}
-
-// Whether the lane ran every pass of `step` (it is past them in its plan, or in a later step).
-bool PassesDone(const Context& c, int lane, std::int64_t step, Nanos* at) {
-  const LaneStop& l = c.report.lanes[lane];
-  const Position& p = c.positions[l.workers.front()];
-  if (p.step == kNoStep || p.step > step) {
-    *at = 0;
-    return true;
-  }
-  if (p.step < step) return false;
-  if (p.plan.empty()) {  // a first step: all of 1F1B's 2m passes, when that is what it runs
-    const size_t passes = static_cast<size_t>(std::count_if(p.done.begin(), p.done.end(), [](const Job* j) { return IsPass(j->type); }));
-    if (c.micro_batches == 0 || passes < 2 * static_cast<size_t>(c.micro_batches)) return false;
-    *at = p.done.empty() ? 0 : p.done.back()->end;
-    return true;
-  }
-  size_t last_pass = 0;
-  for (size_t k = 0; k < p.plan.size(); ++k)
-    if (IsPass(p.plan[k]->type)) last_pass = k + 1;
-  if (p.done.size() < last_pass) return false;
-  *at = last_pass > 0 ? p.done[last_pass - 1]->end : 0;
-  return true;
-}
-
-// Whether the lane finished the job that follows its passes in `step`.
-bool ClosedStep(const Context& c, int lane, std::int64_t step) {
-  const Position& p = c.positions[c.report.lanes[lane].workers.front()];
-  if (p.step == kNoStep || p.step > step) return true;
-  if (p.step < step) return false;
-  bool pass_seen = false;
-  for (const Job* job : p.done) {
-    if (IsPass(job->type)) pass_seen = true;
-    else if (pass_seen) return true;
-  }
-  return false;
-}
-
-bool SomeStageClosed(const Context& c) {
-  for (size_t l = 0; l < c.report.lanes.size(); ++l)
-    if (!c.report.lanes[l].workers.empty() && ClosedStep(c, static_cast<int>(l), c.report.step)) return true;
-  return false;
-}
-
-// Every stage ran its passes of the first unfinished step and none came out
-// of what follows them: a global all-reduce, whatever finished steps showed
-// (machines' clocks can hide that optimizers start together).
-bool EveryStageAtClosing(const Context& c) {
-  size_t lanes = 0;
-  for (size_t l = 0; l < c.report.lanes.size(); ++l) {
-    if (c.report.lanes[l].workers.empty()) continue;
-    Nanos at = 0;
-    const Position& p = c.positions[c.report.lanes[l].workers.front()];
-    if (p.step != c.report.step || !PassesDone(c, static_cast<int>(l), c.report.step, &at) ||
-        ClosedStep(c, static_cast<int>(l), c.report.step))
-      return false;
-    ++lanes;
-  }
-  return lanes >= 2;
-}
-
-const GroupPasses& GroupOf(Context& c, size_t l, std::int64_t step) {
-  const StageLane& lane = c.graph.lanes[l];
-  const int key = c.report.all_reduce_global ? -1 : lane.stage;
-  auto [it, inserted] = c.groups.try_emplace({key, step});
-  if (!inserted) return it->second;
-  GroupPasses& g = it->second;
-  for (size_t o = 0; o < c.graph.lanes.size(); ++o) {
-    if (key >= 0 && c.graph.lanes[o].stage != key) continue;
-    if (c.report.lanes[o].workers.empty()) continue;
-    ++g.members;
-    g.closed = g.closed || ClosedStep(c, static_cast<int>(o), step);
-    Nanos at = 0;
-    if (!PassesDone(c, static_cast<int>(o), step, &at)) {
-      if (g.not_done[0] < 0) g.not_done[0] = static_cast<int>(o);
-      else if (g.not_done[1] < 0) g.not_done[1] = static_cast<int>(o);
-    } else {
-      g.latest = std::max(g.latest, at);
-    }
-  }
-  return g;
 }
 
 // The input a lane's next job waits for through a hand-off (docs/analysis.md, "The step graph").

@@ -245,4 +245,19 @@ std::string DiffVerdict(const std::vector<MetricChange>& rows) {
   return text;
 }
 
+std::vector<std::string> StopChanges(const nlohmann::json& base, const nlohmann::json& now) {
+  std::vector<std::string> lines;
+  for (const auto& [side, doc] : {std::pair<const char*, const nlohmann::json*>{"base", &base}, {"new", &now}}) {
+    const auto stopped = doc->find("stopped");
+    if (stopped == doc->end() || !stopped->is_object()) continue;
+    const std::string kind = stopped->value("kind", "");
+    if (kind != "stopped" && kind != "suspect" && kind != "all_reduce" && kind != "cut_together") continue;
+    const auto step = stopped->find("step");
+    lines.push_back(std::string("the ") + side + " run stopped" +
+                    (step != stopped->end() && step->is_number_integer() ? " in step " + std::to_string(step->get<std::int64_t>()) : "") +
+                    ": " + stopped->value("sentence", ""));
+  }
+  return lines;
+}
+
 }  // namespace jobviz

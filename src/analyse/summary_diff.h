@@ -67,4 +67,9 @@ std::vector<MetricChange> DiffSummaries(const nlohmann::json& base, const nlohma
 // 8 -> 4"); empty when they agree.
 std::vector<std::string> ConfigurationChanges(const nlohmann::json& base, const nlohmann::json& now);
 
+// What the diff says before any number: "the new run stopped in step 3: ...",
+// for each side whose stop report shows a stop (stopped, a suspect, an
+// all-reduce hang, logs ending mid-step); its step figures leave that step out.
+std::vector<std::string> StopChanges(const nlohmann::json& base, const nlohmann::json& now);
+
 }  // namespace jobviz

@@ -23,6 +23,7 @@ struct DrawFlags {
   std::vector<std::string> fail_on;
   bool no_critical_path = false;
   bool hung = false;  // --hung
+  bool allow_stopped = false;  // --allow-stopped: a --baseline gate passes a run that stopped
   bool no_chrome = false, summary_on = false, summary_off = false, quiet = false, verbose = false;
 };
 

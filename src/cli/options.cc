@@ -120,6 +120,9 @@ void AddOutputOptions(CLI::App& app, DrawFlags& f) {
   app.add_option("--baseline", f.baseline,
                  "A --summary-json of an earlier run: --fail-on may compare with it, e.g. bubble_ratio > baseline + 0.02")
       ->type_name("SUMMARY.json")->check(kNotEmpty);
+  app.add_flag("--allow-stopped", f.allow_stopped,
+               "With --baseline, do not fail a run that stopped (by default a baseline gate fails it, exit 3, as "
+               "--fail-on stopped does)");
   app.add_option("--fail-on", f.fail_on,
                  "Exit 3 when a condition on the summary holds, e.g. bubble_ratio>0.35 (repeatable)")
       ->type_name("EXPR");
@@ -281,6 +284,10 @@ Parsed<DrawPlan> ToPlan(DrawFlags& f, DrawCommand kind) {
     }
   }
   if (!f.baseline.empty() && !LoadBaseline(f.baseline, &plan.baseline)) return {std::nullopt, kExitUsage};
+  // A run held against a baseline that stopped is no faster or slower: it failed (docs/ci.md).
+  if (plan.baseline && !f.allow_stopped &&
+      std::none_of(f.fail_on.begin(), f.fail_on.end(), [](const std::string& c) { return c.starts_with("stopped"); }))
+    f.fail_on.push_back("stopped");
   if (!PlanGates(f.fail_on, plan.baseline, &plan.gates)) return {std::nullopt, kExitUsage};
   plan.outputs = PlanOutputs(f, kind);
   plan.html_max_jobs = f.html_max_jobs;

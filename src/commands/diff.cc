@@ -80,7 +80,8 @@ int RunDiff(const DiffPlan& plan) {
   nlohmann::json base, now;
   if (!LoadSummary(plan.base, plan.verbosity, &base, &status) || !LoadSummary(plan.now, plan.verbosity, &now, &status))
     return status;
-  std::string report = DiffReport(DiffSummaries(base, now), plan.base, plan.now, plan.format, ConfigurationChanges(base, now));
+  std::string report = DiffReport(DiffSummaries(base, now), plan.base, plan.now, plan.format, ConfigurationChanges(base, now),
+                                  StopChanges(base, now));
   if (plan.format == DiffFormat::kTable) report = TerminalText(report);  // JSON and Markdown escape names their own way
   std::fwrite(report.data(), 1, report.size(), stdout);
   return std::fflush(stdout) == 0 ? kExitOk : kExitBadInput;

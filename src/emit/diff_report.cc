@@ -1,6 +1,7 @@
 #include "emit/diff_report.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -108,15 +109,26 @@ std::vector<std::string> FoldedLines(const std::vector<MetricChange>& rows, cons
   return lines;
 }
 
+// A run that stopped opens the verdict: its figures leave the unfinished step out.
+std::string StoppedVerdict(const std::vector<std::string>& stops, const std::string& verdict) {
+  std::string text;
+  for (const std::string& stop : stops) text += (text.empty() ? "" : "; ") + stop;
+  if (text.empty()) return verdict;
+  text[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(text[0])));
+  return text + " Over the steps both finished: " + verdict;
+}
+
 }  // namespace
 
 std::string DiffReport(const std::vector<MetricChange>& rows, const std::string& base_name, const std::string& new_name,
-                       DiffFormat format, const std::vector<std::string>& configuration_changes) {
+                       DiffFormat format, const std::vector<std::string>& configuration_changes,
+                       const std::vector<std::string>& stops) {
   std::string changed;  // said first: runs of another configuration differ by design
   for (const std::string& change : configuration_changes) changed += (changed.empty() ? "" : ", ") + change;
   if (format == DiffFormat::kJson) {
-    nlohmann::json doc = {{"base", base_name}, {"new", new_name}, {"verdict", DiffVerdict(rows)},
-                          {"configuration_changes", configuration_changes}, {"metrics", nlohmann::json::array()}};
+    nlohmann::json doc = {{"base", base_name}, {"new", new_name}, {"verdict", StoppedVerdict(stops, DiffVerdict(rows))},
+                          {"stops", stops}, {"configuration_changes", configuration_changes},
+                          {"metrics", nlohmann::json::array()}};
     for (const MetricChange& row : rows) {
       const Verdict verdict = row.verdict();
       doc["metrics"].push_back({{"metric", row.metric}, {"base", JsonValue(row.base)}, {"new", JsonValue(row.now)},
@@ -150,7 +162,7 @@ std::string DiffReport(const std::vector<MetricChange>& rows, const std::string&
     table.push_back({row.metric, Value(row, row.base), Value(row, row.now), Change(row), VerdictText(verdict)});
   }
   for (const std::string& line : FoldedLines(rows, shown_workers)) table.push_back({line, "", "", "", ""});
-  const std::string verdict = DiffVerdict(rows);
+  const std::string verdict = StoppedVerdict(stops, DiffVerdict(rows));
   const std::string tally = std::to_string(worse) + " worse, " + std::to_string(better) +
                             " better (largest effect on the step time first; pp: percentage points)";
   const std::string warning = "configuration changed: " + changed + " (the runs differ by design, not only by speed)";

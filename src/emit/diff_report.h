@@ -14,6 +14,7 @@ enum class DiffFormat { kTable, kJson, kMarkdown };
 // `configuration_changes` (ConfigurationChanges) are said first.
 std::string DiffReport(const std::vector<MetricChange>& rows, const std::string& base_name,
                        const std::string& new_name, DiffFormat format,
-                       const std::vector<std::string>& configuration_changes = {});
+                       const std::vector<std::string>& configuration_changes = {},
+                       const std::vector<std::string>& stops = {});
 
 }  // namespace jobviz
