@@ -111,7 +111,10 @@ Nanos UsualLength(const GraphLanes& graph, const LaneStop& lane) {
 // clocks may disagree by. How far past; 0 when not so. Relative to the job,
 // never a fixed time: a copy of a live run ends every log at its last line,
 // and a stage idle in the pipeline's bubble is quiet for a while in it.
+// A lane that finished no job has no time of its own to be overdue from (a
+// copy taken as the run starts has ranks not yet at their first job).
 Nanos OverdueBy(const GraphLanes& graph, const LogEnds& ends, const StopReport& r, const LaneStop& lane) {
+  if (!lane.last.known()) return 0;
   const Nanos usual = UsualLength(graph, lane);
   const Nanos over = OthersEnd(graph, ends, r, lane) - (lane.ready + usual);
   return over > usual ? over : 0;

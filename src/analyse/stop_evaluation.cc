@@ -47,7 +47,7 @@ bool NamesTruth(const StopReport& report, const Timeline& timeline, const StopTr
 // pass and no closing job anywhere, and nothing the watchdog wrote: the
 // logs are those of a one-step run that prints no optimizer line.
 bool LooksFinished(const Timeline& timeline, const StopTruth& truth) {
-  std::int64_t step = truth.hung_step;
+  std::int64_t step = truth.hung_all_reduce != kNoHang ? truth.hung_step : kNoStep;
   for (const TruePlace& place : truth.first)
     if (place.in_all_reduce) step = place.next_step;
   if (step != 0) return false;

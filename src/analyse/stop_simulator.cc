@@ -275,6 +275,7 @@ Timeline SimulateStop(const StopRun& spec, StopTruth* truth) {
       if (!lane.dead || !lane.stopped) continue;
       const Worker& own = *worker[rank_of(replica, s, 0)];
       truth->evidence = truth->evidence || !own.in_flight.empty();
+      if (own.jobs.empty()) continue;  // no time of its own: only the watchdog tells it
       for (int r = 0; r < ranks; ++r) {
         const Worker& w = *worker[r];
         if (std::find(truth->dead_workers.begin(), truth->dead_workers.end(), r) != truth->dead_workers.end()) continue;

@@ -1,6 +1,8 @@
 #include "emit/stop_text.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "model/time_value.h"
 
@@ -62,6 +64,42 @@ std::vector<size_t> LaneOrder(const StopReport& r) {
     return key(a) < key(b);
   });
   return order;
+}
+
+// The stages not listed, one line per cause: "504 stages of 63 replicas
+// wait on replica 37 stage 2", "12 stages of 12 replicas finished".
+std::vector<std::string> FoldedStages(const StopReport& r, const std::vector<size_t>& lanes) {
+  struct Fold {
+    size_t stages = 0;
+    std::set<int> replicas;
+  };
+  std::map<std::pair<std::string, int>, Fold> folds;  // (state, the lane its waits lead to)
+  for (const size_t l : lanes) {
+    const LaneStop& lane = r.lanes[l];
+    int end = -1;
+    if (lane.state == LaneState::kWaiting) {
+      end = lane.waits_on;
+      for (size_t hops = 0; end >= 0 && r.lanes[end].state == LaneState::kWaiting && hops < r.lanes.size(); ++hops)
+        end = r.lanes[end].waits_on;
+    }
+    Fold& fold = folds[{LaneStateKey(lane.state), end}];
+    ++fold.stages;
+    fold.replicas.insert(lane.replica);
+  }
+  std::vector<std::string> lines;
+  for (const auto& [key, fold] : folds) {
+    std::string line = std::to_string(fold.stages) + (fold.stages == 1 ? " more stage" : " more stages") + " of " +
+                       std::to_string(fold.replicas.size()) + (fold.replicas.size() == 1 ? " replica " : " replicas ");
+    if (key.second >= 0)
+      line += "wait on replica " + std::to_string(r.lanes[key.second].replica) + " stage " +
+              std::to_string(r.lanes[key.second].stage);
+    else if (key.first == "waiting")
+      line += "wait";
+    else
+      line += key.first == "in_all_reduce" ? "are in the all-reduce" : key.first == "stuck" ? "were inside a job" : key.first;
+    lines.push_back(line);
+  }
+  return lines;
 }
 
 }  // namespace
@@ -133,9 +171,11 @@ std::string StopReportLines(const StopReport& r, const Timeline& timeline) {
            ", next " + JobText(lane.next) + ": " + StateText(lane) + "\n";
     ++shown;
   }
-  if (order.size() > shown)
-    out += "jobviz: stopped:   " + std::to_string(order.size() - shown) +
-           " more stages (--summary-json's \"stopped\", the summary tables and --html list them all)\n";
+  if (order.size() > shown) {
+    for (const std::string& line : FoldedStages(r, std::vector<size_t>(order.begin() + static_cast<std::ptrdiff_t>(shown), order.end())))
+      out += "jobviz: stopped:   " + line + "\n";
+    out += "jobviz: stopped:   (--summary-json's \"stopped\", the summary tables and --html list every stage)\n";
+  }
   std::vector<const WorkerEnding*> silent;
   for (const WorkerEnding& e : r.workers)
     if (!e.no_jobs && (e.before_others >= kSilentAfter || e.cut_mid_line)) silent.push_back(&e);

@@ -25,6 +25,12 @@ bool Digits(std::string_view text, size_t at, size_t count, int* value) {
   return true;
 }
 
+// |a - b| without overflow (saturating).
+Nanos Distance(Nanos a, Nanos b) {
+  const Nanos d = SaturatingSub(a, b);
+  return d == INT64_MIN ? INT64_MAX : d < 0 ? -d : d;
+}
+
 // Days since 1970-01-01 of a civil date (Howard Hinnant's days_from_civil).
 std::int64_t DaysFromCivil(std::int64_t y, int m, int d) {
   y -= m <= 2;
@@ -47,13 +53,18 @@ std::int64_t YearOf(Nanos epoch) {
   return yoe + era * 400 + (month <= 2);
 }
 
-// The stamp read as UTC in the year nearest `near`.
-Nanos AsUtcNear(const GlogStamp& stamp, Nanos near) {
+// The stamp read as UTC in the year nearest `near`; nullopt where that is
+// past what 64-bit nanoseconds hold (a job time centuries away: its stamps
+// are not read, never wrapped).
+std::optional<Nanos> AsUtcNear(const GlogStamp& stamp, Nanos near) {
   const std::int64_t year = YearOf(near);
   Nanos best = 0;
   for (std::int64_t y = year - 1; y <= year + 1; ++y) {
-    const Nanos t = DaysFromCivil(y, stamp.month, stamp.day) * kDay + stamp.time_of_day;
-    if (y == year - 1 || std::llabs(t - near) < std::llabs(best - near)) best = t;
+    Nanos t = 0;
+    if (__builtin_mul_overflow(DaysFromCivil(y, stamp.month, stamp.day), kDay, &t) ||
+        __builtin_add_overflow(t, stamp.time_of_day, &t))
+      return std::nullopt;
+    if (y == year - 1 || Distance(t, near) < Distance(best, near)) best = t;
   }
   return best;
 }
@@ -79,7 +90,9 @@ std::optional<GlogStamp> ParseGlogStamp(std::string_view line) {
 
 std::optional<Nanos> GlogZoneOffset(const GlogStamp& stamp, Nanos job_end) {
   if (job_end <= 0) return std::nullopt;
-  const Nanos difference = AsUtcNear(stamp, job_end) - job_end;
+  const std::optional<Nanos> utc = AsUtcNear(stamp, job_end);
+  if (!utc) return std::nullopt;
+  const Nanos difference = *utc - job_end;
   const Nanos rounded = (difference >= 0 ? difference + kQuarterHour / 2 : difference - kQuarterHour / 2) /
                         kQuarterHour * kQuarterHour;
   if (rounded > kWidestZone || rounded < -kWidestZone) return std::nullopt;
@@ -87,7 +100,8 @@ std::optional<Nanos> GlogZoneOffset(const GlogStamp& stamp, Nanos job_end) {
 }
 
 Nanos GlogStampTime(const GlogStamp& stamp, Nanos zone_offset, Nanos near) {
-  return AsUtcNear(stamp, SaturatingAdd(near, zone_offset)) - zone_offset;
+  const std::optional<Nanos> utc = AsUtcNear(stamp, SaturatingAdd(near, zone_offset));
+  return utc ? SaturatingSub(*utc, zone_offset) : 0;  // 0: not known
 }
 
 void LogTailKeeper::Add(std::string_view block_text) {

@@ -69,3 +69,15 @@ TEST_CASE("A scanned log says how it ends: last line, cut mid-line, last stamped
     CHECK(scan.end.last_line == "I1020 17:15:08.000000 9 x.cc:2] hello");
   }
 }
+
+TEST_CASE("A job time past what 64-bit nanoseconds hold as a date: its stamps are not read, never wrapped") {
+  // Seen from the hostile set: 106,943 days * 86,400 s overflowed (UBSan).
+  const auto stamp = ParseGlogStamp("I1020 09:15:07.265326 22317 f.cc:1] x");
+  REQUIRE(stamp);
+  constexpr Nanos kFar = INT64_MAX - 1000;
+  CHECK_FALSE(GlogZoneOffset(*stamp, kFar));
+  CHECK(GlogStampTime(*stamp, 0, kFar) == 0);
+  CHECK(GlogStampTime(*stamp, 8LL * 3600 * 1'000'000'000, INT64_MIN + 1000) == 0);
+  // An ordinary one still reads.
+  CHECK(GlogStampTime(*stamp, 0, kJobEnd) > 0);
+}
