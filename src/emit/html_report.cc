@@ -1,6 +1,7 @@
 #include "emit/html_report.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "emit/html_timeline.h"
 #include "write/json_text.h"
@@ -99,6 +100,27 @@ std::string Summary(const FinishedRun& run, const std::vector<SummarySection>& s
   return out + "</section>\n";
 }
 
+// Who the stop report names (the first to stop and the stages that stopped
+// with it, or the hedged suspect), by log file, for the page to mark their
+// rows and go to them; the same sentence the header says.
+std::string StopJson(const FinishedRun& run) {
+  const StopReport& r = run.analysis.stop;
+  nlohmann::json doc = {{"kind", StopKindKey(r.kind)}, {"sentence", r.sentence}, {"files", nlohmann::json::array()}};
+  if ((r.kind == StopKind::kStopped || r.kind == StopKind::kSuspect) && r.first >= 0) {
+    const std::vector<const Worker*> workers = AllWorkers(run.timeline);
+    std::vector<int> lanes = {r.first};
+    lanes.insert(lanes.end(), r.stopped_with.begin(), r.stopped_with.end());
+    if (r.first_worker < workers.size()) doc["files"].push_back(workers[r.first_worker]->file);
+    for (const int l : lanes)
+      for (const std::uint32_t w : r.lanes[static_cast<size_t>(l)].workers)
+        if (w < workers.size() && w != r.first_worker) doc["files"].push_back(workers[w]->file);
+  }
+  std::string text = doc.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
+  // Inside a <script> element: no "</" may close it early.
+  for (size_t at = text.find("</"); at != std::string::npos; at = text.find("</", at + 2)) text.replace(at, 2, "<\\/");
+  return text;
+}
+
 }  // namespace
 
 std::string EmitHtmlReport(const FinishedRun& run, const Sink& sink) {
@@ -119,7 +141,8 @@ std::string EmitHtmlReport(const FinishedRun& run, const Sink& sink) {
   out = "<script type=\"application/json\" id=\"jobviz-data\">";
   sink(out);
   sink(timeline.json);
-  out = "</script>\n<script type=\"application/octet-stream\" id=\"jobviz-trace\">";
+  out = "</script>\n<script type=\"application/json\" id=\"jobviz-stop\">" + StopJson(run) +
+        "</script>\n<script type=\"application/octet-stream\" id=\"jobviz-trace\">";
   sink(out);
   sink(timeline.trace_base64);
   out = "</script>\n<script>\n";

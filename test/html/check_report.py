@@ -452,6 +452,18 @@ def check_open_job(page, work, jobviz, root):
                              "--html", html], capture_output=True, text=True)
     check(result.returncode == 0, f"jobviz on the stopped run: {result.returncode} {result.stderr[-300:]}")
     load(page, html)
+    # The first to stop (machine2 worker 1, the stop report's name) is marked, and a button goes to it.
+    marked = page.evaluate("[...document.querySelectorAll('#timeline .rows div.culprit')].map(d => d.textContent)")
+    check(marked and all("machine2" in m for m in marked) and any("worker 1" in m for m in marked),
+          f"rows marked as the first to stop: {marked}")
+    page.evaluate("window.scrollTo(0, 0); document.querySelector('#timeline .scroller').scrollTop = 0; 0")
+    clicked = page.evaluate("""(() => { const b = document.getElementById('first-to-stop');
+        if (!b) return null; b.click();
+        const j = document.querySelector('#timeline .rows div.jumped');
+        return {button: b.textContent, jumped: j && j.textContent, title: b.title}; })()""")
+    check(clicked and clicked["button"] == "go to the first to stop" and clicked["jumped"] and
+          "machine2" in clicked["jumped"] and "worker 1" in clicked["jumped"] and
+          clicked["title"].startswith("The run stopped in step0"), f"the first-to-stop button: {clicked}")
     target = page.evaluate("""(() => {
         const data = JSON.parse(document.getElementById('jobviz-data').textContent);
         const index = data.rows.findIndex(r => r.open && r.open.length);

@@ -6,6 +6,10 @@ import {collapsed, indexLayout, layOut, layout, rowsOf} from './layout.js';
 import {colours, data, inner, labels, rowHeight, scroller} from './page.js';
 
 export let jumped = -1;  // the data row the jump box went to: its label and row are highlighted
+// Who the stop report names (the first to stop, or the hedged suspect): their rows are marked.
+const stopNode = document.getElementById('jobviz-stop');
+const stop = stopNode ? JSON.parse(stopNode.textContent) : {files: []};
+const culprits = new Set(stop.files);
 
 // Row labels: DOM nodes, rebuilt with the layout. A machine's header sticks
 // to the top while its rows scroll under it (CSS), and toggles them.
@@ -23,9 +27,10 @@ function buildLabels() {
       div.dataset.group = entry.machine;
     } else {
       const row = data.rows[entry.row];
-      div.className = (row.lane ? 'lane' : 'worker') + (entry.row === jumped ? ' jumped' : '');
+      const culprit = !row.lane && culprits.has(row.file);
+      div.className = (row.lane ? 'lane' : 'worker') + (entry.row === jumped ? ' jumped' : '') + (culprit ? ' culprit' : '');
       div.textContent = row.label;
-      div.title = row.file;
+      div.title = (culprit ? (stop.kind === 'suspect' ? 'the suspect, if the job hung: ' : 'the first to stop: ') : '') + row.file;
       div.dataset.machine = row.machine;
       div.dataset.worker = row.worker;
     }
@@ -109,6 +114,17 @@ function jumpTo(text) {
   return true;
 }
 jump.addEventListener('change', () => { if (jumpTo(jump.value)) jump.blur(); });
+// "go to the first to stop": its row, as the jump box would.
+if (stop.files.length) {
+  const button = document.createElement('button');
+  button.type = 'button';
+  button.id = 'first-to-stop';
+  button.textContent = stop.kind === 'suspect' ? 'go to the suspect' : 'go to the first to stop';
+  button.title = stop.sentence;
+  const index = data.rows.findIndex((row) => !row.lane && row.file === stop.files[0]);
+  button.addEventListener('click', () => jumpTo(fullName(data.rows[index])));
+  if (index >= 0) toolbar.append(button);
+}
 jump.addEventListener('keydown', (event) => { if (event.key === 'Enter' && jumpTo(jump.value)) jump.blur(); });
 
 const legend = document.getElementById('legend');
