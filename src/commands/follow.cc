@@ -37,6 +37,16 @@ using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
+// The alarm as the live page shows it: a block of its own, without the
+// terminal's "jobviz: stopped: " before every line.
+std::string PageText(std::string text) {
+  for (const std::string_view prefix : {"jobviz: stopped: ", "jobviz: "})
+    for (size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at))
+      if (at == 0 || text[at - 1] == '\n') text.erase(at, prefix.size());
+      else at += prefix.size();
+  return text;
+}
+
 // Whether the logs say the run ended with step `last`: a profiling window
 // whose last profiled step it is (the launcher exits before step end-1:
 // docs/workerlog-format.md). Otherwise a stall after a finished step is a
@@ -129,7 +139,7 @@ void Follower::Say(const std::string& text) {
 void Follower::Alarm(const char* type, const std::string& text) {
   queue_.Drain();  // the steps before it come first
   Say("jobviz follow: " + text + (text.ends_with("\n") ? "" : "\n"));
-  if (server_) server_->Publish(type, TerminalText(text));
+  if (server_) server_->Publish(type, TerminalText(PageText(text)));
 }
 
 // Messages of the stages, which run every turn: said when they change.
@@ -274,7 +284,8 @@ double Follower::QuietAfter() const {
 }
 
 // No job finished anywhere for --stall-after: the stop report, once per
-// stall. A run whose every worker finished its last step is not stalled:
+// stall, of every record kept (not only those past the cursors), so that its
+// times count from the run start the outputs and the page's report use. A run whose every worker finished its last step is not stalled:
 // its last steps are reported and it is said to have finished.
 std::optional<int> Follower::CheckStall(Clock::time_point now) {
   const double silent = Seconds(now - last_job_at_);
@@ -282,7 +293,7 @@ std::optional<int> Follower::CheckStall(Clock::time_point now) {
   if (stalled_ || finished_said_ || silent < StallAfter()) return std::nullopt;
   FinishedRun run;
   std::string messages;
-  if (!BuildFollowedRun(plan_.draw, tree_, FollowedBuild::kStalled, clock_jumps_, &run, &messages) || run.jobs == 0) {
+  if (!BuildFollowedRun(plan_.draw, tree_, FollowedBuild::kWholeStalled, clock_jumps_, &run, &messages) || run.jobs == 0) {
     stalled_ = true;
     Alarm("stall", "stalled: no job line in " + FormatDuration(static_cast<Nanos>(silent * 1e9)) + "\n" + messages);
     return plan_.exit_on_stall ? std::optional<int>(kExitStalled) : std::nullopt;

@@ -9,7 +9,8 @@ runs (this script appends each log's next slice every second):
   the machine they collapsed, the rows' scroll;
 - two browsers at once see the same steps; a page that drops its event
   stream mid-update does not stop the others;
-- the stall alarm shows on the page, and "resumed" takes it away;
+- the stall alarm shows on the page as a block of its own (no terminal
+  prefixes), and "resumed after N s" takes its place;
 - a machine's clock that jumps is noted on the page, naming that machine;
 - no console error, no request but the server's three paths; any other
   path, ../ and percent-encoded ones included, is 404, and no file is opened;
@@ -181,12 +182,14 @@ def browse(port, logs):
         page.wait_until("jobvizLive.alarm().includes('stalled')", timeout=15)
         check("machine2" in page.evaluate("jobvizLive.alarm()"), "the alarm does not name the stopped machine: " +
               page.evaluate("jobvizLive.alarm()"))
+        check("jobviz: stopped:" not in page.evaluate("jobvizLive.alarm()"),
+              "the page's alarm carries the terminal's prefixes: " + page.evaluate("jobvizLive.alarm()"))
         page.call("Page.bringToFront")
         shot = page.call("Page.captureScreenshot", format="png")["data"]
         with open(os.path.join(OUT, "follow_live.png"), "wb") as f:
             f.write(base64.b64decode(shot))
         logs.write_next()
-        page.wait_until("jobvizLive.alarm() === ''", timeout=10)
+        page.wait_until("jobvizLive.alarm().startsWith('resumed after')", timeout=10)
         urls = {u for u in page.requested_urls() + other.requested_urls()}
         strays = [u for u in urls if not re.match(rf"http://127\.0\.0\.1:{port}/(report\?v=\d+|events)?$", u)]
         check(not strays, f"requests outside the server's paths: {strays}")
