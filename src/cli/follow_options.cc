@@ -4,6 +4,7 @@
 #include "cli/draw_flags.h"
 #include "cli/exit_status.h"
 #include "cli/option_values.h"
+#include "cli/seconds_option.h"
 #include "cli/options.h"
 #include "write/live_server.h"
 
@@ -22,9 +23,9 @@ void AddFollowOptions(CLI::App& app, FollowFlags& f) {
   app.add_option("--poll", f.poll,
                  "Look at every log this often, in seconds (default 1): what inotify cannot see (NFS, Lustre, "
                  "other nodes' writes) shows within it; local writes wake jobviz at once")
-      ->type_name("SECONDS")->check(CLI::Range(0.05, 3600.0));
+      ->type_name("SECONDS")->check(SecondsBetween(0.05, 3600.0));
   app.add_option("--refresh", f.refresh, "Rewrite the outputs named (-o, --html, --summary-json, ...) this often (default 10)")
-      ->type_name("SECONDS")->check(CLI::Range(0.1, 86400.0));
+      ->type_name("SECONDS")->check(SecondsBetween(0.1, 86400.0));
   app.add_option("--serve", f.serve,
                  "Serve a live page (the HTML report, updated in place as steps finish, and a chart of step time and "
                  "bubble) on [ADDR:]PORT; 127.0.0.1 unless ADDR is named, 0 for any free port")
@@ -38,7 +39,7 @@ void AddFollowOptions(CLI::App& app, FollowFlags& f) {
   app.add_option("--stall-after", f.stall_after,
                  "Call the run stalled when no job has finished anywhere for this long (default: the larger of 60 s "
                  "and 10 median step times); the stop report goes to stderr, once per stall")
-      ->type_name("SECONDS")->check(CLI::Range(0.1, 604800.0));
+      ->type_name("SECONDS")->check(SecondsBetween(0.1, 604800.0));
   app.add_flag("--exit-on-stall", f.exit_on_stall, "Exit with status 4 at the first stall, after writing the outputs");
   app.add_option("--keep-steps", f.keep_steps,
                  "Keep only the last N finished steps in memory and in the outputs (default: all); memory stays flat "

@@ -11,6 +11,7 @@
 #include "analyse/summary.h"
 #include "cli/exit_status.h"
 #include "cli/option_values.h"
+#include "cli/seconds_option.h"
 #include "cli/output_paths.h"
 #include "cli/report.h"
 #include "write/json_text.h"
@@ -356,7 +357,7 @@ Parsed<ExtractPlan> ParseExtractCommandLine(int argc, char** argv) {
                "Write the records as the logs grow, as an open stream of JSON lines (not gzip), until stopped "
                "(SIGINT, SIGTERM): for `jobviz merge --follow` (docs/extract-merge.md)");
   app.add_option("--poll", plan.poll_seconds, "With --follow: look at every log this often, in seconds (default 1)")
-      ->type_name("SECONDS")->check(CLI::Range(0.05, 3600.0));
+      ->type_name("SECONDS")->check(SecondsBetween(0.05, 3600.0));
   app.add_flag("-q,--quiet", quiet, "Print only errors");
   if (auto stop = ParseOrExit<ExtractPlan>(app, argc, argv, "jobviz extract")) return std::move(*stop);
   plan.verbosity = quiet ? kQuiet : kNormal;

@@ -427,7 +427,13 @@ def test_clock_jump(tmp):
 
 def test_usage_errors(tmp):
     for args, why in ((["-"], "stdin"), (["--log_dir", tmp, "--summary-json", "-"], "stdout"),
-                      (["--log_dir", tmp, "--poll", "0"], "poll 0")):
+                      (["--log_dir", tmp, "--poll", "0"], "poll 0"),
+                      (["--log_dir", tmp, "--refresh", "nan"], "refresh nan"),
+                      (["--log_dir", tmp, "--poll", "NaN"], "poll NaN"),
+                      (["--log_dir", tmp, "--stall-after", "nan"], "stall-after nan"),
+                      (["--log_dir", tmp, "--stall-after", "inf"], "stall-after inf"),
+                      (["--log_dir", tmp, "--refresh", "1e999"], "refresh 1e999"),
+                      (["--log_dir", tmp, "--stall-after", "-5"], "stall-after -5")):
         rc = subprocess.run([JOBVIZ, "follow", *args], capture_output=True).returncode
         check(rc == 2, f"{why}: exit {rc}, expected 2")
 
