@@ -63,6 +63,15 @@ class Follow:
     def err(self):
         return "\n".join(self.stderr)
 
+    def exit_status(self, timeout=30):
+        """Its exit status once it ends by itself (--exit-on-stall), killed after `timeout` seconds."""
+        try:
+            rc = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            rc = self.stop(signal.SIGKILL)
+        time.sleep(0.1)  # the pumps finish the pipes
+        return rc
+
     def json_lines(self, count, seconds):
         """Up to `count` JSON lines (steps) that come within `seconds`."""
         lines = []
@@ -171,11 +180,7 @@ def test_stall_alarm(tmp):
     follow = Follow(["--log_dir", dst, "--multi_machine", "--poll", "0.2", "--stall-after", "1.5", "--exit-on-stall",
                      "--summary-json", summary])
     replay.wait()
-    try:
-        rc = follow.proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        rc = follow.stop(signal.SIGKILL)
-    time.sleep(0.1)
+    rc = follow.exit_status()
     err = follow.err()
     check(rc == 4, f"--exit-on-stall: exit {rc}, expected 4\n{err}")
     check("stalled: no job has finished for" in err, "no stall line:\n" + err)
@@ -215,11 +220,7 @@ def test_stall_between_steps(tmp):
             except (ValueError, OSError):
                 pass
         time.sleep(0.1)
-    try:
-        rc = follow.proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        rc = follow.stop(signal.SIGKILL)
-    time.sleep(0.1)
+    rc = follow.exit_status()
     err = follow.err()
     check(rc == 4, f"--exit-on-stall between steps: exit {rc}, expected 4\n{err}")
     check("stalled between step 11 and 12" in err, "no 'stalled between step 11 and 12':\n" + err)
