@@ -47,19 +47,6 @@ std::string PageText(std::string text) {
   return text;
 }
 
-// Whether the logs say the run ended with step `last`: a profiling window
-// whose last profiled step it is (the launcher exits before step end-1:
-// docs/workerlog-format.md). Otherwise a stall after a finished step is a
-// stall between steps (a data loader, a checkpoint, an evaluation).
-bool LogsSayRunEnded(const Timeline& timeline, std::int64_t last) {
-  for (const Machine& machine : timeline.machines)
-    for (const Worker& worker : machine.workers)
-      for (const LogRecord& marker : worker.markers)
-        if (marker.kind == RecordKind::kProfilerWindow && marker.window_end_step >= 0 &&
-            StepNumber(last) >= marker.window_end_step - 2)
-          return true;
-  return false;
-}
 
 // The logs of a tree, or (merge --follow) the events streams of extract --follow.
 std::unique_ptr<FollowedSource> MakeSource(const DrawPlan& plan) {
@@ -299,7 +286,7 @@ std::optional<int> Follower::CheckStall(Clock::time_point now) {
     return plan_.exit_on_stall ? std::optional<int>(kExitStalled) : std::nullopt;
   }
   const std::int64_t last_step = run.timeline.steps.empty() ? printed_.last() : run.timeline.steps.back().step;
-  if (run.analysis.stop.kind == StopKind::kFinished && !LogsSayRunEnded(run.timeline, last_step)) {
+  if (run.analysis.stop.kind == StopKind::kFinished && !ProfilingWindowEndsWith(run.timeline, last_step)) {
     ReportEveryStep(run);
     const std::int64_t last = StepNumber(printed_.last());
     stalled_ = true;

@@ -95,4 +95,18 @@ size_t CountJobs(const Timeline& timeline) {
   return jobs;
 }
 
+// Whether the logs say the run ended with step `last`: a profiling window
+// whose last profiled step it is (the launcher exits before step end-1:
+// docs/workerlog-format.md). Otherwise a stall after a finished step is a
+// stall between steps (a data loader, a checkpoint, an evaluation).
+bool ProfilingWindowEndsWith(const Timeline& timeline, std::int64_t last) {
+  for (const Machine& machine : timeline.machines)
+    for (const Worker& worker : machine.workers)
+      for (const LogRecord& marker : worker.markers)
+        if (marker.kind == RecordKind::kProfilerWindow && marker.window_end_step >= 0 &&
+            StepNumber(last) >= marker.window_end_step - 2)
+          return true;
+  return false;
+}
+
 }  // namespace jobviz

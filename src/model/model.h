@@ -234,6 +234,11 @@ std::vector<const Worker*> AllWorkers(const Timeline& timeline);
 Nanos RunStart(const Timeline& timeline);
 
 // "machine0 worker 1": a worker as every report and table names it.
+// Whether a profiling window line says the run ends with step `last` (the
+// launcher exits before step end-1: docs/workerlog-format.md). Otherwise a
+// stall after a finished step is one between steps.
+bool ProfilingWindowEndsWith(const Timeline& timeline, std::int64_t last);
+
 std::string WorkerName(const Machine& machine, const Worker& worker);
 inline std::string WorkerName(const Timeline& timeline, const Worker& worker) {
   return WorkerName(timeline.machines[static_cast<size_t>(worker.machine)], worker);
