@@ -53,12 +53,10 @@ namespace {
 // its workers there.
 void CountWaiters(StopReport* r) {
   for (LaneStop& lane : r->lanes) lane.waiting_workers = 0;
-  for (const LaneStop& lane : r->lanes) {
-    if (lane.state != LaneState::kWaiting) continue;
-    int at = lane.waits_on;
-    for (size_t hops = 0; at >= 0 && r->lanes[at].state == LaneState::kWaiting && hops < r->lanes.size(); ++hops)
-      at = r->lanes[at].waits_on;
-    if (at >= 0 && r->lanes[at].state != LaneState::kWaiting) r->lanes[at].waiting_workers += lane.workers.size();
+  for (size_t l = 0; l < r->lanes.size(); ++l) {
+    if (r->lanes[l].state != LaneState::kWaiting) continue;
+    const int at = WaitChainEnd(*r, static_cast<int>(l));
+    if (at >= 0 && r->lanes[at].state != LaneState::kWaiting) r->lanes[at].waiting_workers += r->lanes[l].workers.size();
   }
 }
 

@@ -67,8 +67,6 @@ struct Input {
   Name type;
 };
 
-
-
 // What a first step's order is read from: the plain "forward" and
 // "backward" of the run (if that is what it runs), the most micro-batches
 // begun, and the job that closes a step's passes.
@@ -298,7 +296,6 @@ StopReport ReportStop(const Timeline& timeline, const UnfinishedSteps& unfinishe
     for (const Job* job : c.positions[w].plan) c.max_chunk = std::max(c.max_chunk, ClassifyJobType(job->type.str()).chunk);
   }
   r.barrier = OptimizersJoinGlobalBarrier(c.timeline, c.graph);
-
   if (std::none_of(c.positions.begin(), c.positions.end(), [](const Position& p) { return !p.plan.empty(); }))
     LearnFirstStepOrder(c);
   r.lanes.resize(c.graph.lanes.size());
@@ -323,6 +320,14 @@ StopReport ReportStop(const Timeline& timeline, const UnfinishedSteps& unfinishe
     if (!r.lanes[l].workers.empty()) PlaceLane(c, l);
   BlameStop(timeline, c.graph, options, &r);
   return r;
+}
+
+int WaitChainEnd(const StopReport& r, int lane) {
+  if (r.lanes[static_cast<size_t>(lane)].state != LaneState::kWaiting) return lane;
+  int at = r.lanes[static_cast<size_t>(lane)].waits_on;
+  for (size_t hops = 0; at >= 0 && r.lanes[at].state == LaneState::kWaiting && hops < r.lanes.size(); ++hops)
+    at = r.lanes[at].waits_on;
+  return at;
 }
 
 StopReport RunningReport(std::int64_t step) {

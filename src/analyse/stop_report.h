@@ -129,6 +129,11 @@ inline bool ShowsStop(const StopReport& r) {
          r.kind == StopKind::kCutTogether;
 }
 
+// The lane a waiting lane's chain of waits leads to: the first on it that is
+// not waiting, or the last reached where the chain turns on itself; -1 when
+// the lane waits on no lane. A lane that is not waiting leads to itself.
+int WaitChainEnd(const StopReport& r, int lane);
+
 // What follow's outputs and live page say while the run goes on (no stall
 // alarm): "Running: step N in progress", never "stopped".
 StopReport RunningReport(std::int64_t step);

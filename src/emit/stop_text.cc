@@ -76,12 +76,7 @@ std::vector<std::string> FoldedStages(const StopReport& r, const std::vector<siz
   std::map<std::pair<std::string, int>, Fold> folds;  // (state, the lane its waits lead to)
   for (const size_t l : lanes) {
     const LaneStop& lane = r.lanes[l];
-    int end = -1;
-    if (lane.state == LaneState::kWaiting) {
-      end = lane.waits_on;
-      for (size_t hops = 0; end >= 0 && r.lanes[end].state == LaneState::kWaiting && hops < r.lanes.size(); ++hops)
-        end = r.lanes[end].waits_on;
-    }
+    const int end = lane.state == LaneState::kWaiting ? WaitChainEnd(r, static_cast<int>(l)) : -1;
     Fold& fold = folds[{LaneStateKey(lane.state), end}];
     ++fold.stages;
     fold.replicas.insert(lane.replica);
