@@ -154,6 +154,25 @@ Steps Combined(Steps steps) {
   return merged;
 }
 
+// Whether a machine's hand-offs reach far enough past step `occurrence` to
+// say if its clock moved there (its parent's jump: it moved along, or it
+// shows the opposite jump and stayed): as many bounds after that step, both
+// ways, as a run of agreeing bounds needs (the step holding a jump is part
+// old clock, part new). A log behind the others (jobviz follow reads logs
+// as they are written) does not yet say; nor, at a run's last step, does
+// a machine that seldom hands over, and it then keeps its own clock, as
+// machines mostly do.
+bool ReachesPast(const std::vector<Bound>& bounds, std::int64_t occurrence) {
+  size_t count = 0;
+  bool upper = false, lower = false;
+  for (const Bound& bound : bounds)
+    if (bound.occurrence > occurrence) {
+      ++count;
+      (bound.upper ? upper : lower) = true;
+    }
+  return count >= kMinBounds && upper && lower;
+}
+
 // From the first job of step `occurrence` on, in each log of the machine.
 std::vector<std::pair<std::string, std::uint64_t>> FromLines(const Machine& machine, std::int64_t occurrence) {
   std::vector<std::pair<std::string, std::uint64_t>> lines;
@@ -194,6 +213,7 @@ std::vector<ClockJump> FindClockJumps(const Timeline& timeline, int reference) {
   // The jumps of each machine's clock against its parent's: where the
   // bounds of its hand-offs with the parent stop agreeing.
   std::vector<Steps> against_parent(timeline.machines.size());
+  std::vector<std::vector<Bound>> with_parent(timeline.machines.size());
   std::vector<bool> looked(timeline.machines.size(), false);
   DirectionsByType directions;
   for (const StagePair& pair : stage_pairs) {
@@ -205,7 +225,7 @@ std::vector<ClockJump> FindClockJumps(const Timeline& timeline, int reference) {
     const size_t child = static_cast<size_t>(b_child ? pair.machine_b : pair.machine_a);
     if (looked[child]) continue;
     looked[child] = true;
-    const std::vector<Bound> bounds = BoundsBetween(*pair.a, *pair.b, directions);
+    const std::vector<Bound>& bounds = with_parent[child] = BoundsBetween(*pair.a, *pair.b, directions);
     const std::vector<Segment> segments = Segments(bounds);
     for (size_t s = 1; s < segments.size(); ++s) {
       if (Gap(segments[s - 1], segments[s]) < kMinClockJump) continue;
@@ -217,13 +237,16 @@ std::vector<ClockJump> FindClockJumps(const Timeline& timeline, int reference) {
   // Against the reference: the parent's jumps plus its own against the
   // parent. A machine whose parent jumped moves with it, or shows the
   // opposite jump against it and stays; when the reference's clock jumps,
-  // every machine it reaches is moved the other way.
+  // every machine it reaches is moved the other way. A parent's jump past
+  // what the machine's hand-offs reach is left for a later look: said now,
+  // it would move the machine, and be taken back once its log got there.
   std::vector<Steps> against_reference(timeline.machines.size());
   std::vector<ClockJump> jumps;
   for (const int m : tree.order) {
     const int parent = tree.parent[static_cast<size_t>(m)];
     if (parent < 0) continue;
     Steps steps = against_reference[static_cast<size_t>(parent)];
+    std::erase_if(steps, [&](const auto& step) { return !ReachesPast(with_parent[static_cast<size_t>(m)], step.first); });
     const Steps own = OnePerJump(against_parent[static_cast<size_t>(m)]);
     steps.insert(steps.end(), own.begin(), own.end());
     against_reference[static_cast<size_t>(m)] = Combined(std::move(steps));

@@ -167,3 +167,37 @@ TEST_CASE("A machine in the middle of the pipeline jumps: it alone is moved; the
   CHECK(jumps[0].machine == truth.machines[1].name);
   CHECK(jumps[1].machine == truth.machines[2].name);
 }
+
+// jobviz follow reads logs as they are written: machine2's, behind, has not
+// reached the step machine1's clock jumped in.
+void CutFrom(Timeline& t, size_t m, std::int64_t step) {
+  for (Worker& worker : t.machines[m].workers) std::erase_if(worker.jobs, [&](const Job& job) { return job.step >= step; });
+}
+
+TEST_CASE("A log behind the jump is not moved with its neighbour until it gets there") {
+  const Timeline truth = ThreeMachines();
+  for (const bool both : {false, true}) {  // machine2 keeps its clock / steps with machine1's
+    INFO("machine2 jumps too: " << both);
+    Timeline full = truth;
+    Jump(full, 1, 3, 4 * kSecond);
+    if (both) Jump(full, 2, 3, 4 * kSecond);
+    Timeline behind = full;
+    CutFrom(behind, 2, 3);
+    std::vector<ClockJump> known = FindClockJumps(behind, 0);
+    REQUIRE(known.size() == 1);
+    CHECK(known[0].machine == truth.machines[1].name);
+    known[0].shift = 4 * kSecond;
+    // The next look, machine2's log there: machine1's jump undone first;
+    // machine2's own, if it has one, found against machine1's mended clock.
+    UndoClockJumps(known, full);
+    std::vector<ClockJump> later = FindClockJumps(full, 0);
+    REQUIRE(later.size() == (both ? 1u : 0u));
+    if (both) {
+      CHECK(later[0].machine == truth.machines[2].name);
+      CHECK(later[0].against == truth.machines[1].name);
+      later[0].shift = 4 * kSecond;
+      UndoClockJumps(later, full);
+    }
+    CheckSameTimes(full, truth);
+  }
+}
