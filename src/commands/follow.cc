@@ -126,7 +126,7 @@ void Follower::Say(const std::string& text) {
 void Follower::Alarm(const char* type, const std::string& text) {
   queue_.Drain();  // the steps before it come first
   Say("jobviz follow: " + text + (text.ends_with("\n") ? "" : "\n"));
-  if (server_) server_->Publish(type, TerminalText(PageText(text)));
+  if (server_) server_->Publish(type, BidiInert(TerminalText(PageText(text))));
 }
 
 // Messages of the stages, which run every turn: said when they change.

@@ -17,6 +17,12 @@ namespace {
 
 constexpr size_t kMaxRequest = 8192;
 constexpr auto kHeartbeat = std::chrono::seconds(15);
+constexpr auto kRequestDeadline = std::chrono::seconds(5);
+
+std::string EventStreamHeader() {
+  return "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
+         "X-Content-Type-Options: nosniff\r\nConnection: keep-alive\r\n\r\n";
+}
 
 bool SendAll(int fd, const char* data, size_t size) {
   while (size > 0) {
@@ -41,37 +47,53 @@ void SendText(int fd, const char* status, const std::string& body, bool head) {
   if (!head) SendAll(fd, body);
 }
 
-// The request line and headers, up to the blank line; "" when there is none.
-std::string ReadRequest(int fd) {
-  std::string request;
-  char buffer[1024];
-  while (request.size() < kMaxRequest && request.find("\r\n\r\n") == std::string::npos) {
-    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return "";
-    request.append(buffer, static_cast<size_t>(n));
+// Where the request's header ends (after its blank line), or npos while it
+// has not come whole. Lines end with CRLF or a bare LF (RFC 9112 lets a
+// server read a bare LF as a line's end): either way it is answered at once.
+size_t HeaderEnd(const std::string& request) {
+  for (size_t at = request.find('\n'); at != std::string::npos; at = request.find('\n', at + 1)) {
+    if (at + 1 < request.size() && request[at + 1] == '\n') return at + 2;
+    if (at + 2 < request.size() && request[at + 1] == '\r' && request[at + 2] == '\n') return at + 3;
   }
-  return request;
+  return std::string::npos;
 }
 
-std::string HeaderValue(const std::string& request, const std::string& name) {
-  size_t at = 0;
-  while ((at = request.find("\r\n", at)) != std::string::npos) {
-    at += 2;
-    if (request.size() - at > name.size() && strncasecmp(request.c_str() + at, name.c_str(), name.size()) == 0 &&
-        request[at + name.size()] == ':') {
-      const size_t begin = request.find_first_not_of(' ', at + name.size() + 1);
-      const size_t end = request.find("\r\n", at);
-      return begin < end ? request.substr(begin, end - begin) : "";
+// The request's lines, without their CR.
+std::vector<std::string> RequestLines(const std::string& request) {
+  std::vector<std::string> lines;
+  size_t begin = 0;
+  for (size_t end = request.find('\n'); end != std::string::npos; begin = end + 1, end = request.find('\n', begin)) {
+    std::string line = request.substr(begin, end - begin);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) break;
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+std::string HeaderValue(const std::vector<std::string>& lines, const std::string& name) {
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    if (line.size() > name.size() && line[name.size()] == ':' && strncasecmp(line.c_str(), name.c_str(), name.size()) == 0) {
+      const size_t begin = line.find_first_not_of(" \t", name.size() + 1);
+      const size_t end = line.find_last_not_of(" \t");
+      return begin == std::string::npos ? "" : line.substr(begin, end + 1 - begin);
     }
   }
   return "";
 }
 
-void SetTimeouts(int fd) {
+bool IsAddress(const std::string& host) {
+  in6_addr v6{};
+  in_addr v4{};
+  return ::inet_pton(AF_INET, host.c_str(), &v4) == 1 || ::inet_pton(AF_INET6, host.c_str(), &v6) == 1;
+}
+
+bool SameName(const std::string& a, const std::string& b) { return a.size() == b.size() && strncasecmp(a.c_str(), b.c_str(), a.size()) == 0; }
+
+void SetSendTimeout(int fd) {
   const timeval timeout{10, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
 }
 
 }  // namespace
@@ -92,9 +114,29 @@ bool ParseServeAddress(const std::string& text, std::string* host, int* port) {
     return false;
   *port = std::stoi(port_text);
   if (*port > 65535 || host->empty()) return false;
-  in6_addr v6{};
-  in_addr v4{};
-  return ::inet_pton(AF_INET, host->c_str(), &v4) == 1 || ::inet_pton(AF_INET6, host->c_str(), &v6) == 1;
+  return IsAddress(*host);
+}
+
+bool HostAllowed(const std::string& host_header, int port) {
+  std::string host = host_header, port_text;
+  if (!host.empty() && host.front() == '[') {
+    const size_t close = host.find(']');
+    if (close == std::string::npos || (close + 1 < host.size() && host[close + 1] != ':')) return false;
+    port_text = close + 1 < host.size() ? host.substr(close + 2) : "";
+    host = host.substr(1, close - 1);
+  } else if (const size_t colon = host.find(':'); colon != std::string::npos) {
+    port_text = host.substr(colon + 1);
+    host.resize(colon);
+  }
+  if (!port_text.empty() && port_text != std::to_string(port)) return false;
+  if (host.empty()) return false;
+  // A name in the Host header is one a page's script may have had resolved
+  // to this address (DNS rebinding): only the loopback's own name and this
+  // machine's name, as hostname prints it, are this server's. An address
+  // written out is no name anybody else controls.
+  char name[256] = {};
+  const bool named = ::gethostname(name, sizeof name - 1) == 0 && name[0] != '\0';
+  return IsAddress(host) || SameName(host, "localhost") || (named && SameName(host, name));
 }
 
 LiveServer::~LiveServer() { Stop(); }
@@ -155,51 +197,109 @@ void LiveServer::Stop() {
   for (int i = 0; i < 1200 && connections_.load() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
+// Requests are read here, by one thread, each against a deadline: a
+// client that sends its header a byte at a time holds no serving thread,
+// and when more such wait than kMaxPending the oldest is let go. Only a
+// whole request gets a thread of its own.
 void LiveServer::AcceptLoop() {
+  struct Pending {
+    int fd;
+    std::string request;
+    std::chrono::steady_clock::time_point deadline;
+  };
+  std::vector<Pending> pending;
+  std::vector<pollfd> polls;
+  char buffer[4096];
   while (!stopping_) {
-    pollfd p{listen_fd_, POLLIN, 0};
-    if (::poll(&p, 1, 200) <= 0) continue;
+    polls.assign(1, pollfd{listen_fd_, POLLIN, 0});
+    for (const Pending& p : pending) polls.push_back({p.fd, POLLIN, 0});
+    if (::poll(polls.data(), polls.size(), 200) < 0 && errno != EINTR) break;
+    const auto now = std::chrono::steady_clock::now();
+    std::vector<Pending> waiting;
+    for (size_t i = 0; i < pending.size(); ++i) {
+      Pending& p = pending[i];
+      bool gone = false;
+      if (polls[i + 1].revents != 0) {
+        const ssize_t n = ::recv(p.fd, buffer, sizeof buffer, MSG_DONTWAIT);
+        if (n > 0) p.request.append(buffer, static_cast<size_t>(n));
+        else gone = n == 0 || (errno != EAGAIN && errno != EINTR);
+      }
+      if (gone) {
+        ::close(p.fd);
+      } else if (HeaderEnd(p.request) != std::string::npos) {
+        Dispatch(p.fd, std::move(p.request));
+      } else if (p.request.size() > kMaxRequest) {
+        SendText(p.fd, "431 Request Header Fields Too Large", "the request's header is over 8 KiB\n", false);
+        ::close(p.fd);
+      } else if (now >= p.deadline) {
+        SendText(p.fd, "408 Request Timeout", "the request did not come whole within 5 s\n", false);
+        ::close(p.fd);
+      } else {
+        waiting.push_back(std::move(p));
+      }
+    }
+    pending = std::move(waiting);
+    if ((polls[0].revents & POLLIN) == 0) continue;
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
-    SetTimeouts(fd);
-    if (connections_.load() >= kMaxConnections) {
-      SendText(fd, "503 Service Unavailable", "too many connections\n", false);
-      ::close(fd);
-      continue;
+    SetSendTimeout(fd);
+    if (pending.size() >= kMaxPending) {
+      ::close(pending.front().fd);
+      pending.erase(pending.begin());
     }
-    ++connections_;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      open_fds_.push_back(fd);
-    }
-    std::thread([this, fd] {
-      Serve(fd);
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        std::erase(open_fds_, fd);
-      }
-      ::close(fd);
-      --connections_;
-    }).detach();
+    pending.push_back({fd, std::string(), now + kRequestDeadline});
   }
+  for (const Pending& p : pending) ::close(p.fd);
 }
 
-void LiveServer::Serve(int fd) {
-  const std::string request = ReadRequest(fd);
-  if (request.empty()) return;
+// A whole request: served on a thread of its own, or 503 when
+// kMaxConnections are being served (streams of events, mostly).
+void LiveServer::Dispatch(int fd, std::string request) {
+  if (connections_.load() >= kMaxConnections) {
+    SendText(fd, "503 Service Unavailable", "too many connections\n", false);
+    ::close(fd);
+    return;
+  }
+  ++connections_;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    open_fds_.push_back(fd);
+  }
+  std::thread([this, fd, request = std::move(request)] {
+    Serve(fd, request);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      std::erase(open_fds_, fd);
+    }
+    ::close(fd);
+    --connections_;
+  }).detach();
+}
+
+void LiveServer::Serve(int fd, const std::string& request) {
   ++requests_;
-  const size_t method_end = request.find(' ');
-  const size_t target_end = method_end == std::string::npos ? std::string::npos : request.find(' ', method_end + 1);
+  const std::vector<std::string> lines = RequestLines(request);
+  const std::string first = lines.empty() ? "" : lines.front();
+  const size_t method_end = first.find(' ');
+  const size_t target_end = method_end == std::string::npos ? std::string::npos : first.find(' ', method_end + 1);
   if (target_end == std::string::npos) return SendText(fd, "400 Bad Request", "bad request\n", false);
-  const std::string method = request.substr(0, method_end);
-  const std::string target = request.substr(method_end + 1, target_end - method_end - 1);
+  const std::string method = first.substr(0, method_end);
+  const std::string target = first.substr(method_end + 1, target_end - method_end - 1);
   const std::string path = target.substr(0, target.find('?'));
   const bool head = method == "HEAD";
-  if (method != "GET" && !head) return SendText(fd, "405 Method Not Allowed", "GET only\n", false);
+  if (method != "GET" && !head) return SendText(fd, "405 Method Not Allowed", "GET and HEAD only\n", false);
+  if (!HostAllowed(HeaderValue(lines, "Host"), port_)) {
+    ++refused_;
+    return SendText(fd, "403 Forbidden",
+                    "jobviz follow answers requests to 127.0.0.1, localhost, [::1], this machine's name or an address "
+                    "of it only (a page elsewhere could otherwise read the report through a name of its own)\n",
+                    head);
+  }
   // Whole paths only: nothing is looked up on disk, so no path can reach a file.
-  if (path == "/events" && !head) {
+  if (path == "/events") {
+    if (head) return void(SendAll(fd, EventStreamHeader()));
     // A page that reconnects says the last event it had: it gets the rest.
-    const std::string last = HeaderValue(request, "Last-Event-ID");
+    const std::string last = HeaderValue(lines, "Last-Event-ID");
     const bool digits = !last.empty() && last.size() < 19 && last.find_first_not_of("0123456789") == std::string::npos;
     return StreamEvents(fd, digits ? std::stoull(last) : 0);
   }
@@ -208,7 +308,7 @@ void LiveServer::Serve(int fd) {
     std::lock_guard<std::mutex> lock(mutex_);
     body = path == "/" ? page_ : path == "/report" ? report_ : nullptr;
   }
-  if (path != "/" && path != "/report" && path != "/events") {
+  if (path != "/" && path != "/report") {
     ++not_found_;
     return SendText(fd, "404 Not Found", "not found: jobviz serves /, /report and /events only\n", head);
   }
@@ -218,10 +318,7 @@ void LiveServer::Serve(int fd) {
 }
 
 void LiveServer::StreamEvents(int fd, std::uint64_t sent) {
-  const std::string header =
-      "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
-      "X-Content-Type-Options: nosniff\r\nConnection: keep-alive\r\n\r\nretry: 1000\n\n";
-  if (!SendAll(fd, header)) return;
+  if (!SendAll(fd, EventStreamHeader() + "retry: 1000\n\n")) return;
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stopping_) {
     std::string out;
@@ -255,7 +352,17 @@ void LiveServer::SetReport(std::string html) {
 
 void LiveServer::Publish(const std::string& type, const std::string& data) {
   std::string text = "event: " + type + "\ndata: ";
-  for (char c : data) text += c == '\n' ? std::string("\ndata: ") : std::string(1, c);
+  // CR, LF and CRLF each end a line of an event stream (the HTML standard's
+  // parser): each starts another data line, so no text (a directory's name)
+  // can begin a field of its own, and the type is one of ours.
+  for (size_t i = 0; i < data.size(); ++i) {
+    if (data[i] == '\r' || data[i] == '\n') {
+      text += "\ndata: ";
+      i += data[i] == '\r' && i + 1 < data.size() && data[i + 1] == '\n';
+    } else {
+      text += data[i];
+    }
+  }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     const std::uint64_t id = next_event_++;

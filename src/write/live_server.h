@@ -3,8 +3,12 @@
 // HTML report, GET /events a stream of server-sent events (step, report,
 // stall, resumed) to every page open. Any other path is 404, and no request
 // ever opens a file: the paths are compared whole, never joined to a
-// directory. A connection is a thread of its own with a send timeout, so a
-// browser that stops reading or goes away costs nobody else anything.
+// directory. Requests are read against a 5 s deadline by the accepting
+// thread, so clients that dribble their headers hold nothing; a whole
+// request is a thread of its own with a send timeout, so a browser that
+// stops reading or goes away costs nobody else anything. Only requests
+// whose Host is this server are answered (HostAllowed: DNS rebinding), and
+// no response carries CORS headers: no other origin's script reads one.
 #pragma once
 
 #include <atomic>
@@ -21,7 +25,8 @@ namespace jobviz {
 
 class LiveServer {
  public:
-  static constexpr int kMaxConnections = 64;  // more wait for one to close: 503
+  static constexpr int kMaxConnections = 64;  // served at once; more: 503
+  static constexpr size_t kMaxPending = 256;  // requests still coming; more: the oldest let go
   static constexpr size_t kKeptEvents = 256;  // a page that connects late gets these first
 
   LiveServer() = default;
@@ -45,6 +50,7 @@ class LiveServer {
   // What was served, for tests and the report on stderr.
   std::uint64_t requests() const { return requests_.load(); }
   std::uint64_t not_found() const { return not_found_.load(); }
+  std::uint64_t refused() const { return refused_.load(); }  // a Host not ours
 
  private:
   struct Event {
@@ -52,7 +58,8 @@ class LiveServer {
     std::string text;  // "event: TYPE\ndata: ...\n\n"
   };
   void AcceptLoop();
-  void Serve(int fd);
+  void Dispatch(int fd, std::string request);
+  void Serve(int fd, const std::string& request);
   void StreamEvents(int fd, std::uint64_t sent);  // `sent`: the last event id the page has
 
   int listen_fd_ = -1;
@@ -60,7 +67,7 @@ class LiveServer {
   std::string bound_;
   std::atomic<bool> stopping_{false};
   std::atomic<int> connections_{0};
-  std::atomic<std::uint64_t> requests_{0}, not_found_{0};
+  std::atomic<std::uint64_t> requests_{0}, not_found_{0}, refused_{0};
   std::thread acceptor_;
   std::mutex mutex_;
   std::condition_variable changed_;
@@ -73,5 +80,10 @@ class LiveServer {
 // "8080" -> ("127.0.0.1", 8080); "0.0.0.0:8080"; "[::1]:8080". False when
 // it is none of these.
 bool ParseServeAddress(const std::string& text, std::string* host, int* port);
+
+// Whether a request's Host header ("127.0.0.1:8080", "localhost:8080",
+// "[::1]:8080", "node7:8080") names this server listening on `port`: an
+// address, localhost or this machine's name, and our port if one is given.
+bool HostAllowed(const std::string& host_header, int port);
 
 }  // namespace jobviz

@@ -150,7 +150,7 @@ def browse(port, logs):
         version, steps = page.evaluate("jobvizLive.version()"), page.evaluate("jobvizLive.steps()")
         # A peer that opens the event stream and goes away mid-update.
         dropped = socket.create_connection(("127.0.0.1", port))
-        dropped.sendall(b"GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
+        dropped.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         dropped.recv(64)
         logs.write_next()
         written = time.monotonic()

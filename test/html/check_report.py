@@ -31,6 +31,7 @@ import gzip
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -442,6 +443,29 @@ def check_window(page, work, jobviz, root):
     check(steps == [1], f"windowed page holds steps {steps}")
 
 
+def check_bidi_names(page, work, jobviz, root):
+    """A right-to-left override in a machine's name (U+202E) stays inside an isolate wherever the
+    page's script puts it too: the jump box's list of workers. Typed without the isolates, the
+    name still finds its worker."""
+    logs = os.path.join(work, "rtl_logs")
+    shutil.copytree(os.path.join(root, "sample_logs/multi_machine_logs"), logs)
+    os.rename(os.path.join(logs, "machine0"), os.path.join(logs, "machine\u202e0"))
+    html = os.path.join(work, "rtl.html")
+    result = subprocess.run([jobviz, "--log_dir", logs, "--multi_machine", "--no-chrome", "--no-summary", "-q",
+                             "-o", os.path.join(work, "rtl.json"), "--html", html], capture_output=True, text=True)
+    check(result.returncode == 0, f"jobviz on a right-to-left name: {result.returncode} {result.stderr[-300:]}")
+    load(page, html)
+    options = page.evaluate("[...document.querySelectorAll('#jump-list option')].map(o => o.value)")
+    overrides = [(o, i) for o in options for i, c in enumerate(o) if c == "\u202e"]
+    loose = [o for o, i in overrides if o[i - 1:i] != "\u2068" or o[i + 1:i + 2] != "\u2069"]
+    check(overrides and not loose, f"the jump box's list: {len(overrides)} overrides, not isolated in {loose}")
+    seen = page.evaluate("""(() => { const j = document.getElementById('jump'); j.value = 'machine\u202e0 worker 0';
+        j.dispatchEvent(new Event('change')); const r = document.querySelector('#timeline .rows div.jumped');
+        return r ? r.textContent : ''; })()""")
+    plain = re.sub("[\u2066-\u2069]", "", seen)
+    check("machine\u202e0" in plain and "worker 0" in plain, f"typing the name without isolates jumps to {seen!r}")
+
+
 def check_open_job(page, work, jobviz, root):
     """A run that stopped (test/fixtures/stopped/worker_in_flight): the jobs
     libjobviz's watchdog saw begin and never end are drawn open to their log's
@@ -520,6 +544,7 @@ def main():
             requests = [u for u in page.requested_urls() if not u.startswith(("file://", "data:"))]
             check(requests == [], f"the page asked the network for {requests}")
             check_window(page, work, jobviz, root)
+            check_bidi_names(page, work, jobviz, root)
             check_open_job(page, work, jobviz, root)
             check(page.problems() == [], f"console: {page.problems()}")
     print("FAILED:" if failures else "ok:", len(failures), "failures")

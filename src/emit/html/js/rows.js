@@ -79,12 +79,13 @@ const jumpList = document.createElement('datalist');
 jumpList.id = 'jump-list';
 // Labels may hold isolates around bidi controls (BidiInert); typed text does not.
 const plain = (text) => text.replace(/[\u2066-\u2069]/g, '');
-// A row's full name: its machine's and its own label ("machine17 worker 3 · stage 2").
-const fullName = (row) => {
-  const label = plain(row.label), machine = plain(data.machines[row.machine].name);
-  return label.startsWith(machine) ? label : machine + ' ' + label;
+// A row's full name: its machine's and its own label ("machine17 worker 3 · stage 2");
+// shown in the list as the page shows names, its bidi controls inside isolates.
+const fullName = (row, strip = plain) => {
+  const label = strip(row.label), machine = strip(data.machines[row.machine].name);
+  return plain(label).startsWith(plain(machine)) ? label : machine + ' ' + label;
 };
-for (const row of data.rows) if (!row.lane) jumpList.append(new Option(fullName(row)));
+for (const row of data.rows) if (!row.lane) jumpList.append(new Option(fullName(row, (text) => text)));
 toolbar.append(jump, jumpList);
 // The row a typed text names: its label or full name exactly, else the
 // first whose full name holds every word typed ("m17 w3" does not; "machine17
