@@ -4,6 +4,7 @@
 #include "cli/draw_flags.h"
 #include "cli/exit_status.h"
 #include "cli/option_values.h"
+#include "cli/output_paths.h"
 #include "cli/seconds_option.h"
 #include "cli/options.h"
 #include "write/live_server.h"
@@ -77,16 +78,20 @@ Parsed<FollowPlan> ParseFollowCommandLine(int argc, char** argv, bool merge) {
       return {std::nullopt, UsageError("jobviz follow", "standard input cannot be followed as a log",
                                        "give the log files or --log_dir; `jobviz -` reads a finished log from stdin")};
   if (flags.summary_on)
-    return {std::nullopt, UsageError("jobviz follow", "--summary: stdout holds the steps", "--summary-md FILE keeps the tables current")};
+    return {std::nullopt, UsageError(command, "--summary: stdout holds the steps", "--summary-md FILE keeps the tables current")};
   Parsed<DrawPlan> draw = ToPlan(flags, DrawCommand::kFollow);
   if (!draw.plan) return {std::nullopt, draw.exit_code};
   draw.plan->merge = merge;
   for (const OutputRequest& output : draw.plan->outputs)
-    if (output.path == "-")
-      return {std::nullopt, UsageError("jobviz follow", output.flag + " -: stdout holds the steps; write the outputs to files",
+    if (!output.to_stderr && IsStandardOutput(output.path))
+      return {std::nullopt, UsageError(command, output.flag + " " + output.path + ": stdout holds the steps; write the outputs to files",
                                        "e.g. --summary-json summary.json")};
+  // Before anything is read or written: follow runs beside the job, on its own logs.
+  if (const std::string clash = FollowedOutputClash(draw.plan->outputs, flags.inputs.log_dir, flags.inputs.files);
+      !clash.empty())
+    return {std::nullopt, UsageError(command, clash, "write the outputs outside the followed logs, e.g. --html report.html")};
   if (draw.plan->steps)
-    return {std::nullopt, UsageError("jobviz follow", "--steps: follow reports every step as it finishes",
+    return {std::nullopt, UsageError(command, "--steps: follow reports every step as it finishes",
                                      "--keep-steps N keeps the last N in memory and the outputs")};
   FollowPlan plan;
   plan.draw = std::move(*draw.plan);

@@ -362,6 +362,11 @@ Parsed<ExtractPlan> ParseExtractCommandLine(int argc, char** argv) {
   if (auto stop = ParseOrExit<ExtractPlan>(app, argc, argv, "jobviz extract")) return std::move(*stop);
   plan.verbosity = quiet ? kQuiet : kNormal;
   SortUnique(plan.inputs.devices);
+  // --follow opens its stream at once (a batch run checks as it discovers the logs).
+  if (plan.follow)
+    if (const std::string clash = FollowedOutputClash({{OutputFormat::kPerfettoJson, plan.output, false, "-o"}}, plan.inputs.log_dir, {});
+        !clash.empty())
+      return {std::nullopt, UsageError("jobviz extract", clash, "write the stream outside the followed logs")};
   return {std::move(plan), kExitOk};
 }
 

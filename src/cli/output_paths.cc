@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "read/log_discovery.h"
 #include "write/atomic_file.h"
 
 namespace jobviz {
@@ -80,6 +81,46 @@ std::string OutputOverwritesInput(const std::vector<OutputRequest>& outputs, con
     const std::string key = InodeKey(st);
     for (const auto& [identity, output] : written)
       if (identity == key) return Named(*output) + " would overwrite the input " + input;
+  }
+  return "";
+}
+
+bool IsStandardOutput(const std::string& path) {
+  if (DescriptorOf(path) == STDOUT_FILENO) return true;
+  struct stat out {};
+  return fstat(STDOUT_FILENO, &out) == 0 && S_ISREG(out.st_mode) && FileIdentity(path) == InodeKey(out);
+}
+
+namespace {
+
+std::filesystem::path Resolved(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  return ec ? std::filesystem::absolute(path).lexically_normal() : p;
+}
+
+}  // namespace
+
+std::string FollowedOutputClash(const std::vector<OutputRequest>& outputs, const std::string& log_dir,
+                                const std::vector<std::string>& files) {
+  std::vector<std::string> inputs = files;
+  if (!log_dir.empty()) {
+    DiscoveryError ignored;  // a tree with no log yet: follow waits for them
+    for (const bool multi : {false, true})
+      if (const auto found = DiscoverLogs(log_dir, multi, {}, &ignored))
+        for (const WorkerLogFile& file : found->files) inputs.push_back(file.path);
+  }
+  if (std::string clash = OutputOverwritesInput(outputs, inputs); !clash.empty()) return clash;
+  const std::filesystem::path root = log_dir.empty() ? std::filesystem::path() : Resolved(log_dir);
+  for (const OutputRequest& output : outputs) {
+    if (output.to_stderr || output.path == "-" || DescriptorOf(output.path) >= 0) continue;
+    const std::string identity = FileIdentity(output.path);
+    for (const std::string& file : files)  // one not there yet, followed once it comes
+      if (file != "-" && FileIdentity(file) == identity) return Named(output) + " would overwrite the input " + file;
+    if (root.empty() || !WorkerIndexOf(std::filesystem::path(output.path).filename().string())) continue;
+    const std::filesystem::path dir = Resolved(output.path).parent_path();
+    if (dir == root || dir.parent_path() == root)
+      return Named(output) + " lies in the followed tree " + log_dir + ": it would be read as a worker's log";
   }
   return "";
 }

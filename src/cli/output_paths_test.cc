@@ -71,3 +71,36 @@ TEST_CASE("An output that is an input is named, however it is spelt") {
   fs::create_symlink(s.at("workerlog.0"), s.at("link"));
   CHECK_FALSE(OutputOverwritesInput({Out(s.at("link"))}, inputs).empty());
 }
+
+TEST_CASE("Follow's outputs: none is a followed log, now or once it comes") {
+  Scratch s;
+  fs::create_directories(s.dir / "tree/machine0");
+  std::ofstream(s.dir / "tree/machine0/workerlog.0") << "log\n";
+  const std::string tree = s.at("tree");
+  CHECK(FollowedOutputClash({Out(s.at("trace.json")), Out(s.at("tree/trace.json"))}, tree, {}).empty());
+  // The job's own log, spelt otherwise.
+  CHECK(FollowedOutputClash({Out(s.at("tree/machine0/../machine0/workerlog.0"))}, tree, {}).find(
+            "would overwrite the input") != std::string::npos);
+  // A name the tree's discovery would take as a worker's log: a machine's
+  // directory, one to come, or the tree itself.
+  for (const char* name : {"tree/machine0/workerlog.9", "tree/machine7/workerlog.1", "tree/workerlog.3.gz"}) {
+    INFO(name);
+    CHECK(FollowedOutputClash({Out(s.at(name), "--html")}, tree, {}).find("lies in the followed tree") != std::string::npos);
+  }
+  CHECK(FollowedOutputClash({Out(s.at("tree/machine0/deep/workerlog.9"))}, tree, {}).empty());  // not read
+  // Named files: one that is there, and one not there yet.
+  const std::vector<std::string> files = {s.at("workerlog.0"), s.at("later/workerlog.5")};
+  CHECK_FALSE(FollowedOutputClash({Out(s.at("sub/../workerlog.0"))}, "", files).empty());
+  CHECK_FALSE(FollowedOutputClash({Out(s.at("later/../later/workerlog.5"))}, "", files).empty());
+  CHECK(FollowedOutputClash({Out(s.at("later/trace.json"))}, "", files).empty());
+}
+
+TEST_CASE("Standard output by any name") {
+  for (const char* name : {"-", "/dev/stdout", "/proc/self/fd/1", "/dev/fd/1"}) {
+    INFO(name);
+    CHECK(IsStandardOutput(name));
+  }
+  Scratch s;
+  CHECK_FALSE(IsStandardOutput(s.at("trace.json")));
+  CHECK_FALSE(IsStandardOutput("/dev/stderr"));
+}

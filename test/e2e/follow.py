@@ -437,6 +437,30 @@ def test_usage_errors(tmp):
                       (["--log_dir", tmp, "--stall-after", "-5"], "stall-after -5")):
         rc = subprocess.run([JOBVIZ, "follow", *args], capture_output=True).returncode
         check(rc == 2, f"{why}: exit {rc}, expected 2")
+    # Outputs that are the job's own logs, lie where the tree's logs are found, or are stdout by
+    # another name: refused before anything is read or written, the log untouched.
+    logs = os.path.join(tmp, "logs")
+    generate(logs, 2)
+    log = os.path.join(logs, "machine0", "workerlog.0")
+    before = open(log, "rb").read()
+    tree = ["--log_dir", logs, "--multi_machine"]
+    for args, why in (([*tree, "-o", log], "-o the job's log"),
+                      ([*tree, "--html", os.path.join(logs, "machine0", "..", "machine1", "workerlog.1")], "--html via .."),
+                      ([*tree, "-o", os.path.join(logs, "machine0", "workerlog.9")], "a log's name in the tree"),
+                      ([*tree, "-o", os.path.join(logs, "machine5", "workerlog.0")], "a machine to come"),
+                      ([*tree, "-o", "/dev/stdout"], "/dev/stdout"), ([*tree, "--summary-json", "/proc/self/fd/1"], "/proc/self/fd/1"),
+                      ([*tree, "--html", "/dev/fd/1"], "/dev/fd/1"),
+                      ([log, os.path.join(tmp, "later.log"), "-o", os.path.join(tmp, "later.log")], "a named file not there yet")):
+        r = subprocess.run([JOBVIZ, "follow", *args], capture_output=True, text=True, timeout=30)
+        check(r.returncode == 2 and "error" in r.stderr, f"{why}: exit {r.returncode}, expected 2: {r.stderr[-300:]}")
+    for args, why in ((["extract", "--follow", "--log_dir", os.path.join(logs, "machine0"), "--machine", "m0", "-o", log],
+                       "extract --follow -o the job's log"),
+                      (["merge", "--follow", os.path.join(tmp, "m0.jsonl"), "-o", os.path.join(tmp, "m0.jsonl")],
+                       "merge --follow -o its stream")):
+        r = subprocess.run([JOBVIZ, *args], capture_output=True, text=True, timeout=30)
+        check(r.returncode == 2, f"{why}: exit {r.returncode}, expected 2: {r.stderr[-300:]}")
+        check(args[0] != "merge" or r.stderr.startswith("jobviz merge --follow: error:"), f"{why}: says {r.stderr[:80]!r}")
+    check(open(log, "rb").read() == before, "a refused output touched the job's log")
 
 
 for test in (test_grow_and_report, test_keep_steps, test_stall_alarm, test_stall_between_steps, test_truncated_log_is_a_new_run, test_overlong_line, test_faults, test_extract_merge_follow,
