@@ -3,7 +3,6 @@
 // then for each log a file line, its records and its figures as they come,
 // a restart line when it is truncated or replaced, and the end line only
 // when extract is stopped. `jobviz merge --follow` reads such streams.
-#include <csignal>
 #include <cstdio>
 #include <map>
 
@@ -79,7 +78,6 @@ int RunExtractFollow(const ExtractPlan& plan) {
     PrintError("cannot write " + plan.output, "name a file in a directory that exists, or - for stdout");
     return kExitBadInput;
   }
-  std::signal(SIGPIPE, SIG_IGN);  // a reader that goes away is a write error, said, not a silent death
   ChangeWaker::HandleStopSignals();
   TreeFollower tree(plan.inputs.log_dir, false, plan.inputs.devices, {}, plan.inputs.threads);
   ChangeWaker waker;

@@ -5,6 +5,7 @@
 // drops what --keep-steps no longer keeps, raises the stall alarm, and
 // rewrites the outputs every --refresh seconds.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -36,17 +37,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-// The alarm as the live page shows it: a block of its own, without the
-// terminal's "jobviz: stopped: " before every line.
-std::string PageText(std::string text) {
-  for (const std::string_view prefix : {"jobviz: stopped: ", "jobviz: "})
-    for (size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at))
-      if (at == 0 || text[at - 1] == '\n') text.erase(at, prefix.size());
-      else at += prefix.size();
-  return text;
-}
-
 
 // The logs of a tree, or (merge --follow) the events streams of extract --follow.
 std::unique_ptr<FollowedSource> MakeSource(const DrawPlan& plan) {
@@ -98,6 +88,7 @@ class Follower {
   bool steps_since_write_ = false;
   std::string last_build_text_, last_write_text_;
   bool status_shown_ = false;
+  std::atomic<bool> stdout_gone_{false};  // set on the step queue's thread
   bool catching_up_ = false;
   bool unbuilt_ = false;      // records arrived since the run was last built
   std::uint64_t generation_ = 0;  // the source's, when the cursors were last right
@@ -126,7 +117,7 @@ void Follower::Say(const std::string& text) {
 void Follower::Alarm(const char* type, const std::string& text) {
   queue_.Drain();  // the steps before it come first
   Say("jobviz follow: " + text + (text.ends_with("\n") ? "" : "\n"));
-  if (server_) server_->Publish(type, BidiInert(TerminalText(PageText(text))));
+  if (server_) server_->Publish(type, BidiInert(TerminalText(WithoutTerminalPrefixes(text))));
 }
 
 // Messages of the stages, which run every turn: said when they change.
@@ -169,8 +160,12 @@ void Follower::PrintStep(const StepReport& report) {
   std::lock_guard lock(terminal_);
   if (status_shown_) std::fputs("\r\x1b[K", stderr);
   status_shown_ = false;
-  std::fprintf(stdout, "%s\n", line.c_str());
-  std::fflush(stdout);
+  if (stdout_gone_) return;
+  // Its reader went away (`| head -1`): follow ends as at SIGINT, outputs written.
+  if (std::fprintf(stdout, "%s\n", line.c_str()) < 0 || std::fflush(stdout) != 0) {
+    stdout_gone_ = true;
+    ChangeWaker::AskStop();
+  }
 }
 
 void Follower::Turn(Clock::time_point now) {
@@ -425,7 +420,8 @@ int Follower::Run() {
   SayWhatWasRead();
   if (server_) server_->Stop();
   if (plan_.draw.verbosity >= kNormal)
-    Say("jobviz follow: stopped after " + std::to_string(printed_.count()) + (printed_.count() == 1 ? " step" : " steps") +
+    Say("jobviz follow: stopped" +
+        (stdout_gone_ ? std::string(" (standard output closed: its reader went away)") : ChangeWaker::StopCause()) + " after " + std::to_string(printed_.count()) + (printed_.count() == 1 ? " step" : " steps") +
         (plan_.draw.outputs.empty() || !printed_.any() ? "" : written ? "; outputs written" : "; an output could not be written") + "\n");
   return written ? kExitOk : kExitBadInput;
 }

@@ -190,4 +190,12 @@ std::string StopReportLines(const StopReport& r, const Timeline& timeline) {
   return out + NoJobLines(r, timeline);
 }
 
+std::string WithoutTerminalPrefixes(std::string text) {
+  for (const std::string_view prefix : {"jobviz: stopped: ", "jobviz: "})
+    for (size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at))
+      if (at == 0 || text[at - 1] == '\n') text.erase(at, prefix.size());
+      else at += prefix.size();
+  return text;
+}
+
 }  // namespace jobviz

@@ -15,6 +15,10 @@ namespace jobviz {
 // finished or nothing can be said.
 std::string StopReportLines(const StopReport& report, const Timeline& timeline);
 
+// Text of the terminal's report as the live page shows it: a block of its
+// own, without "jobviz: stopped: " or "jobviz: " before every line.
+std::string WithoutTerminalPrefixes(std::string text);
+
 // The verdict's first lines: where the run stopped, and what was left out.
 std::vector<std::string> StopVerdictLines(const StopReport& report);
 

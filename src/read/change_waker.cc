@@ -10,15 +10,19 @@
 #include <atomic>
 #include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <string>
 
 namespace jobviz {
 
 namespace {
 
 std::atomic<bool> stop_asked{false};
+std::atomic<int> stop_signal{0};
 int stop_pipe[2] = {-1, -1};
 
-void OnStopSignal(int) {
+void OnStopSignal(int signal_number) {
+  stop_signal.store(signal_number);
   stop_asked.store(true);
   if (stop_pipe[1] >= 0) {
     const char byte = 1;
@@ -65,10 +69,18 @@ void ChangeWaker::HandleStopSignals() {
   struct sigaction action {};
   action.sa_handler = OnStopSignal;
   sigemptyset(&action.sa_mask);
-  ::sigaction(SIGINT, &action, nullptr);
-  ::sigaction(SIGTERM, &action, nullptr);
+  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(signal_number, &action, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
 }
 
 bool ChangeWaker::StopAsked() { return stop_asked.load(); }
+
+void ChangeWaker::AskStop() { OnStopSignal(0); }
+
+std::string ChangeWaker::StopCause() {
+  const int signal_number = stop_signal.load();
+  const char* name = signal_number > 0 ? sigabbrev_np(signal_number) : nullptr;
+  return name ? std::string(" by SIG") + name : "";
+}
 
 }  // namespace jobviz

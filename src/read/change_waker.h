@@ -24,10 +24,15 @@ class ChangeWaker {
   bool Wait(double seconds);
   bool uses_inotify() const { return inotify_ >= 0; }
 
-  // SIGINT and SIGTERM set StopAsked() and wake Wait (async-signal-safe:
-  // the handler writes one byte to a pipe).
+  // SIGINT, SIGTERM and SIGHUP (a closed ssh session) set StopAsked() and
+  // wake Wait (async-signal-safe: the handler writes one byte to a pipe).
+  // SIGPIPE is ignored: a reader of stdout that goes away is a failed write,
+  // which the writer turns into AskStop, never a death with outputs unwritten.
   static void HandleStopSignals();
   static bool StopAsked();
+  static void AskStop();
+  // " by SIGHUP": the signal that asked to stop; "" when none did.
+  static std::string StopCause();
 
  private:
   int inotify_ = -1;

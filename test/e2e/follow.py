@@ -13,6 +13,7 @@ import json
 import os
 import queue
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -308,6 +309,45 @@ def test_faults(tmp):
     check(steps == sorted(set(steps)), f"a step printed twice or out of order: {steps}")
 
 
+def test_signals(tmp):
+    """SIGTERM, SIGHUP (a closed ssh session) and a reader of stdout that goes away (`| head -1`)
+    end follow as SIGINT does: every output written once more, complete, no temporary file, exit 0."""
+    logs = os.path.join(tmp, "logs")
+    generate(logs, 6)
+    for how in ("SIGTERM", "SIGHUP", "head -1"):
+        out = os.path.join(tmp, how.replace(" ", "_"))
+        os.makedirs(out)
+        summary = os.path.join(out, "s.json")
+        args = [JOBVIZ, "follow", "--log_dir", logs, "--multi_machine", "--summary-json", summary,
+                "--html", os.path.join(out, "r.html"), "--poll", "0.2", "--stall-after", "30"]
+        if how == "head -1":
+            shell = subprocess.Popen("set -o pipefail; " + " ".join(map(shlex.quote, args)) + " | head -1", shell=True,
+                                     executable="/bin/bash", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            # head exits after the first step line; follow finds out at its next write: the
+            # remaining steps of the run's end come at the first quiet moment.
+            stdout, stderr = shell.communicate(timeout=60)
+            rc = shell.returncode
+            check(len(stdout.splitlines()) == 1, f"{how}: {stdout!r}")
+        else:
+            follow = Follow(args[2:])
+            check(follow.next_line(20) is not None, f"{how}: no step")
+            rc = follow.stop(getattr(signal, how))
+            stderr = follow.err()
+        check(rc == 0, f"{how}: exit {rc}: {stderr[-400:]}")
+        check(("stopped by " + how if how.startswith("SIG") else "standard output closed") in stderr,
+              f"{how}: the cause is not said: {stderr[-400:]}")
+        try:
+            steps = len(json.load(open(summary))["steps"])
+        except (OSError, ValueError, KeyError) as e:
+            steps = f"unreadable: {e}"
+        said = re.search(r"stopped.* after (\d+) steps?", stderr)
+        check(said and steps == int(said.group(1)) and steps >= 1,
+              f"{how}: the summary holds {steps} steps; follow said {said and said.group(0)}")
+        html = os.path.join(out, "r.html")
+        check(os.path.exists(html) and os.path.getsize(html) > 0 and
+              not [n for n in os.listdir(out) if ".tmp." in n], f"{how}: outputs {os.listdir(out)}")
+
+
 def test_extract_merge_follow(tmp):
     """Logs that stay on each machine: extract --follow streams each one's records (a file and a FIFO);
     merge --follow prints the steps a follow of the whole tree prints; the streams, once extract stops,
@@ -464,7 +504,7 @@ def test_usage_errors(tmp):
 
 
 for test in (test_grow_and_report, test_keep_steps, test_stall_alarm, test_stall_between_steps, test_truncated_log_is_a_new_run, test_overlong_line, test_faults, test_extract_merge_follow,
-             test_clock_jump, test_usage_errors):
+             test_clock_jump, test_usage_errors, test_signals):
     with tempfile.TemporaryDirectory() as tmp:
         started = time.time()
         test(tmp)
