@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "analyse/step_queue.h"
@@ -89,6 +90,8 @@ class Follower {
   std::string last_build_text_, last_write_text_;
   bool status_shown_ = false;
   std::atomic<bool> stdout_gone_{false};  // set on the step queue's thread
+  std::set<std::string> said_without_jobs_;  // LogsWithoutJobs
+  std::string last_without_jobs_;
   bool catching_up_ = false;
   bool unbuilt_ = false;      // records arrived since the run was last built
   std::uint64_t generation_ = 0;  // the source's, when the cursors were last right
@@ -393,6 +396,7 @@ int Follower::Run() {
   while (!ChangeWaker::StopAsked()) {
     const Clock::time_point turn_start = Clock::now();
     Turn(turn_start);
+    if (printed_.any()) SayOnce(LogsWithoutJobs(tree_, &said_without_jobs_), &last_without_jobs_);
     if (auto status = CheckStall(Clock::now())) return *status;
     if (Clock::now() >= next_write) {
       if (steps_since_write_) WriteOutputs();

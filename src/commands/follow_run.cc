@@ -81,4 +81,22 @@ bool WriteFollowedOutputs(const DrawPlan& plan, const FollowedSource& tree, cons
 }
 
 
+std::string LogsWithoutJobs(const FollowedSource& tree, std::set<std::string>* said) {
+  std::vector<std::string> named;
+  size_t count = 0;
+  for (size_t i = 0; i < tree.size(); ++i) {
+    const WorkerLogFile& file = tree.logs().files[i];
+    if (tree.log(i).jobs_read() > 0 || !said->insert(file.path).second) continue;
+    if (++count <= 5)
+      named.push_back(tree.logs().machine_names[static_cast<size_t>(file.machine)] + " worker " +
+                      std::to_string(file.worker) + " (" + file.path + ")");
+  }
+  if (count == 0) return "";
+  std::string list;
+  for (const std::string& name : named) list += (list.empty() ? "" : ", ") + name;
+  if (count > named.size()) list += " and " + std::to_string(count - named.size()) + " more";
+  return "jobviz follow: no job in the log of " + list + " yet (a rank that never started?); the steps are of the " +
+         "logs with jobs, and " + (count == 1 ? "it joins" : "each joins") + " when its jobs come\n";
+}
+
 }  // namespace jobviz

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "align/clock_jumps.h"
@@ -42,5 +43,12 @@ bool BuildFollowedRun(const DrawPlan& plan, const FollowedSource& tree, Followed
 // into it (--serve).
 bool WriteFollowedOutputs(const DrawPlan& plan, const FollowedSource& tree, const std::vector<ClockJump>& jumps,
                           std::optional<StepRange> shown, std::string* messages, std::string* live_report = nullptr);
+
+// Steps went by and some logs have no job yet (a rank that died at
+// start-up, its log a traceback): "jobviz follow: no job in the log of
+// machine0 worker 3 (logs/machine0/workerlog.3) yet ...", of those not
+// named before (`said`), lest a stage be missed unseen; "" when none. The
+// steps are the other logs'; such a log joins when its jobs come.
+std::string LogsWithoutJobs(const FollowedSource& tree, std::set<std::string>* said);
 
 }  // namespace jobviz

@@ -89,6 +89,7 @@ size_t FollowedRecords::Append(WorkerLogScan part) {
   scan_.lines = part.lines;
   scan_.bytes += part.bytes;
   scan_.end = std::move(part.end);
+  jobs_read_ += jobs;
   return jobs;
 }
 
@@ -101,6 +102,7 @@ std::vector<LogRecord> FollowedRecords::TakeRecords() {
 
 void FollowedRecords::Restart() {
   ++restarts_;
+  jobs_read_ = 0;
   WorkerLogScan fresh;
   fresh.file = scan_.file;
   scan_ = std::move(fresh);

@@ -38,6 +38,9 @@ class FollowedRecords {
   // to them; `part.bytes`: the bytes they came from). Returns the finished
   // jobs among them.
   size_t Append(WorkerLogScan part);
+  // Finished jobs read since the file was first followed (or restarted),
+  // dropped ones counted too: 0 for a rank whose log holds none yet.
+  std::uint64_t jobs_read() const { return jobs_read_; }
   // Truncated or replaced: the records so far are void; a new run follows.
   void Restart();
   std::uint64_t restarts() const { return restarts_; }
@@ -73,6 +76,7 @@ class FollowedRecords {
   std::uint64_t cursor_line_ = 0;  // 0: from the start
   std::int64_t cursor_step_ = 0;
   std::uint64_t restarts_ = 0;
+  std::uint64_t jobs_read_ = 0;
   std::chrono::steady_clock::time_point grew_ = std::chrono::steady_clock::now();
 };
 

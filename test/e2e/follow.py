@@ -348,6 +348,24 @@ def test_signals(tmp):
               not [n for n in os.listdir(out) if ".tmp." in n], f"{how}: outputs {os.listdir(out)}")
 
 
+def test_log_without_jobs(tmp):
+    """A rank that died at start-up (its log a traceback, no job): the others' steps come, and the
+    log is named once, as a rank that may never have started."""
+    logs = os.path.join(tmp, "logs")
+    generate(logs, 5)
+    with open(os.path.join(logs, "machine1", "workerlog.2"), "w") as f:
+        f.write('Traceback (most recent call last):\n  File "train.py", line 3\nRuntimeError: CUDA error: out of memory\n')
+    follow = Follow(["--log_dir", logs, "--multi_machine", "--json", "--poll", "0.2", "--stall-after", "30"])
+    steps = follow.json_lines(5, 20)
+    time.sleep(1)
+    rc = follow.stop(signal.SIGINT)
+    err = follow.err()
+    check(rc == 0 and [s["step"] for s in steps] == [0, 1, 2, 3, 4], f"steps {[s['step'] for s in steps]}, exit {rc}")
+    said = [line for line in err.splitlines() if "no job in the log of" in line]
+    check(len(said) == 1 and "machine1 worker 2" in said[0] and "never started" in said[0],
+          f"the log without jobs is said {len(said)} times: {said}")
+
+
 def test_extract_merge_follow(tmp):
     """Logs that stay on each machine: extract --follow streams each one's records (a file and a FIFO);
     merge --follow prints the steps a follow of the whole tree prints; the streams, once extract stops,
@@ -504,7 +522,7 @@ def test_usage_errors(tmp):
 
 
 for test in (test_grow_and_report, test_keep_steps, test_stall_alarm, test_stall_between_steps, test_truncated_log_is_a_new_run, test_overlong_line, test_faults, test_extract_merge_follow,
-             test_clock_jump, test_usage_errors, test_signals):
+             test_clock_jump, test_usage_errors, test_signals, test_log_without_jobs):
     with tempfile.TemporaryDirectory() as tmp:
         started = time.time()
         test(tmp)
