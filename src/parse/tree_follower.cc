@@ -19,11 +19,34 @@ TreeFollower::TreeFollower(std::string log_dir, bool multi_machine, std::vector<
       files_(std::move(files)),
       threads_(threads) {}
 
+namespace {
+
+// "waiting for 2 named logs not there yet: a/workerlog.4, a/workerlog.5".
+std::string MissingText(const std::vector<std::string>& missing) {
+  if (missing.empty()) return "";
+  std::string text = "waiting for " + std::to_string(missing.size()) + " named log" + (missing.size() == 1 ? "" : "s") +
+                     " not there yet: ";
+  for (size_t i = 0; i < missing.size() && i < 5; ++i) text += (i ? ", " : "") + missing[i];
+  return text + (missing.size() > 5 ? ", ..." : "") + "; the others are followed now";
+}
+
+}  // namespace
+
 void TreeFollower::Discover(std::vector<std::string>* notes) {
   found_new_ = false;
   DiscoveryError error;
-  const auto found = files_.empty() ? DiscoverLogs(log_dir_, multi_machine_, devices_, &error)
-                                    : LogSetFromFiles(files_, &error);
+  // Named files not there yet are waited for; the others are followed now.
+  std::vector<std::string> missing;
+  auto found = files_.empty() ? DiscoverLogs(log_dir_, multi_machine_, devices_, &error)
+                              : LogSetFromFiles(files_, &error, &missing);
+  if (found && found->files.empty()) {
+    error.message = missing.front() + ": no such file";
+    found.reset();
+  }
+  if (std::string text = MissingText(missing); text != missing_) {
+    if (found && !text.empty()) notes->push_back(text);
+    missing_ = text;
+  }
   if (!found) {
     // No logs yet (the job is starting): said once, looked for again.
     if (error.message != waiting_ && logs_.files.empty()) notes->push_back("waiting: " + error.message);

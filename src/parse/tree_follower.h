@@ -53,6 +53,7 @@ class TreeFollower : public FollowedSource {
   std::set<std::string> gone_;
   std::vector<std::string> skipped_;  // found and not followed (gzip logs), said once
   std::string waiting_;  // the last discovery error said, not said again
+  std::string missing_;  // the named files not there yet, as last said
   // Looked for once a second; at once again while the last look found new
   // logs (a job starting creates them over a moment: each one missed held
   // every step back for a second).

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <system_error>
 
 namespace jobviz {
@@ -181,15 +182,20 @@ std::optional<LogSet> DiscoverLogs(const std::string& log_dir, bool multi_machin
   return set;
 }
 
-std::optional<LogSet> LogSetFromFiles(const std::vector<std::string>& files, DiscoveryError* error) {
+std::optional<LogSet> LogSetFromFiles(const std::vector<std::string>& files, DiscoveryError* error,
+                                      std::vector<std::string>* missing) {
   LogSet set;
   std::vector<int> indices;
+  std::set<std::string> absent;
   bool named = true;
   int stdin_count = 0;
   for (const std::string& file : files) {
     std::error_code ec;
     if (file == "-") {
       ++stdin_count;
+    } else if (missing && !fs::exists(file, ec)) {
+      absent.insert(file);
+      missing->push_back(file);
     } else if (!fs::is_regular_file(file, ec)) {
       error->message = file + ": " + (fs::is_directory(file, ec) ? "is a directory, not a log (give --log_dir DIR for a directory)"
                                       : fs::exists(file, ec)   ? "not a regular file"
@@ -219,7 +225,7 @@ std::optional<LogSet> LogSetFromFiles(const std::vector<std::string>& files, Dis
   }
   set.machine_names.push_back(machine);
   for (size_t i = 0; i < files.size(); ++i)
-    set.files.push_back({0, named ? indices[i] : static_cast<int>(i), files[i]});
+    if (!absent.count(files[i])) set.files.push_back({0, named ? indices[i] : static_cast<int>(i), files[i]});
   std::stable_sort(set.files.begin(), set.files.end(),
                    [](const WorkerLogFile& a, const WorkerLogFile& b) { return a.worker < b.worker; });
   return set;

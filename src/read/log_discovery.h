@@ -39,6 +39,9 @@ std::optional<LogSet> DiscoverLogs(const std::string& log_dir, bool multi_machin
 // Explicit inputs (`jobviz FILE...`, "-" for standard input): one machine,
 // each file one worker. A worker's index is the N of workerlog.N[.gz] when
 // every file is named so (and no N repeats), otherwise its position.
-std::optional<LogSet> LogSetFromFiles(const std::vector<std::string>& files, DiscoveryError* error);
+// With `missing` (jobviz follow, which waits for them), files not there
+// yet are left out, each worker's index as if they were there, and listed.
+std::optional<LogSet> LogSetFromFiles(const std::vector<std::string>& files, DiscoveryError* error,
+                                      std::vector<std::string>* missing = nullptr);
 
 }  // namespace jobviz

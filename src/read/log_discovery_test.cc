@@ -97,3 +97,25 @@ TEST_CASE("Compressed logs are found, and a plain file wins over its .gz twin") 
   CHECK(fs::path(set->files[0].path).filename() == "workerlog.0.gz");
   CHECK(fs::path(set->files[1].path).filename() == "workerlog.1");
 }
+
+TEST_CASE("Named files not there yet: left out and listed, the others' indices kept") {
+  TempDir dir;
+  dir.Touch("workerlog.0");
+  dir.Touch("b.log");
+  const std::string a = (dir.path / "workerlog.0").string(), later = (dir.path / "workerlog.3").string();
+  DiscoveryError error;
+  CHECK_FALSE(LogSetFromFiles({a, later}, &error));  // a batch run: an error
+  std::vector<std::string> missing;
+  auto set = LogSetFromFiles({a, later}, &error, &missing);
+  REQUIRE(set);
+  REQUIRE(set->files.size() == 1);
+  CHECK(set->files[0].worker == 0);
+  CHECK(missing == std::vector<std::string>{later});
+  // Positions: the second file keeps index 1 though the first is missing.
+  missing.clear();
+  set = LogSetFromFiles({(dir.path / "x.log").string(), (dir.path / "b.log").string()}, &error, &missing);
+  REQUIRE(set);
+  REQUIRE(set->files.size() == 1);
+  CHECK(set->files[0].worker == 1);
+  CHECK(missing.size() == 1);
+}

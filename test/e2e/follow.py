@@ -366,6 +366,30 @@ def test_log_without_jobs(tmp):
           f"the log without jobs is said {len(said)} times: {said}")
 
 
+def test_named_files_not_there_yet(tmp):
+    """`jobviz follow A B C D E` with E not there yet: A to D are followed now, E is waited for and
+    said once, and joins when it comes."""
+    src, dst = os.path.join(tmp, "src"), os.path.join(tmp, "dst")
+    generate(src, 4, machines=1, workers=4)
+    os.makedirs(dst)
+    for w in range(3):
+        shutil.copy(os.path.join(src, f"workerlog.{w}"), dst)
+    names = [os.path.join(dst, f"workerlog.{w}") for w in range(4)]
+    follow = Follow([*names, "--json", "--poll", "0.2", "--stall-after", "30"])
+    deadline = time.time() + 10
+    while time.time() < deadline and "following 3 logs" not in follow.err():
+        time.sleep(0.2)
+    shutil.copy(os.path.join(src, "workerlog.3"), dst)
+    deadline = time.time() + 10
+    while time.time() < deadline and "new log" not in follow.err():
+        time.sleep(0.2)
+    time.sleep(1)
+    follow.stop(signal.SIGINT)
+    err = follow.err()
+    check(err.count("waiting for 1 named log not there yet") == 1 and "following 3 logs" in err and "new log" in err,
+          "the missing log was not waited for, said once, and joined:\n" + err)
+
+
 def test_extract_merge_follow(tmp):
     """Logs that stay on each machine: extract --follow streams each one's records (a file and a FIFO);
     merge --follow prints the steps a follow of the whole tree prints; the streams, once extract stops,
@@ -522,7 +546,7 @@ def test_usage_errors(tmp):
 
 
 for test in (test_grow_and_report, test_keep_steps, test_stall_alarm, test_stall_between_steps, test_truncated_log_is_a_new_run, test_overlong_line, test_faults, test_extract_merge_follow,
-             test_clock_jump, test_usage_errors, test_signals, test_log_without_jobs):
+             test_clock_jump, test_usage_errors, test_signals, test_log_without_jobs, test_named_files_not_there_yet):
     with tempfile.TemporaryDirectory() as tmp:
         started = time.time()
         test(tmp)
