@@ -29,6 +29,8 @@ class FollowedLog : public FollowedRecords {
   Update Poll(const LineParser& parser, size_t max_read = FileFollower::kMaxRead);
 
   const std::string& path() const { return follower_.path(); }
+  // Its descriptor closed while idle (FileFollower::Release).
+  void Release() { follower_.Release(); }
 
  private:
   FileFollower follower_;

@@ -1,8 +1,11 @@
 #include "parse/tree_follower.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <numeric>
 #include <set>
 
 #include "read/parallel_for.h"
@@ -30,7 +33,25 @@ std::string MissingText(const std::vector<std::string>& missing) {
   return text + (missing.size() > 5 ? ", ..." : "") + "; the others are followed now";
 }
 
+// Which of the logs may stay open: the `budget` that grew most lately.
+std::vector<bool> LatestGrown(const std::vector<std::unique_ptr<FollowedLog>>& logs, size_t budget) {
+  std::vector<bool> keep(logs.size(), logs.size() <= budget);
+  if (logs.size() <= budget) return keep;
+  std::vector<size_t> order(logs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::nth_element(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(budget), order.end(),
+                   [&](size_t a, size_t b) { return logs[a]->grew() > logs[b]->grew(); });
+  for (size_t k = 0; k < budget; ++k) keep[order[k]] = true;
+  return keep;
+}
+
 }  // namespace
+
+size_t TreeFollower::MaxOpenLogs() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 1024;
+  return std::clamp<size_t>(static_cast<size_t>(limit.rlim_cur / 2), 16, 1024);
+}
 
 void TreeFollower::Discover(std::vector<std::string>* notes) {
   found_new_ = false;
@@ -132,7 +153,11 @@ FollowedSource::Poll TreeFollower::PollAll(const LineParser& parser) {
   }
   std::vector<FollowedLog::Update> updates(followed_.size());
   const size_t per_file = std::clamp(kTurnBytes / std::max<size_t>(1, followed_.size()), kFileBytes, FileFollower::kMaxRead);
-  ParallelFor(followed_.size(), threads_, [&](size_t i) { updates[i] = followed_[i]->Poll(parser, per_file); });
+  const std::vector<bool> keep_open = LatestGrown(followed_, MaxOpenLogs());
+  ParallelFor(followed_.size(), threads_, [&](size_t i) {
+    updates[i] = followed_[i]->Poll(parser, per_file);
+    if (!keep_open[i] && !updates[i].more) followed_[i]->Release();
+  });
   for (size_t i = 0; i < updates.size(); ++i) {
     const FollowedLog::Update& update = updates[i];
     const std::string& path = logs_.files[i].path;
@@ -147,7 +172,13 @@ FollowedSource::Poll TreeFollower::PollAll(const LineParser& parser) {
       gone_.insert(followed_[i]->scan().file);
     }
     if (update.restarted || update.records > 0) gone_.erase(followed_[i]->scan().file);
-    if (!update.error.empty()) poll.notes.push_back(path + ": cannot read: " + update.error);
+    // Said once, and again only when the reason changes (or after it read again).
+    if (update.error.empty()) {
+      if (update.records > 0 || update.restarted) unreadable_.erase(path);
+    } else if (auto& said = unreadable_[path]; said != update.error) {
+      said = update.error;
+      poll.notes.push_back(path + ": cannot read: " + update.error);
+    }
   }
   return poll;
 }

@@ -29,6 +29,11 @@ class TreeFollower : public FollowedSource {
   // records stay bounded however far behind the logs are.
   Poll PollAll(const LineParser& parser) override;
   static constexpr size_t kTurnBytes = 32 << 20, kFileBytes = 256 << 10;
+  // Logs kept open between turns at most: half the descriptors the process
+  // may open (ulimit -n), 16 to 1,024; the others are closed after each read
+  // and looked at by path (FileFollower::Release), those that grew most
+  // lately kept open. 100,000 logs are followed under ulimit -n 1024.
+  static size_t MaxOpenLogs();
 
   const LogSet& logs() const override { return logs_; }
   const std::set<std::string>& gone() const override { return gone_; }
@@ -54,6 +59,7 @@ class TreeFollower : public FollowedSource {
   std::vector<std::string> skipped_;  // found and not followed (gzip logs), said once
   std::string waiting_;  // the last discovery error said, not said again
   std::string missing_;  // the named files not there yet, as last said
+  std::map<std::string, std::string> unreadable_;  // a log's read error, said once until it changes
   // Looked for once a second; at once again while the last look found new
   // logs (a job starting creates them over a moment: each one missed held
   // every step back for a second).

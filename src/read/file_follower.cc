@@ -112,10 +112,48 @@ FileFollower::Change FileFollower::Read(std::string* lines, size_t max_read) {
   return lines->size() > before ? Change::kAppended : Change::kNone;
 }
 
+void FileFollower::Release() {
+  if (fd_ < 0 || stream_) return;
+  Close();
+  released_ = true;
+}
+
+// A file closed while idle: nothing is opened unless the path shows it grew,
+// shrank or changed; a file that grew is opened again at the same offset if
+// it is still the same file, else read as the new file it is.
+FileFollower::Change FileFollower::PollReleased(std::string* lines, size_t max_read) {
+  struct stat at_path {};
+  if (::stat(path_.c_str(), &at_path) != 0) {
+    if (errno != ENOENT) {
+      error_ = std::strerror(errno);
+      return Change::kError;
+    }
+    released_ = false;
+    held_.clear();
+    return Change::kGone;
+  }
+  const bool same = at_path.st_dev == dev_ && at_path.st_ino == ino_;
+  if (same && static_cast<std::uint64_t>(at_path.st_size) == offset_) return Change::kNone;
+  const std::uint64_t offset = offset_;
+  std::string held = std::move(held_);
+  const bool dropping = dropping_;
+  if (!Open()) return error_.empty() ? Change::kNone : Change::kError;  // Open forgets where it was
+  released_ = false;
+  if (dev_ != at_path.st_dev || ino_ != at_path.st_ino || !same || static_cast<std::uint64_t>(at_path.st_size) < offset) {
+    more_ = true;  // replaced or truncated while closed: a new file, from its start
+    return Change::kRestarted;
+  }
+  offset_ = offset;
+  held_ = std::move(held);
+  dropping_ = dropping;
+  return Read(lines, max_read);
+}
+
 FileFollower::Change FileFollower::Poll(std::string* lines, size_t max_read) {
   more_ = false;
   cut_began_ = false;
   error_.clear();
+  if (released_) return PollReleased(lines, max_read);
   if (fd_ < 0) {
     const bool reopened = was_open_;
     if (!Open()) return error_.empty() ? Change::kNone : Change::kError;

@@ -42,6 +42,13 @@ class FileFollower {
   // `max_read` bytes of them; more() says when some are left).
   Change Poll(std::string* lines, size_t max_read = kMaxRead);
 
+  // Closes the file's descriptor while it is idle (a regular file only),
+  // keeping where it was: the next Poll looks at the path first and opens
+  // it again only when it grew, checking it is the same file (device and
+  // inode). Thousands of logs are followed with a few descriptors open.
+  void Release();
+  bool is_open() const { return fd_ >= 0; }
+
   bool more() const { return more_; }      // kMaxRead stopped the last call: call again
   bool cut_began() const { return cut_began_; }  // the last call began cutting an over-long line
   std::uint64_t bytes_dropped() const { return bytes_dropped_; }
@@ -53,6 +60,7 @@ class FileFollower {
  private:
   bool Open();
   void Close();
+  Change PollReleased(std::string* lines, size_t max_read);
   Change Read(std::string* lines, size_t max_read);
   void HandOut(const char* data, size_t size, std::string* lines);
 
@@ -66,6 +74,7 @@ class FileFollower {
   bool more_ = false, cut_began_ = false;
   bool was_open_ = false;  // for kGone: it existed before
   bool stream_ = false;    // a FIFO, socket or terminal: read(2) as it comes, never restarted
+  bool released_ = false;  // closed while idle (Release): dev_, ino_, offset_ and held_ still hold
   std::uint64_t bytes_dropped_ = 0;
   std::string error_;
 };

@@ -159,3 +159,35 @@ TEST_CASE("A directory is no log to follow") {
   CHECK(follower.Poll(&lines) == FileFollower::Change::kError);
   CHECK(follower.error() == "not a regular file");
 }
+
+TEST_CASE("A released file holds no descriptor and goes on where it was") {
+  TempDir dir;
+  const fs::path log = dir.path / "workerlog.0";
+  FileFollower follower(log.string());
+  Append(log, "one\ntw");
+  CHECK(PollText(follower, FileFollower::Change::kAppended) == "one\n");
+  follower.Release();
+  CHECK_FALSE(follower.is_open());
+  CHECK(PollText(follower, FileFollower::Change::kNone).empty());
+  CHECK_FALSE(follower.is_open());  // nothing grew: not opened to find out
+  Append(log, "o\nthree\n");
+  CHECK(PollText(follower, FileFollower::Change::kAppended) == "two\nthree\n");  // the held half kept
+  CHECK(follower.is_open());
+  follower.Release();
+  // Replaced while closed (rename over it), then truncated: each read anew from its start.
+  Append(dir.path / "new", "fresh\n");
+  fs::rename(dir.path / "new", log);
+  CHECK(PollText(follower, FileFollower::Change::kRestarted).empty());
+  CHECK(PollText(follower, FileFollower::Change::kAppended) == "fresh\n");
+  follower.Release();
+  fs::resize_file(log, 0);
+  Append(log, "x\n");
+  CHECK(PollText(follower, FileFollower::Change::kRestarted).empty());
+  CHECK(PollText(follower, FileFollower::Change::kAppended) == "x\n");
+  follower.Release();
+  fs::remove(log);
+  CHECK(PollText(follower, FileFollower::Change::kGone).empty());
+  Append(log, "back\n");
+  CHECK(PollText(follower, FileFollower::Change::kRestarted).empty());
+  CHECK(PollText(follower, FileFollower::Change::kAppended) == "back\n");
+}

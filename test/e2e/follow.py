@@ -36,8 +36,9 @@ def check(condition, message):
 class Follow:
     """jobviz follow in the background; stdout lines arrive on a queue."""
 
-    def __init__(self, args):
-        self.proc = subprocess.Popen([JOBVIZ, "follow", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    def __init__(self, args, preexec_fn=None):
+        self.proc = subprocess.Popen([JOBVIZ, "follow", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     preexec_fn=preexec_fn)
         self.lines = queue.Queue()
         self.stderr = []
         threading.Thread(target=self._pump, args=(self.proc.stdout, self.lines.put), daemon=True).start()
@@ -390,6 +391,25 @@ def test_named_files_not_there_yet(tmp):
           "the missing log was not waited for, said once, and joined:\n" + err)
 
 
+def test_many_logs_few_descriptors(tmp):
+    """1,000 logs under `ulimit -n 64`: idle logs are closed and looked at by path, so every log is
+    followed, no 'Too many open files', and the outputs are written at the end."""
+    import resource
+    logs = os.path.join(tmp, "logs")
+    subprocess.run([GEN_LOGS, "--out", logs, "--machines", "10", "--workers", "100", "--steps", "3", "--microbatches", "2",
+                    "--noise_per_job", "0"], check=True, stdout=subprocess.DEVNULL)
+    summary = os.path.join(tmp, "s.json")
+    follow = Follow(["--log_dir", logs, "--multi_machine", "--json", "--poll", "0.2", "--stall-after", "30",
+                     "--summary-json", summary], preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64)))
+    steps = [s["step"] for s in follow.json_lines(3, 30)]  # the last step comes at the first quiet moment
+    rc = follow.stop(signal.SIGINT)
+    err = follow.err()
+    check(rc == 0 and "following 1000 logs" in err and "open files" not in err and "cannot" not in err,
+          f"1,000 logs under ulimit -n 64: exit {rc}\n{err[-600:]}")
+    check(steps == [0, 1, 2], f"steps {steps}")
+    check(os.path.exists(summary) and len(json.load(open(summary))["steps"]) == 3, "the summary was not written whole")
+
+
 def test_extract_merge_follow(tmp):
     """Logs that stay on each machine: extract --follow streams each one's records (a file and a FIFO);
     merge --follow prints the steps a follow of the whole tree prints; the streams, once extract stops,
@@ -546,7 +566,7 @@ def test_usage_errors(tmp):
 
 
 for test in (test_grow_and_report, test_keep_steps, test_stall_alarm, test_stall_between_steps, test_truncated_log_is_a_new_run, test_overlong_line, test_faults, test_extract_merge_follow,
-             test_clock_jump, test_usage_errors, test_signals, test_log_without_jobs, test_named_files_not_there_yet):
+             test_clock_jump, test_usage_errors, test_signals, test_log_without_jobs, test_named_files_not_there_yet, test_many_logs_few_descriptors):
     with tempfile.TemporaryDirectory() as tmp:
         started = time.time()
         test(tmp)
