@@ -20,7 +20,8 @@ class FollowedLog : public FollowedRecords {
   struct Update {
     size_t records = 0;       // new records
     size_t jobs = 0;          // of them, finished jobs
-    bool restarted = false;   // truncated or replaced: the records so far were dropped
+    bool rotated = false;     // truncated or replaced: what follows is a new run or the log's next lines
+    bool restarted = false;   // a new run began there: the records so far were dropped, lines count from 1
     bool gone = false;        // deleted
     bool more = false;        // more bytes wait: poll again
     std::string error;        // it could not be read this time
@@ -29,11 +30,22 @@ class FollowedLog : public FollowedRecords {
   Update Poll(const LineParser& parser, size_t max_read = FileFollower::kMaxRead);
 
   const std::string& path() const { return follower_.path(); }
+  static constexpr size_t kMaxRotatedBytes = 16 << 20;
   // Its descriptor closed while idle (FileFollower::Release).
   void Release() { follower_.Release(); }
 
  private:
+  // One buffer per thread, not per log: 2,048 logs each keeping the most
+  // they ever read held half a gigabyte.
+  static std::string& thread_lines() {
+    thread_local std::string lines;
+    return lines;
+  }
+  void AppendRotated(const LineParser& parser, Update* update);
+
   FileFollower follower_;
+  bool rotated_ = false;       // truncated or replaced: its next lines wait for a job line (AppendRotated)
+  std::string rotated_lines_;  // those lines
 };
 
 }  // namespace jobviz

@@ -143,7 +143,7 @@ TEST_CASE("Records before a cut go, but not what says where the rank sits, where
   }
 }
 
-TEST_CASE("The cursor's copy and a drop keep the same records; a truncated log starts over") {
+TEST_CASE("The cursor's copy and a drop keep the same records; a restarted job's log starts over") {
   const LineParser parser;
   TempDir dir;
   const fs::path path = dir.path / "workerlog.0";
@@ -157,9 +157,34 @@ TEST_CASE("The cursor's copy and a drop keep the same records; a truncated log s
   CHECK(log.scan().records.size() == all);  // the copy leaves the log as it was
   CHECK(log.DropBefore(40, 3) > 0);
   REQUIRE(log.scan().records.size() == from_cursor.records.size());
-  std::ofstream(path, std::ios::trunc) << JobLine(0, "forward", 0, 1697793999000.0);
-  CHECK(log.Poll(parser).restarted);
+  // The job restarted: its log rewritten, its profiler start line again.
+  std::ofstream(path, std::ios::trunc) << "I1020 10:15:07.000000 31000 pipeline_scheduler.py:88] Schedule Profiler start at step 0 and end at step 9\n"
+                                       << JobLine(0, "forward", 0, 1697793999000.0);
+  CHECK(log.Poll(parser).rotated);
+  CHECK(log.Poll(parser).restarted);  // its first job line: a new run by the restart rules
+  CHECK(log.restarts() == 1);
+  CHECK(log.scan().records.size() == 2);
+  CHECK(log.scan().records.back().line == 2);  // numbered from its first line again
+  CHECK(log.ScanFromCursor().records.size() == 2);
+}
+
+TEST_CASE("A rotated log (copytruncate) goes on: its records kept, its lines numbered on") {
+  const LineParser parser;
+  TempDir dir;
+  const fs::path path = dir.path / "workerlog.0";
+  Append(path, SampleLog());
+  FollowedLog log(path.string(), "w");
   log.Poll(parser);
-  CHECK(log.scan().records.size() == 1);
-  CHECK(log.ScanFromCursor().records.size() == 1);
+  const size_t all = log.scan().records.size();
+  const std::uint64_t lines = log.scan().lines;
+  std::ofstream(path, std::ios::trunc) << "noise written on\n";
+  CHECK(log.Poll(parser).rotated);
+  CHECK(log.Poll(parser).records == 0);  // no job line yet: it waits to tell a rotation from a restart
+  Append(path, JobLine(60, "forward", 0, 1697793307100.0));
+  const FollowedLog::Update update = log.Poll(parser);
+  CHECK(update.records == 1);
+  CHECK_FALSE(update.restarted);
+  CHECK(log.scan().records.size() == all + 1);
+  CHECK(log.scan().records.back().line == lines + 2);
+  CHECK(log.restarts() == 0);
 }

@@ -23,7 +23,7 @@ class FollowedSource {
   struct Poll {
     size_t records = 0;              // new records in all files
     size_t jobs = 0;                 // of them, finished jobs
-    size_t restarted = 0;            // logs truncated or replaced (their lines count from 1 again)
+    size_t restarted = 0;            // logs where a new run began (their lines count from 1 again)
     std::vector<std::string> notes;  // what changed, to say once: a file found, restarted, deleted, unreadable
     bool more = false;               // bytes are waiting: poll again at once
   };

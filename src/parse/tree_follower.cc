@@ -165,16 +165,18 @@ FollowedSource::Poll TreeFollower::PollAll(const LineParser& parser) {
     poll.jobs += update.jobs;
     poll.more |= update.more;
     poll.restarted += update.restarted;
-    if (update.restarted) poll.notes.push_back(path + ": truncated or replaced; read again from its start as a new run");
+    if (update.rotated)
+      poll.notes.push_back(path + ": truncated or replaced (rotated, or the job restarted); its first job line will tell");
+    if (update.restarted) poll.notes.push_back(path + ": the job restarted: a new run, read from its start");
     if (update.gone) {
       poll.notes.push_back(path + ": deleted (or its file system went away); what it held stays in the run, "
                                   "and steps are printed without waiting for it");
       gone_.insert(followed_[i]->scan().file);
     }
-    if (update.restarted || update.records > 0) gone_.erase(followed_[i]->scan().file);
+    if (update.rotated || update.records > 0) gone_.erase(followed_[i]->scan().file);
     // Said once, and again only when the reason changes (or after it read again).
     if (update.error.empty()) {
-      if (update.records > 0 || update.restarted) unreadable_.erase(path);
+      if (update.records > 0 || update.rotated) unreadable_.erase(path);
     } else if (auto& said = unreadable_[path]; said != update.error) {
       said = update.error;
       poll.notes.push_back(path + ": cannot read: " + update.error);

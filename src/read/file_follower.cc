@@ -44,6 +44,7 @@ bool FileFollower::Open() {
   ino_ = st.st_ino;
   offset_ = 0;
   held_.clear();
+  head_.clear();
   dropping_ = false;
   was_open_ = true;
   return true;
@@ -94,6 +95,7 @@ FileFollower::Change FileFollower::Read(std::string* lines, size_t max_read) {
   thread_local std::unique_ptr<char[]> buffer(new char[kChunk]);
   size_t total = 0;
   const size_t before = lines->size();
+  SkipHole();
   while (total < max_read) {
     const size_t want = std::min(kChunk, max_read - total);
     const ssize_t n = stream_ ? ::read(fd_, buffer.get(), want) : ::pread(fd_, buffer.get(), want, static_cast<off_t>(offset_));
@@ -104,12 +106,37 @@ FileFollower::Change FileFollower::Read(std::string* lines, size_t max_read) {
       return Change::kError;
     }
     if (n == 0) break;
+    if (!stream_ && offset_ < kHeadBytes && head_.size() == offset_)
+      head_.append(buffer.get(), std::min(static_cast<size_t>(n), static_cast<size_t>(kHeadBytes - offset_)));
     offset_ += static_cast<std::uint64_t>(n);
     total += static_cast<size_t>(n);
     HandOut(buffer.get(), static_cast<size_t>(n), lines);
   }
   more_ = total >= max_read;
   return lines->size() > before ? Change::kAppended : Change::kNone;
+}
+
+// Whether the open file begins as the one read so far did (head_), and
+// holds at least `size` bytes: a copy of it.
+bool FileFollower::SameHead(std::uint64_t size) {
+  struct stat st {};
+  if (head_.empty() || ::fstat(fd_, &st) != 0 || static_cast<std::uint64_t>(st.st_size) < size) return false;
+  std::string start(head_.size(), '\0');
+  return ::pread(fd_, start.data(), start.size(), 0) == static_cast<ssize_t>(start.size()) && start == head_;
+}
+
+// After copytruncate, a writer without O_APPEND writes on at its old
+// offset: the file begins with a hole, zeros that are no log text (read,
+// they would make one line of megabytes, cut with the line after them).
+// Reading goes on from the file's next data (SEEK_DATA; where the file
+// system cannot tell, the zeros are read).
+void FileFollower::SkipHole() {
+  if (stream_) return;
+  const off_t data = ::lseek(fd_, static_cast<off_t>(offset_), SEEK_DATA);
+  if (data > static_cast<off_t>(offset_)) {
+    offset_ = static_cast<std::uint64_t>(data);
+    held_.clear();  // a line cut by the hole is lost with the bytes the rotation took
+  }
 }
 
 void FileFollower::Release() {
@@ -135,12 +162,15 @@ FileFollower::Change FileFollower::PollReleased(std::string* lines, size_t max_r
   const bool same = at_path.st_dev == dev_ && at_path.st_ino == ino_;
   if (same && static_cast<std::uint64_t>(at_path.st_size) == offset_) return Change::kNone;
   const std::uint64_t offset = offset_;
-  std::string held = std::move(held_);
+  std::string held = std::move(held_), head = std::move(head_);
   const bool dropping = dropping_;
   if (!Open()) return error_.empty() ? Change::kNone : Change::kError;  // Open forgets where it was
   released_ = false;
-  if (dev_ != at_path.st_dev || ino_ != at_path.st_ino || !same || static_cast<std::uint64_t>(at_path.st_size) < offset) {
-    more_ = true;  // replaced or truncated while closed: a new file, from its start
+  head_ = std::move(head);
+  const bool unchanged = same && dev_ == at_path.st_dev && ino_ == at_path.st_ino;
+  if (unchanged ? static_cast<std::uint64_t>(at_path.st_size) < offset : !SameHead(offset)) {
+    head_.clear();  // replaced or truncated while closed: a new file, from its start
+    more_ = true;
     return Change::kRestarted;
   }
   offset_ = offset;
@@ -171,6 +201,7 @@ FileFollower::Change FileFollower::Poll(std::string* lines, size_t max_read) {
   if (static_cast<std::uint64_t>(open.st_size) < offset_) {  // truncated in place: read it anew
     offset_ = 0;
     held_.clear();
+    head_.clear();
     dropping_ = false;
     more_ = true;
     return Change::kRestarted;
@@ -185,8 +216,19 @@ FileFollower::Change FileFollower::Poll(std::string* lines, size_t max_read) {
     return Change::kGone;
   }
   if (at_path.st_dev != dev_ || at_path.st_ino != ino_) {  // replaced: follow the new file
+    const std::uint64_t offset = offset_;
+    std::string head = std::move(head_), held = std::move(held_);
+    const bool dropping = dropping_;
     Close();
     if (!Open()) return error_.empty() ? Change::kNone : Change::kError;
+    head_ = std::move(head);
+    if (SameHead(offset)) {  // a copy of the file read so far: on where it was
+      offset_ = offset;
+      held_ = std::move(held);
+      dropping_ = dropping;
+      return Read(lines, max_read);
+    }
+    head_.clear();
     more_ = true;
     return Change::kRestarted;
   }

@@ -2,8 +2,11 @@
 // lines appended since the last call. An incomplete last line waits for its
 // newline: it is being written, not cut. A file cut shorter (truncated in
 // place) or replaced by another one at its path (log rotation, a restarted
-// job) starts over from its beginning; a file deleted is said once, after
-// what was written to it before is read. A FIFO, a socket or "-" (standard
+// job) is read on from its beginning (a hole a writer left past the
+// truncation, as copytruncate leaves, skipped);
+// a file replaced by a copy of itself (its first bytes the same, at least
+// as long: rsync, cp) is read on where it was, as if nothing happened; a
+// file deleted is said once, after what was written to it before is read. A FIFO, a socket or "-" (standard
 // input) is read as it comes, without blocking.
 #pragma once
 
@@ -24,11 +27,14 @@ class FileFollower {
   // catching up does not hold up the rest, and what a call reads is parsed
   // and released before the next.
   static constexpr size_t kMaxRead = 8 << 20;
+  // How much of a file's start tells a copy of it from another file: its
+  // first lines, their times and thread ids.
+  static constexpr size_t kHeadBytes = 4096;
 
   enum class Change {
     kNone,       // nothing new (or the file is not there yet)
     kAppended,   // `lines` holds whole lines
-    kRestarted,  // the file was truncated or replaced: what was read of it is void; read on from its start
+    kRestarted,  // truncated, or replaced by another file (not a copy of it): read on from its start
     kGone,       // deleted (once); it is followed again if it comes back
     kError,      // it cannot be read (error() says why); tried again next call
   };
@@ -60,6 +66,8 @@ class FileFollower {
  private:
   bool Open();
   void Close();
+  bool SameHead(std::uint64_t size);
+  void SkipHole();
   Change PollReleased(std::string* lines, size_t max_read);
   Change Read(std::string* lines, size_t max_read);
   void HandOut(const char* data, size_t size, std::string* lines);
@@ -70,6 +78,7 @@ class FileFollower {
   ino_t ino_ = 0;
   std::uint64_t offset_ = 0;
   std::string held_;       // the incomplete last line
+  std::string head_;       // the file's first kHeadBytes, to know a copy of it
   bool dropping_ = false;  // inside a line that was cut, until its newline
   bool more_ = false, cut_began_ = false;
   bool was_open_ = false;  // for kGone: it existed before

@@ -191,3 +191,23 @@ TEST_CASE("A released file holds no descriptor and goes on where it was") {
   CHECK(PollText(follower, FileFollower::Change::kRestarted).empty());
   CHECK(PollText(follower, FileFollower::Change::kAppended) == "back\n");
 }
+
+TEST_CASE("A copy renamed over the file reads on where it was; a hole after a truncation is skipped") {
+  TempDir dir;
+  const fs::path log = dir.path / "workerlog.0";
+  FileFollower follower(log.string());
+  Append(log, "one\ntwo\n");
+  CHECK(PollText(follower, FileFollower::Change::kAppended) == "one\ntwo\n");
+  fs::copy_file(log, dir.path / "copy");  // rsync: the same bytes, a new file renamed over it
+  Append(dir.path / "copy", "three\n");
+  fs::rename(dir.path / "copy", log);
+  CHECK(PollText(follower, FileFollower::Change::kAppended) == "three\n");
+  // copytruncate, the writer without O_APPEND: it writes on at its old offset.
+  fs::resize_file(log, 0);
+  CHECK(PollText(follower, FileFollower::Change::kRestarted).empty());
+  const int fd = ::open(log.c_str(), O_WRONLY);
+  REQUIRE(fd >= 0);
+  CHECK(::pwrite(fd, "four\n", 5, 1 << 20) == 5);
+  ::close(fd);
+  CHECK(PollText(follower, FileFollower::Change::kAppended) == "four\n");  // no megabyte of zeros
+}

@@ -91,6 +91,15 @@ def generate(out, steps, machines=2, workers=4, start_ms=1697793307000):
                    check=True, stdout=subprocess.DEVNULL)
 
 
+def batch_steps_json(log_dir):
+    """A batch run's steps, from its summary JSON."""
+    with tempfile.TemporaryDirectory() as out:
+        summary = os.path.join(out, "s.json")
+        subprocess.run([JOBVIZ, "--log_dir", log_dir, "-q", "--no-chrome", "-o", os.path.join(out, "t.json"),
+                        "--summary-json", summary], check=True)
+        return json.load(open(summary))["steps"]
+
+
 def batch_steps(log_dir):
     with tempfile.TemporaryDirectory() as tmp:
         summary = os.path.join(tmp, "s.json")
@@ -255,6 +264,46 @@ def test_truncated_log_is_a_new_run(tmp):
     check("truncated or replaced" in follow.err(), "the truncation was not said:\n" + follow.err())
 
 
+def test_rotation(tmp):
+    """A log replaced by a copy of itself (rsync), rotated by copytruncate with its writer going on
+    (with O_APPEND, and without: a hole up to the old offset), keeps its step numbering and figures."""
+    src, dst = os.path.join(tmp, "src"), os.path.join(tmp, "dst")
+    generate(src, 12, machines=1, workers=3)
+    expected = {s["step"]: s["duration_us"] for s in batch_steps_json(src)}
+    os.makedirs(dst)
+    halves = {}
+    for w in range(3):
+        lines = open(os.path.join(src, f"workerlog.{w}"), "rb").read().splitlines(keepends=True)
+        halves[w] = (b"".join(lines[:len(lines) // 2]), b"".join(lines[len(lines) // 2:]))
+        with open(os.path.join(dst, f"workerlog.{w}"), "wb") as f:
+            f.write(halves[w][0])
+    follow = Follow(["--log_dir", dst, "--json", "--poll", "0.2", "--stall-after", "30"])
+    first = follow.json_lines(3, 15)
+    log = [os.path.join(dst, f"workerlog.{w}") for w in range(3)]
+    shutil.copy(log[0], log[0] + ".rsync")  # rsync: a copy of the same bytes renamed over it
+    os.rename(log[0] + ".rsync", log[0])
+    for w in (1, 2):  # copytruncate: copied aside, truncated in place
+        shutil.copy(log[w], log[w] + ".1")
+        os.truncate(log[w], 0)
+    time.sleep(1)
+    with open(log[0], "ab") as f:
+        f.write(halves[0][1])
+    with open(log[1], "ab") as f:  # O_APPEND: the writer goes on at the new end
+        f.write(halves[1][1])
+    fd = os.open(log[2], os.O_WRONLY)  # no O_APPEND: it writes on at its old offset
+    os.pwrite(fd, halves[2][1], len(halves[2][0]))
+    os.close(fd)
+    rest = follow.json_lines(12 - len(first), 20)
+    follow.stop(signal.SIGINT)
+    steps = [s["step"] for s in first + rest]
+    check(steps == list(range(12)), f"steps across the rotation: {steps}\n{follow.err()[-800:]}")
+    off = [(s["step"], s["duration_us"], expected.get(s["step"])) for s in first + rest
+           if abs(s["duration_us"] - expected.get(s["step"], 0)) > 0.01 * s["duration_us"]]
+    check(not off, f"steps whose figures changed across the rotation (step, follow, batch): {off}")
+    check("runs: 1 in every file" in follow.err() and ", 0 skipped" in follow.err(),
+          "the rotation was taken for a new run, or lines were skipped:\n" + follow.err()[-800:])
+
+
 def test_overlong_line(tmp):
     dst = os.path.join(tmp, "dst")
     generate(dst, 4, machines=1, workers=2)
@@ -307,7 +356,7 @@ def test_faults(tmp):
     check(rc == 0, f"SIGINT: exit {rc}\n{err}")
     check("deleted" in err and "machine1" in err, "the deleted logs were not said:\n" + err)
     check(steps and steps[-1] >= 9, f"steps stopped at the deletion: {steps}")
-    check(steps == sorted(set(steps)), f"a step printed twice or out of order: {steps}")
+    check(steps == sorted(set(steps)), f"a step printed twice or out of order: {steps}\n{err}")
 
 
 def test_signals(tmp):
@@ -566,7 +615,7 @@ def test_usage_errors(tmp):
 
 
 for test in (test_grow_and_report, test_keep_steps, test_stall_alarm, test_stall_between_steps, test_truncated_log_is_a_new_run, test_overlong_line, test_faults, test_extract_merge_follow,
-             test_clock_jump, test_usage_errors, test_signals, test_log_without_jobs, test_named_files_not_there_yet, test_many_logs_few_descriptors):
+             test_clock_jump, test_usage_errors, test_signals, test_log_without_jobs, test_named_files_not_there_yet, test_many_logs_few_descriptors, test_rotation):
     with tempfile.TemporaryDirectory() as tmp:
         started = time.time()
         test(tmp)
