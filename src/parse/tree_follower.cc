@@ -58,8 +58,16 @@ void TreeFollower::Discover(std::vector<std::string>* notes) {
   DiscoveryError error;
   // Named files not there yet are waited for; the others are followed now.
   std::vector<std::string> missing;
-  auto found = files_.empty() ? DiscoverLogs(log_dir_, multi_machine_, devices_, &error)
+  auto found = files_.empty() ? DiscoverLogs(log_dir_, multi_machine_, devices_, &error, true)
                               : LogSetFromFiles(files_, &error, &missing);
+  // A machine directory that cannot be listed: said once, the rest found.
+  if (found && found->warnings != warnings_) {
+    for (const std::string& warning : found->warnings)
+      if (warning.find(": cannot list the directory") != std::string::npos &&
+          std::find(warnings_.begin(), warnings_.end(), warning) == warnings_.end())
+        notes->push_back(warning);
+    warnings_ = found->warnings;
+  }
   if (found && found->files.empty()) {
     error.message = missing.front() + ": no such file";
     found.reset();

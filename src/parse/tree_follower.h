@@ -59,6 +59,7 @@ class TreeFollower : public FollowedSource {
   std::vector<std::string> skipped_;  // found and not followed (gzip logs), said once
   std::string waiting_;  // the last discovery error said, not said again
   std::string missing_;  // the named files not there yet, as last said
+  std::vector<std::string> warnings_;  // discovery's, as last said
   std::map<std::string, std::string> unreadable_;  // a log's read error, said once until it changes
   // Looked for once a second; at once again while the last look found new
   // logs (a job starting creates them over a moment: each one missed held

@@ -194,6 +194,7 @@ FileFollower::Change FileFollower::Poll(std::string* lines, size_t max_read) {
   if (stream_) return Read(lines, max_read);  // a pipe is neither truncated nor replaced
   struct stat at_path{}, open{};
   const bool present = ::stat(path_.c_str(), &at_path) == 0;
+  const int stat_error = present ? 0 : errno;
   if (::fstat(fd_, &open) != 0) {
     error_ = std::strerror(errno);
     return Change::kError;
@@ -210,6 +211,10 @@ FileFollower::Change FileFollower::Poll(std::string* lines, size_t max_read) {
   // was deleted or replaced: read that first.
   const Change change = Read(lines, max_read);
   if (change != Change::kNone || more_) return change;
+  if (!present && stat_error != ENOENT && stat_error != ENOTDIR) {  // its directory made unreadable (chmod 000): not deleted
+    error_ = std::strerror(stat_error);
+    return Change::kError;
+  }
   if (!present) {
     Close();
     held_.clear();

@@ -110,7 +110,7 @@ std::optional<int> WorkerIndexOf(const std::string& file_name) {
 }
 
 std::optional<LogSet> DiscoverLogs(const std::string& log_dir, bool multi_machine,
-                                   const std::vector<int>& devices, DiscoveryError* error) {
+                                   const std::vector<int>& devices, DiscoveryError* error, bool following) {
   const fs::path root(log_dir);
   std::error_code ec;
   if (!fs::is_directory(root, ec)) {
@@ -145,11 +145,19 @@ std::optional<LogSet> DiscoverLogs(const std::string& log_dir, bool multi_machin
     const auto& [name, dir] = machines[m];
     std::error_code list_error;
     const std::map<int, std::string> found = ListWorkerLogs(dir, &set.warnings, &list_error);
+    const bool skipped = following && multi_machine && (list_error || found.empty());
+    if (skipped) {
+      if (list_error)
+        set.warnings.push_back(Display(dir) + ": cannot list the directory: " + list_error.message() +
+                               "; its logs are left out until it can be read");
+      continue;
+    }
     if (list_error) {
       error->message = Display(dir) + ": cannot list the directory: " + list_error.message();
       error->hint = "jobviz needs to read the directory and its workerlog.N files";
       return std::nullopt;
     }
+    const int machine = static_cast<int>(set.machine_names.size());
     set.machine_names.push_back(name);
     if (devices.empty()) {
       if (found.empty()) {
@@ -163,7 +171,7 @@ std::optional<LogSet> DiscoverLogs(const std::string& log_dir, bool multi_machin
         return std::nullopt;
       }
       for (const auto& [index, file] : found)
-        set.files.push_back({static_cast<int>(m), index, Display(dir / file)});
+        set.files.push_back({machine, index, Display(dir / file)});
       continue;
     }
     for (int device : devices) {
@@ -176,8 +184,13 @@ std::optional<LogSet> DiscoverLogs(const std::string& log_dir, bool multi_machin
         error->hint = "--devices lists worker indices, the N of workerlog.N";
         return std::nullopt;
       }
-      set.files.push_back({static_cast<int>(m), device, Display(dir / it->second)});
+      set.files.push_back({machine, device, Display(dir / it->second)});
     }
+  }
+  if (set.files.empty()) {
+    error->message = log_dir + ": no workerlog.N files in its machine* directories yet";
+    error->hint = "--multi_machine reads DIR/machine0/workerlog.0, DIR/machine1/...";
+    return std::nullopt;
   }
   return set;
 }

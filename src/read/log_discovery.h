@@ -33,8 +33,11 @@ std::optional<int> WorkerIndexOf(const std::string& file_name);
 
 // `devices` empty means every workerlog found. On failure returns nullopt
 // and fills `error`.
+// `following` (jobviz follow, whose tree grows while it reads): with
+// --multi_machine, a machine directory without logs yet is left out, and one
+// that cannot be listed too, said in `warnings`; the others are found.
 std::optional<LogSet> DiscoverLogs(const std::string& log_dir, bool multi_machine,
-                                   const std::vector<int>& devices, DiscoveryError* error);
+                                   const std::vector<int>& devices, DiscoveryError* error, bool following = false);
 
 // Explicit inputs (`jobviz FILE...`, "-" for standard input): one machine,
 // each file one worker. A worker's index is the N of workerlog.N[.gz] when

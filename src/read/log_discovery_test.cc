@@ -119,3 +119,21 @@ TEST_CASE("Named files not there yet: left out and listed, the others' indices k
   CHECK(set->files[0].worker == 1);
   CHECK(missing.size() == 1);
 }
+
+TEST_CASE("Following a tree: a machine directory without logs yet is left out, the others found") {
+  TempDir dir;
+  dir.Touch("machine0/workerlog.0");
+  std::filesystem::create_directories(dir.path / "machine1");  // its job not started yet
+  dir.Touch("machine2/workerlog.0");
+  DiscoveryError error;
+  CHECK_FALSE(DiscoverLogs(dir.path.string(), true, {}, &error));  // a batch run: an error
+  const auto set = DiscoverLogs(dir.path.string(), true, {}, &error, true);
+  REQUIRE(set);
+  CHECK(set->machine_names == std::vector<std::string>{"machine0", "machine2"});
+  REQUIRE(set->files.size() == 2);
+  CHECK(set->files[1].machine == 1);
+  TempDir empty;
+  std::filesystem::create_directories(empty.path / "machine0");
+  CHECK_FALSE(DiscoverLogs(empty.path.string(), true, {}, &error, true));
+  CHECK(error.message.find("no workerlog.N files") != std::string::npos);
+}
