@@ -393,11 +393,12 @@ int Follower::Run() {
   ChangeWaker::HandleStopSignals();
   const auto refresh = std::chrono::duration<double>(plan_.refresh_seconds);
   Clock::time_point next_write = Clock::now() + std::chrono::duration_cast<Clock::duration>(refresh);
+  std::optional<int> stall_exit;  // --exit-on-stall: the outputs are written, the read report still said
   while (!ChangeWaker::StopAsked()) {
     const Clock::time_point turn_start = Clock::now();
     Turn(turn_start);
     if (printed_.any()) SayOnce(LogsWithoutJobs(tree_, &said_without_jobs_), &last_without_jobs_);
-    if (auto status = CheckStall(Clock::now())) return *status;
+    if ((stall_exit = CheckStall(Clock::now()))) break;
     if (Clock::now() >= next_write) {
       if (steps_since_write_) WriteOutputs();
       next_write = Clock::now() + std::chrono::duration_cast<Clock::duration>(refresh);
@@ -420,9 +421,10 @@ int Follower::Run() {
   queue_.Drain();
   if (status_shown_) std::fputs("\r\x1b[K", stderr);
   status_shown_ = false;
-  const bool written = WriteOutputs();
+  const bool written = stall_exit || WriteOutputs();
   SayWhatWasRead();
   if (server_) server_->Stop();
+  if (stall_exit) return *stall_exit;
   if (plan_.draw.verbosity >= kNormal)
     Say("jobviz follow: stopped" +
         (stdout_gone_ ? std::string(" (standard output closed: its reader went away)") : ChangeWaker::StopCause()) + " after " + std::to_string(printed_.count()) + (printed_.count() == 1 ? " step" : " steps") +

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <charconv>
+#include <set>
 
 #include "write/atomic_file.h"
 #include "write/json_text.h"
@@ -114,7 +115,13 @@ void JobFieldsFrom(const json& j, LogRecord* r) {
 // std::runtime_error for a line that is not a record.
 LogRecord RecordFrom(const json& j) {
   LogRecord r;
-  const std::string kind = j.at("k");
+  const auto k = j.find("k");
+  if (k == j.end() || !k->is_string()) throw BadRecord(SkipReason::kMalformedJob, "no record kind 'k'");
+  const std::string kind = *k;
+  static const std::set<std::string> kKinds = {"job", "window", "push", "range", "pop", "sync", "start", "header",
+                                               "inflight", "hybrid", "topology"};
+  if (!kKinds.count(kind))  // a kind a newer extract writes: that record is left out, the rest read
+    throw BadRecord(SkipReason::kMalformedJob, "unknown record kind '" + kind + "' (from a newer jobviz extract?)");
   const std::int64_t line = Int64At(j, "l");
   if (line < 1) throw BadRecord(SkipReason::kMalformedJob, "'l' is not a line number");
   r.line = static_cast<std::uint64_t>(line);
@@ -174,8 +181,6 @@ LogRecord RecordFrom(const json& j) {
     }
     if (r.rank >= kMaxRanks || RanksNeeded(r.place) > kMaxRanks)
       throw BadRecord(SkipReason::kMalformedTopology, "more ranks than the 10,000,000 a job can have");
-  } else {
-    throw std::runtime_error("unknown record kind '" + kind + "'");
   }
   if (j.contains("th")) {
     const std::int64_t thread = Int64At(j, "th");

@@ -110,6 +110,9 @@ void EventStreams::Line(Stream& stream, std::string_view text, Poll* poll) {
       part.records.push_back(event_json::RecordFrom(j));
     } catch (const event_json::BadRecord& bad) {
       part.skipped.Add({bad.reason, stream.path, stream.line, 0, std::string(text.substr(0, 240)), bad.what()});
+    } catch (const json::exception& e) {  // a field of the wrong type: that record, not the stream
+      part.skipped.Add({SkipReason::kMalformedJob, stream.path, stream.line, 0, std::string(text.substr(0, 240)),
+                        std::string("a field is missing or of the wrong type (") + e.what() + ")"});
     }
     poll->records += part.records.size();
     poll->jobs += records.Append(std::move(part));
@@ -142,6 +145,10 @@ FollowedSource::Poll EventStreams::PollAll(const LineParser&) {
       poll.notes.push_back(stream.path + ":" + std::to_string(stream.line) + ": " + e.what() + "; this stream is no longer read");
       stream.broken = true;
     }
+    if (stream.follower.cut_began())  // the next line: its newline, when it comes, ends it
+      poll.notes.push_back(stream.path + ":" + std::to_string(stream.line + 1) + ": a line of over " +
+                           std::to_string(FileFollower::kMaxHeldLine >> 20) +
+                           " MiB with no newline: not a record; dropped up to its newline");
   }
   return poll;
 }

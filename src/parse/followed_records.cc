@@ -85,6 +85,7 @@ size_t FollowedRecords::Append(WorkerLogScan part) {
   if (!part.records.empty()) grew_ = std::chrono::steady_clock::now();
   scan_.records.insert(scan_.records.end(), std::make_move_iterator(part.records.begin()),
                        std::make_move_iterator(part.records.end()));
+  skipped_here_.Merge(part.skipped);
   scan_.skipped.Merge(part.skipped);
   scan_.lines = part.lines;
   scan_.bytes += part.bytes;
@@ -103,6 +104,7 @@ std::vector<LogRecord> FollowedRecords::TakeRecords() {
 void FollowedRecords::Restart() {
   ++restarts_;
   jobs_read_ = 0;
+  skipped_here_ = SkipTally{};
   WorkerLogScan fresh;
   fresh.file = scan_.file;
   scan_ = std::move(fresh);
@@ -114,6 +116,7 @@ void FollowedRecords::SetTotals(std::uint64_t bytes, std::uint64_t lines, SkipTa
   scan_.bytes = bytes;
   scan_.lines = lines;
   scan_.skipped = std::move(skipped);
+  scan_.skipped.Merge(skipped_here_);  // the source's own lines skipped since (a stream's bad records)
   scan_.end = std::move(end);
 }
 

@@ -49,7 +49,10 @@ class FollowedRecords {
   std::vector<LogRecord> TakeRecords();
   // The file's figures as its source says (an events stream's totals line).
   void SetTotals(std::uint64_t bytes, std::uint64_t lines, SkipTally skipped, LogEnd end);
-  void AddSkipped(SkippedLine skipped) { scan_.skipped.Add(std::move(skipped)); }
+  void AddSkipped(SkippedLine skipped) {
+    skipped_here_.Add(skipped);
+    scan_.skipped.Add(std::move(skipped));
+  }
   // What the file holds now, while a line is being written: an incomplete
   // line is not the end of the log.
   void NotCut() { scan_.end.cut_mid_line = false; }
@@ -77,6 +80,7 @@ class FollowedRecords {
   std::int64_t cursor_step_ = 0;
   std::uint64_t restarts_ = 0;
   std::uint64_t jobs_read_ = 0;
+  SkipTally skipped_here_;  // skipped by Append and AddSkipped: SetTotals keeps them
   std::chrono::steady_clock::time_point grew_ = std::chrono::steady_clock::now();
 };
 

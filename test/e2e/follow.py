@@ -508,6 +508,37 @@ def test_extract_merge_follow(tmp):
             check(a.read() == b.read(), f"the stopped stream merges unlike the direct run: {suffix}")
 
 
+def test_stream_bad_lines(tmp):
+    """merge --follow over a stream holding a record of a kind it does not know, one with a field of the
+    wrong type, and a 2 MiB line without its newline: each is said or counted as skipped with its reason,
+    and the stream is read on."""
+    logs, stream = os.path.join(tmp, "logs"), os.path.join(tmp, "m0.jsonl")
+    generate(logs, 4, machines=1, workers=2)
+    extract = subprocess.Popen([JOBVIZ, "extract", "--follow", "--log_dir", logs, "--machine", "machine0", "-o", stream,
+                                "--poll", "0.2", "-q"])
+    time.sleep(2)
+    extract.send_signal(signal.SIGINT)
+    extract.wait(timeout=30)
+    lines = open(stream).read().splitlines()
+    end = lines.pop()  # the end line goes after the bad ones
+    first_job = next(i for i, line in enumerate(lines) if '"k":"job"' in line)
+    bad = ['{"k":"frobnicate","w":0}', '{"k":"job","w":0,"l":"seven"}', '{"k":"range","w":0,"l":9,"s":5,"name":3}',
+           "x" * (2 << 20)]
+    with open(stream, "w") as f:
+        f.write("\n".join(lines[:first_job] + bad + lines[first_job:] + [end]) + "\n")
+    follow = subprocess.run([JOBVIZ, "merge", "--follow", stream, "--json", "--poll", "0.2", "--stall-after", "1",
+                             "--exit-on-stall"], capture_output=True, text=True, timeout=60)
+    steps = [json.loads(line)["step"] for line in follow.stdout.splitlines()]
+    err = follow.stderr
+    check(steps == [0, 1, 2, 3], f"steps read past the bad lines: {steps}\n{err[-800:]}")
+    check("no longer read" not in err and "json.exception" not in err.split("a field is missing")[0],
+          "a bad record broke the stream:\n" + err[-800:])
+    check("unknown record kind 'frobnicate'" in err and "'l' is not an integer" in err and
+          "a field is missing or of the wrong type" in err and "skipped 3 lines" in err,
+          "the bad records were not counted:\n" + err[-1200:])
+    check("with no newline: not a record" in err, "the over-long line was not said:\n" + err[-800:])
+
+
 def shift_clock(src, dst, machine, seconds, from_ms):
     """A copy of the logs where `machine`'s clock stepped by `seconds` at `from_ms`: every time it wrote since moved."""
     pattern = re.compile(r"(job_start_time = |job_end_time = |time = )(\d+\.\d+)")
@@ -615,7 +646,7 @@ def test_usage_errors(tmp):
 
 
 for test in (test_grow_and_report, test_keep_steps, test_stall_alarm, test_stall_between_steps, test_truncated_log_is_a_new_run, test_overlong_line, test_faults, test_extract_merge_follow,
-             test_clock_jump, test_usage_errors, test_signals, test_log_without_jobs, test_named_files_not_there_yet, test_many_logs_few_descriptors, test_rotation):
+             test_clock_jump, test_usage_errors, test_signals, test_log_without_jobs, test_named_files_not_there_yet, test_many_logs_few_descriptors, test_rotation, test_stream_bad_lines):
     with tempfile.TemporaryDirectory() as tmp:
         started = time.time()
         test(tmp)
