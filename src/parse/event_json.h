@@ -21,8 +21,9 @@ struct BadRecord : std::logic_error {
 };
 
 nlohmann::json RecordJson(int worker, const LogRecord& r);
-// Throws BadRecord for a record that does not make sense, std::runtime_error
-// for a line that is not a record.
+// Throws BadRecord for a record that does not make sense (an unknown kind,
+// written by a newer extract, too), json's exceptions for a field of the
+// wrong type.
 LogRecord RecordFrom(const nlohmann::json& j);
 
 nlohmann::json SkipsJson(const SkipTally& tally);
