@@ -101,7 +101,9 @@ std::vector<std::string> FoldedStages(const StopReport& r, const std::vector<siz
 
 std::vector<std::string> StopVerdictLines(const StopReport& r) {
   std::vector<std::string> lines;
-  if (r.kind == StopKind::kUnknown) return lines;
+  // A healthy run's report does not open with where it "stopped": the
+  // summary JSON still says "finished" (stopped.kind) for scripts.
+  if (r.kind == StopKind::kUnknown || r.kind == StopKind::kFinished) return lines;
   if (r.kind == StopKind::kRunning || r.kind == StopKind::kBetweenSteps) return {r.sentence};
   lines.push_back("Where the run stopped: " + r.sentence);
   if (r.unfinished_steps > 0)

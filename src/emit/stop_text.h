@@ -19,7 +19,8 @@ std::string StopReportLines(const StopReport& report, const Timeline& timeline);
 // own, without "jobviz: stopped: " or "jobviz: " before every line.
 std::string WithoutTerminalPrefixes(std::string text);
 
-// The verdict's first lines: where the run stopped, and what was left out.
+// The verdict's first lines: where the run stopped, and what was left out;
+// none for a run that finished (a healthy run's report says nothing of stops).
 std::vector<std::string> StopVerdictLines(const StopReport& report);
 
 // The stages' places, the first to stop first (the header is the first row);
