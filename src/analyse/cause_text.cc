@@ -63,7 +63,8 @@ std::string ChangeText(WhatIfKind kind, const CauseFacts& facts, const Bottlenec
     case WhatIfKind::kNoStall: return "no stall: jobs start as soon as their worker and inputs are ready";
     case WhatIfKind::kNoSlowWorkers:
       return slow.empty() ? "no slow worker found" : std::to_string(slow.size()) + " slow worker" + (slow.size() == 1 ? "" : "s") +
-                                                         " at the speed of " + slow.front().compared_with;
+                                                         (slow.size() == 1 ? " at the speed of " : ", each at the speed of ") +
+                                                         slow.front().compared_with;
     case WhatIfKind::kNoStepGaps: return "no time between steps (" + FormatDuration(b.step_gap) + " each)";
     case WhatIfKind::kAll: case WhatIfKind::kCount: break;
   }
@@ -112,6 +113,7 @@ std::string PlainVerdict(const Bottleneck& b, const CauseFacts& facts, double bu
   const Cause& top = b.causes.front();
   const WhatIf& w = b.what_if[static_cast<size_t>(top.kind)];
   const std::string cut = " would cut each step by about " + FormatDuration(w.saved) + " (" + Share(w.gain) + ").";
+  const std::string shorter = " each step would be about " + FormatDuration(w.saved) + " (" + Share(w.gain) + ") shorter.";
   switch (top.kind) {
     case WhatIfKind::kBalancedStages:
       return "Stage " + std::to_string(facts.slowest_stage) + " is " + FactorText(facts.stage_factor) +
@@ -121,9 +123,8 @@ std::string PlainVerdict(const Bottleneck& b, const CauseFacts& facts, double bu
       const SlowWorker& first = facts.slow_workers->front();
       const size_t more = facts.slow_workers->size() - 1;
       return first.name + " runs its jobs " + FactorText(first.factor) + " slower than " + first.compared_with +
-             (more ? " (and " + std::to_string(more) + " more worker" + (more == 1 ? "" : "s") + " are slow)" : "") +
-             ": check that GPU and its host (clocks, temperature, other processes); at their peers' speed each step" +
-             cut.substr(6);
+             (more ? " (and " + std::to_string(more) + (more == 1 ? " more worker is slow)" : " more workers are slow)") : "") +
+             ": check that GPU and its host (clocks, temperature, other processes); at their peers' speed," + shorter;
     }
     case WhatIfKind::kFreeHandOffs:
       return "Hand-offs between stages take " + FormatDuration(PerStep(b, b.path.hand_off_total())) +
@@ -133,15 +134,17 @@ std::string PlainVerdict(const Bottleneck& b, const CauseFacts& facts, double bu
       std::string text = std::to_string(b.outlier_count) + " job" + (b.outlier_count == 1 ? "" : "s") +
                          " took more than 1.5x their worker's usual time";
       if (!b.outliers.empty()) text += " (the worst: " + OutlierText(b.outliers.front()) + ")";
-      return text + "; without such hiccups (page faults, preempted host threads, retried collectives) each step" + cut.substr(6);
+      return text + "; without such hiccups (page faults, preempted host threads, retried collectives)," + shorter;
     }
     case WhatIfKind::kNoStall:
       return "Workers sat idle with their inputs ready for " + FormatDuration(PerStep(b, b.path.stall)) +
              " per step on the critical path: host-side waits the logs do not show (data loading, Python, synchronisation); "
              "removing them" + cut;
     case WhatIfKind::kNoStepGaps:
-      return "Nothing runs for " + FormatDuration(b.step_gap) +
-             " between steps: time outside the pipeline (data loading, host work, logging, checkpoints); removing it" + cut;
+      // The gap and its share of the run: a per-step saving would read
+      // gap x (steps - 1) / steps, a figure that moves with the step count.
+      return "Nothing runs for " + FormatDuration(b.step_gap) + " between steps, " + Share(w.gain) +
+             " of the run: time outside the pipeline (data loading, host work, logging, checkpoints).";
     case WhatIfKind::kAll: case WhatIfKind::kCount: break;
   }
   return "";
