@@ -20,6 +20,16 @@ void FileFollower::Close() {
   fd_ = -1;
 }
 
+// A new file at the path, or the old one cut short: read from its start.
+void FileFollower::StartOver() {
+  offset_ = 0;
+  held_.clear();
+  head_.clear();
+  dropping_ = false;
+}
+
+// Opens the path; where reading was (offset, held line, head) stays, for
+// the caller to keep (the same file, or a copy of it) or StartOver.
 bool FileFollower::Open() {
   // A FIFO opens at once without a writer (O_NONBLOCK), and never blocks a read.
   fd_ = path_ == "-" ? ::dup(STDIN_FILENO) : ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -42,10 +52,6 @@ bool FileFollower::Open() {
   if (stream_) ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
   dev_ = st.st_dev;
   ino_ = st.st_ino;
-  offset_ = 0;
-  held_.clear();
-  head_.clear();
-  dropping_ = false;
   was_open_ = true;
   return true;
 }
@@ -151,7 +157,7 @@ void FileFollower::Release() {
 FileFollower::Change FileFollower::PollReleased(std::string* lines, size_t max_read) {
   struct stat at_path {};
   if (::stat(path_.c_str(), &at_path) != 0) {
-    if (errno != ENOENT) {
+    if (errno != ENOENT && errno != ENOTDIR) {  // as Poll: unreadable is not gone
       error_ = std::strerror(errno);
       return Change::kError;
     }
@@ -161,21 +167,14 @@ FileFollower::Change FileFollower::PollReleased(std::string* lines, size_t max_r
   }
   const bool same = at_path.st_dev == dev_ && at_path.st_ino == ino_;
   if (same && static_cast<std::uint64_t>(at_path.st_size) == offset_) return Change::kNone;
-  const std::uint64_t offset = offset_;
-  std::string held = std::move(held_), head = std::move(head_);
-  const bool dropping = dropping_;
-  if (!Open()) return error_.empty() ? Change::kNone : Change::kError;  // Open forgets where it was
+  if (!Open()) return error_.empty() ? Change::kNone : Change::kError;
   released_ = false;
-  head_ = std::move(head);
   const bool unchanged = same && dev_ == at_path.st_dev && ino_ == at_path.st_ino;
-  if (unchanged ? static_cast<std::uint64_t>(at_path.st_size) < offset : !SameHead(offset)) {
-    head_.clear();  // replaced or truncated while closed: a new file, from its start
+  if (unchanged ? static_cast<std::uint64_t>(at_path.st_size) < offset_ : !SameHead(offset_)) {
+    StartOver();  // replaced or truncated while closed: a new file, from its start
     more_ = true;
     return Change::kRestarted;
   }
-  offset_ = offset;
-  held_ = std::move(held);
-  dropping_ = dropping;
   return Read(lines, max_read);
 }
 
@@ -187,6 +186,7 @@ FileFollower::Change FileFollower::Poll(std::string* lines, size_t max_read) {
   if (fd_ < 0) {
     const bool reopened = was_open_;
     if (!Open()) return error_.empty() ? Change::kNone : Change::kError;
+    StartOver();
     if (!reopened) return Read(lines, max_read);
     more_ = true;  // back after it was gone: a new file
     return Change::kRestarted;
@@ -200,10 +200,7 @@ FileFollower::Change FileFollower::Poll(std::string* lines, size_t max_read) {
     return Change::kError;
   }
   if (static_cast<std::uint64_t>(open.st_size) < offset_) {  // truncated in place: read it anew
-    offset_ = 0;
-    held_.clear();
-    head_.clear();
-    dropping_ = false;
+    StartOver();
     more_ = true;
     return Change::kRestarted;
   }
@@ -221,19 +218,10 @@ FileFollower::Change FileFollower::Poll(std::string* lines, size_t max_read) {
     return Change::kGone;
   }
   if (at_path.st_dev != dev_ || at_path.st_ino != ino_) {  // replaced: follow the new file
-    const std::uint64_t offset = offset_;
-    std::string head = std::move(head_), held = std::move(held_);
-    const bool dropping = dropping_;
     Close();
     if (!Open()) return error_.empty() ? Change::kNone : Change::kError;
-    head_ = std::move(head);
-    if (SameHead(offset)) {  // a copy of the file read so far: on where it was
-      offset_ = offset;
-      held_ = std::move(held);
-      dropping_ = dropping;
-      return Read(lines, max_read);
-    }
-    head_.clear();
+    if (SameHead(offset_)) return Read(lines, max_read);  // a copy of the file read so far: on where it was
+    StartOver();
     more_ = true;
     return Change::kRestarted;
   }

@@ -65,6 +65,7 @@ class FileFollower {
 
  private:
   bool Open();
+  void StartOver();
   void Close();
   bool SameHead(std::uint64_t size);
   void SkipHole();
