@@ -279,7 +279,7 @@ StopReport ReportStop(const Timeline& timeline, const UnfinishedSteps& unfinishe
   if (unfinished.first == kNoStep) {
     r.kind = StopKind::kFinished;
     r.sentence = "The run finished its last step.";
-    if (options.between_steps && !timeline.steps.empty()) {
+    if (options.hung && !LogsSayRunEnded(timeline, timeline.steps.back().step)) {
       const std::int64_t last = StepNumber(timeline.steps.back().step);
       r.kind = StopKind::kBetweenSteps;
       r.step = timeline.steps.back().step;

@@ -31,15 +31,17 @@ enum class StopKind {
   kAllReduce,
   kCutTogether,  // every log ends mid-step and nothing times a stop: still running, or copied early
   kRunning,      // jobviz follow before any stall: the run goes on, a step in progress
-  kBetweenSteps, // jobviz follow's stall after a finished step, the logs not saying the run ended
+  // The job hung (--hung, follow's stall alarm) after a finished step, and
+  // nothing in the logs says the run ended (LogsSayRunEnded).
+  kBetweenSteps,
 };
 
 // What the user knows beyond the logs.
 struct StopOptions {
-  bool hung = false;  // --hung: the job was killed for hanging (follow's stall alarm knows the same)
-  // Follow's stall after a finished step that the logs do not call the
-  // run's end: a finished report says it stalled between steps.
-  bool between_steps = false;
+  // --hung: the job was killed for hanging (follow's stall alarm knows the
+  // same). After a finished step that the logs do not call the run's end,
+  // it stalled between steps.
+  bool hung = false;
 };
 
 // A job of the stop report: its type and micro-batch, in which step.

@@ -93,6 +93,32 @@ TEST_CASE("A hang nothing times: --hung turns the suspect into the verdict") {
   CHECK(checked == 3);
 }
 
+TEST_CASE("The first to stop is named with the host libjobviz's start line gives") {
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    sim::StopTruth truth;
+    Timeline t = sim::SimulateStop(Hybrid(sim::StopKind::kWorker, seed), &truth);
+    if (!truth.stopped || !truth.evidence) continue;
+    const StopReport before = Report(t);
+    REQUIRE(before.kind == StopKind::kStopped);
+    CHECK(before.sentence.find(", host ") == std::string::npos);
+    Timeline named = t;
+    for (Worker* w : AllWorkers(&named)) {
+      LogRecord header;
+      header.kind = RecordKind::kProfilerHeader;
+      header.type = "gpu-node-" + std::to_string(w->machine);
+      w->markers.push_back(header);
+    }
+    const StopReport r = Report(named);
+    const Worker& first = *AllWorkers(named)[r.first_worker];
+    INFO(r.sentence);
+    CHECK(WorkerHost(first) == "gpu-node-" + std::to_string(first.machine));
+    CHECK(r.sentence.find("(stage " + std::to_string(r.lanes[static_cast<size_t>(r.first)].stage)) != std::string::npos);
+    CHECK(r.sentence.find(", host gpu-node-" + std::to_string(first.machine) + ")") != std::string::npos);
+    return;
+  }
+  FAIL("no timed stop among the seeds");
+}
+
 TEST_CASE("Logs copied at one moment for all: the step is unfinished and nobody is named without a hedge") {
   size_t cut = 0;
   for (std::uint64_t seed = 1; seed <= 30; ++seed) {
@@ -172,6 +198,60 @@ TEST_CASE("A hang between steps: every step finished, nobody is named") {
     INFO("seed " << seed << ": " << r.sentence);
     CHECK(r.kind == StopKind::kFinished);
     CHECK(r.unfinished_steps == 0);
+  }
+}
+
+TEST_CASE("--hung after a finished step: between steps, unless the logs say the run ended") {
+  sim::StopTruth truth;
+  const Timeline finished = sim::SimulateStop(Hybrid(sim::StopKind::kBetweenSteps, 3), &truth);
+  const auto report = [](Timeline t) {
+    const UnfinishedSteps unfinished = MarkUnfinishedSteps(&t, 2);
+    return ReportStop(t, unfinished, StopOptions{.hung = true});
+  };
+  const auto last_job_line = [](const Worker& w) {
+    std::uint64_t line = 0;
+    for (const Job& job : w.jobs) line = std::max(line, job.line);
+    return line;
+  };
+  SECTION("nothing says it ended") {
+    const StopReport r = report(finished);
+    CHECK(r.kind == StopKind::kBetweenSteps);
+    CHECK(r.sentence.find("Stalled between step") == 0);
+    CHECK(r.first == -1);
+  }
+  SECTION("libjobviz's closing line after the jobs of every log") {
+    Timeline t = finished;
+    for (Worker* w : AllWorkers(&t)) w->end.closed_line = last_job_line(*w) + 2;
+    CHECK(LogsSayRunEnded(t, t.steps.back().step));
+    CHECK(report(t).kind == StopKind::kFinished);
+    // One log without it: that process may have closed on its way down.
+    AllWorkers(&t).back()->end.closed_line = 0;
+    CHECK(report(t).kind == StopKind::kBetweenSteps);
+    // One before its log's last job is no end either.
+    AllWorkers(&t).back()->end.closed_line = last_job_line(*AllWorkers(t).back()) - 1;
+    CHECK(report(t).kind == StopKind::kBetweenSteps);
+  }
+  SECTION("a trainer's 'Training completed' after the jobs of one log") {
+    Timeline t = finished;
+    Worker& w = *AllWorkers(&t)[3];
+    w.end.training_completed_line = last_job_line(w) + 1;
+    CHECK(RunEndedBecause(t, t.steps.back().step).find("says 'Training completed'") != std::string::npos);
+    CHECK(report(t).kind == StopKind::kFinished);
+  }
+  SECTION("a profiling window whose last step it is") {
+    Timeline t = finished;
+    LogRecord window;
+    window.kind = RecordKind::kProfilerWindow;
+    window.step = t.steps.front().step;
+    window.window_end_step = StepNumber(t.steps.back().step) + 2;
+    AllWorkers(&t)[1]->markers.push_back(window);
+    CHECK(report(t).kind == StopKind::kFinished);
+    AllWorkers(&t)[1]->markers.back().window_end_step += 1;  // one step more was to come
+    CHECK(report(t).kind == StopKind::kBetweenSteps);
+  }
+  SECTION("without --hung a finished run is finished") {
+    Timeline t = finished;
+    CHECK(Report(t).kind == StopKind::kFinished);
   }
 }
 

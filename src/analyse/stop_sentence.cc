@@ -150,6 +150,9 @@ std::string StopWorkerName(const Timeline& timeline, const Worker& worker, const
   if (timeline.topology.peer_degree() > 1) text += ", mp " + std::to_string(worker.role.peer);
   if (timeline.topology.replicas() > 1) text += ", replica " + std::to_string(lane.replica);
   if (worker.role.rank >= 0) text += ", rank " + std::to_string(worker.role.rank);
+  const std::string_view host = WorkerHost(worker);
+  if (!host.empty() && host != timeline.machines[static_cast<size_t>(worker.machine)].name)
+    text += ", host " + std::string(host);
   return text + ")";
 }
 

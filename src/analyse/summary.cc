@@ -177,7 +177,10 @@ void AddStop(const Analysis& a, const Timeline& timeline, nlohmann::json& doc) {
     if (lane.state == LaneState::kStuck && !lane.input.empty())
       first["input_arrived_after_start_us"] = Micros(lane.input_arrived - r.run_start);
     first["rank"] = w && w->role.rank >= 0 ? json(w->role.rank) : json(nullptr);
-    first["host"] = w ? timeline.machines[static_cast<size_t>(w->machine)].name : "";
+    // libjobviz's host where its start line names one, else the machine directory.
+    const std::string machine_dir = w ? timeline.machines[static_cast<size_t>(w->machine)].name : "";
+    first["host"] = w && !WorkerHost(*w).empty() ? std::string(WorkerHost(*w)) : machine_dir;
+    first["machine_dir"] = machine_dir;
     first["file"] = w ? w->file : "";
     if (w && lane.last.known()) first["last"]["end_wall_clock"] = WallClockText(timeline, *w, lane.last.end);
     first["overdue_us"] = Micros(r.overdue);

@@ -84,7 +84,6 @@ class Follower {
   PrintedSteps printed_;
   Clock::time_point last_job_at_ = Clock::now();
   bool stalled_ = false, finished_said_ = false;
-  bool between_steps_ = false;  // the stall came after a finished step (the outputs say so)
   bool quiet_checked_ = false;  // the quiet since the last job was looked at (PrintLastSteps)
   bool steps_since_write_ = false;
   std::string last_build_text_, last_write_text_;
@@ -186,7 +185,6 @@ void Follower::Turn(Clock::time_point now) {
       Alarm("resumed", "resumed after " + FormatDuration(static_cast<Nanos>(Seconds(now - last_job_at_) * 1e9)));
     stalled_ = false;
     finished_said_ = false;
-    between_steps_ = false;
     quiet_checked_ = false;
     last_job_at_ = now;
   }
@@ -284,7 +282,9 @@ std::optional<int> Follower::CheckStall(Clock::time_point now) {
     return plan_.exit_on_stall ? std::optional<int>(kExitStalled) : std::nullopt;
   }
   const std::int64_t last_step = run.timeline.steps.empty() ? printed_.last() : run.timeline.steps.back().step;
-  if (run.analysis.stop.kind == StopKind::kFinished && !ProfilingWindowEndsWith(run.timeline, last_step)) {
+  // The stall alarm knows what --hung says (BuildFollowedRun): the stop
+  // report says whether the logs call the run's end after its last step.
+  if (run.analysis.stop.kind == StopKind::kBetweenSteps) {
     ReportEveryStep(run);
     const std::int64_t last = StepNumber(printed_.last());
     stalled_ = true;
@@ -294,7 +294,6 @@ std::optional<int> Follower::CheckStall(Clock::time_point now) {
                        FormatDuration(static_cast<Nanos>(StallAfter() * 1e9)) +
                        "); nothing in the logs says the run ended. A hang outside the pipeline's jobs: the data "
                        "loader, a checkpoint, an evaluation?\n");
-    between_steps_ = true;
     WriteOutputs(true);
     return plan_.exit_on_stall ? std::optional<int>(kExitStalled) : std::nullopt;
   }
@@ -302,7 +301,7 @@ std::optional<int> Follower::CheckStall(Clock::time_point now) {
     ReportEveryStep(run);
     finished_said_ = true;
     Alarm("finished", "the run finished: every worker finished step " + std::to_string(StepNumber(printed_.last())) +
-                          ", the profiling window's last" + (plan_.exit_on_stall ? "" : "; still following"));
+                          ", " + RunEndedBecause(run.timeline, last_step) + (plan_.exit_on_stall ? "" : "; still following"));
     const bool written = WriteOutputs(true);
     if (plan_.exit_on_stall) return written ? kExitOk : kExitBadInput;
     return std::nullopt;
@@ -321,13 +320,8 @@ std::optional<int> Follower::CheckStall(Clock::time_point now) {
 bool Follower::WriteOutputs(bool whole_run) {
   if ((plan_.draw.outputs.empty() && !server_) || (!whole_run && !printed_.any())) return true;
   std::string messages, report;
-  std::optional<DrawPlan> between;  // after a stall between steps, the outputs say it
-  if (between_steps_) {
-    between = plan_.draw;
-    between->stop.between_steps = true;
-  }
   const bool written =
-      WriteFollowedOutputs(between ? *between : plan_.draw, tree_, clock_jumps_, whole_run ? std::nullopt : std::optional<StepRange>(printed_.Shown(plan_.keep_steps)), &messages,
+      WriteFollowedOutputs(plan_.draw, tree_, clock_jumps_, whole_run ? std::nullopt : std::optional<StepRange>(printed_.Shown(plan_.keep_steps)), &messages,
                            server_ ? &report : nullptr);
   if (server_ && !report.empty()) {
     server_->SetReport(std::move(report));

@@ -95,18 +95,30 @@ size_t CountJobs(const Timeline& timeline) {
   return jobs;
 }
 
-// Whether the logs say the run ended with step `last`: a profiling window
-// whose last profiled step it is (the launcher exits before step end-1:
-// docs/workerlog-format.md). Otherwise a stall after a finished step is a
-// stall between steps (a data loader, a checkpoint, an evaluation).
-bool ProfilingWindowEndsWith(const Timeline& timeline, std::int64_t last) {
+std::string RunEndedBecause(const Timeline& timeline, std::int64_t last) {
+  bool any_log = false, every_closed = true;
   for (const Machine& machine : timeline.machines)
-    for (const Worker& worker : machine.workers)
+    for (const Worker& worker : machine.workers) {
       for (const LogRecord& marker : worker.markers)
         if (marker.kind == RecordKind::kProfilerWindow && marker.window_end_step >= 0 &&
             StepNumber(last) >= marker.window_end_step - 2)
-          return true;
-  return false;
+          return "the profiling window's last";
+      if (worker.jobs.empty()) continue;
+      std::uint64_t last_job_line = 0;
+      for (const Job& job : worker.jobs) last_job_line = std::max(last_job_line, job.line);
+      if (worker.end.training_completed_line > last_job_line)
+        return "and " + worker.file + ":" + std::to_string(worker.end.training_completed_line) +
+               " says 'Training completed'";
+      any_log = true;
+      every_closed &= worker.end.closed_line > last_job_line;
+    }
+  return any_log && every_closed ? "and every log ends with libjobviz's closing line" : "";
+}
+
+std::string_view WorkerHost(const Worker& worker) {
+  for (auto it = worker.markers.rbegin(); it != worker.markers.rend(); ++it)
+    if (it->kind == RecordKind::kProfilerHeader && !it->type.empty()) return it->type.str();
+  return {};
 }
 
 }  // namespace jobviz

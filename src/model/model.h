@@ -39,7 +39,7 @@ inline constexpr std::int64_t kLongestJob = 86'400'000'000'000;
 enum class RecordKind : std::uint8_t {
   kJob, kProfilerWindow, kStepPush, kStepPop, kClockSync, kRangePush, kStartBanner, kHybridInfo, kShimTopology,
   kInFlight,  // libjobviz's watchdog: a job begun (or enqueued) and not ended; `end`: when it was seen
-  kProfilerHeader  // libjobviz's first line in a process ("jobviz profiler: rank = R"): `rank`
+  kProfilerHeader  // libjobviz's first line in a process ("jobviz profiler: rank = R"): `rank`, and `type` its host
 };
 
 // One recognised line of a worker log. Fields that a kind does not use stay 0.
@@ -151,6 +151,12 @@ struct LogEnd {
   // The writer's offset from UTC, from its job lines' glog prefixes: the
   // stop report gives a time as the log's own stamps show it.
   std::optional<Nanos> zone_offset;
+  // Lines in its last few KiB that say the process or the run ended, after
+  // every job line there (0: none): libjobviz's closing "Profiler Stats:"
+  // line, and a trainer's "Training completed." (PaddleNLP, Hugging Face).
+  // A stall after a finished step is between steps unless the logs say the
+  // run ended (LogsSayRunEnded).
+  std::uint64_t closed_line = 0, training_completed_line = 0;
 };
 
 // A job that had begun, or was enqueued, and had not ended when libjobviz's
@@ -234,10 +240,21 @@ std::vector<const Worker*> AllWorkers(const Timeline& timeline);
 Nanos RunStart(const Timeline& timeline);
 
 // "machine0 worker 1": a worker as every report and table names it.
-// Whether a profiling window line says the run ends with step `last` (the
-// launcher exits before step end-1: docs/workerlog-format.md). Otherwise a
-// stall after a finished step is one between steps.
-bool ProfilingWindowEndsWith(const Timeline& timeline, std::int64_t last);
+// Whether the logs say the run ended with step `last`: a profiling window
+// whose last profiled step it is (the launcher exits before step end-1:
+// docs/workerlog-format.md), a trainer's "Training completed." after the
+// jobs of any log, or libjobviz's closing line after the jobs of every log
+// that has jobs (one process that closed may have died). Otherwise a stall
+// after a finished step is one between steps. Says which ("the profiling
+// window's last"), "" when nothing does.
+std::string RunEndedBecause(const Timeline& timeline, std::int64_t last);
+inline bool LogsSayRunEnded(const Timeline& timeline, std::int64_t last) {
+  return !RunEndedBecause(timeline, last).empty();
+}
+
+// The host libjobviz's start line names for the worker's process ("" when
+// its log has none): the stop report gives it beside the machine directory.
+std::string_view WorkerHost(const Worker& worker);
 
 std::string WorkerName(const Machine& machine, const Worker& worker);
 inline std::string WorkerName(const Timeline& timeline, const Worker& worker) {

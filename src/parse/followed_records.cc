@@ -89,7 +89,14 @@ size_t FollowedRecords::Append(WorkerLogScan part) {
   scan_.skipped.Merge(part.skipped);
   scan_.lines = part.lines;
   scan_.bytes += part.bytes;
+  // A piece with no job line keeps the end lines seen before it (its own
+  // tail holds only its text); one with jobs says anew.
+  const LogEnd before = std::move(scan_.end);
   scan_.end = std::move(part.end);
+  if (jobs == 0) {
+    scan_.end.closed_line = std::max(scan_.end.closed_line, before.closed_line);
+    scan_.end.training_completed_line = std::max(scan_.end.training_completed_line, before.training_completed_line);
+  }
   jobs_read_ += jobs;
   return jobs;
 }

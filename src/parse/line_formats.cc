@@ -116,6 +116,8 @@ const std::vector<LineFormat>& LineFormats() {
        {
            // Optional: a line of other text with these words is left alone.
            {"jobviz profiler: rank = <integer>", R"(r: rank(?:\s*=\s*(\d+))?)"},
+           // Optional too: the host its process ran on (older lines: none).
+           {", host = <name>", R"((?:[^\n]*?,\s*host\s*=\s*([^,\s]+))?)"},
            // Written when the log was locked by another live profiler.
            {", log shared with another live jobviz profiler", R"((.*log shared with another live)?)"},
        },

@@ -255,7 +255,8 @@ ParsedLine LineParser::ParseClean(std::string_view text, size_t keyword_pos, int
     case LineKind::kProfilerHeader:
       parsed.kind = ParsedLine::Kind::kProfilerHeader;
       parsed.rank = group(1).empty() || !text.substr(0, keyword_pos).ends_with("jobviz profile") ? -1 : integer(1);
-      parsed.log_shared = !group(2).empty();
+      parsed.host = group(2);
+      parsed.log_shared = !group(3).empty();
       break;
     case LineKind::kInFlight: {
       parsed.kind = ParsedLine::Kind::kInFlight;

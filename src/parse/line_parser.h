@@ -33,6 +33,7 @@ struct ParsedLine {
   Nanos waited = 0;
   bool started = true;
   bool log_shared = false;  // kProfilerHeader: the line says another live profiler holds the log
+  std::string_view host;    // kProfilerHeader: the host it names ("" when none)
 
   // kProfilerWindow: end_step is -1 when the line has none.
   // kStepPush: step. kClockSync: rank, round.

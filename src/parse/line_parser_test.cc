@@ -217,11 +217,16 @@ TEST_CASE("libjobviz's start line: its rank, the shared-log note, and other text
                        "world size = 4, host = node7");
   CHECK(p.kind == Kind::kProfilerHeader);
   CHECK(p.rank == 3);
+  CHECK(p.host == "node7");
   CHECK_FALSE(p.log_shared);
   p = Parse("jobviz profiler: rank = 2, local worker = 0, world size = 4, host = n, log shared with another live jobviz "
             "profiler");
   CHECK(p.rank == 2);
+  CHECK(p.host == "n");
   CHECK(p.log_shared);
+  p = Parse("jobviz profiler: rank = 2, local worker = 0, world size = 4");  // an older start line: no host
+  CHECK(p.rank == 2);
+  CHECK(p.host.empty());
   // Someone else's words: not a start line (rank -1: dropped by the scan), never a malformed line.
   for (std::string_view other : {"error: rank = 3 is not reachable", "jobviz profiler: rank unknown",
                                  "my profiler: rank = 4"}) {

@@ -113,12 +113,31 @@ void LogTailKeeper::Add(std::string_view block_text) {
   if (tail_.size() > kKept) tail_.erase(0, tail_.size() - kKept);
 }
 
+namespace {
+
+// The line of the last `marker` in the tail that no job line follows there
+// (0: none). `lines` counts the file's lines, the last one cut or not.
+std::uint64_t LineAfterJobs(std::string_view tail, std::uint64_t lines, bool ended_without_newline,
+                            std::string_view marker) {
+  const size_t at = tail.rfind(marker);
+  if (at == std::string_view::npos) return 0;
+  const size_t job = tail.rfind("Profiler Info: Job");
+  if (job != std::string_view::npos && job > at) return 0;
+  const auto newlines_after = static_cast<std::uint64_t>(std::count(tail.begin() + static_cast<std::ptrdiff_t>(at), tail.end(), '\n'));
+  const std::uint64_t line = lines + (ended_without_newline ? 0 : 1);
+  return line > newlines_after ? line - newlines_after : 0;
+}
+
+}  // namespace
+
 LogEnd LogTailKeeper::Finish(std::uint64_t lines, bool ended_without_newline, std::optional<Nanos> zone_offset,
                              Nanos near) const {
   LogEnd end;
   end.zone_offset = zone_offset;
   end.lines = lines;
   end.cut_mid_line = ended_without_newline;
+  end.closed_line = LineAfterJobs(tail_, lines, ended_without_newline, "Profiler Stats:");
+  end.training_completed_line = LineAfterJobs(tail_, lines, ended_without_newline, "Training completed");
   std::string_view text = tail_;
   if (!ended_without_newline && !text.empty() && text.back() == '\n') text.remove_suffix(1);
   // Lines from the last one back; the first may be cut by the tail's start.

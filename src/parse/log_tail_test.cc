@@ -81,3 +81,29 @@ TEST_CASE("A job time past what 64-bit nanoseconds hold as a date: its stamps ar
   // An ordinary one still reads.
   CHECK(GlogStampTime(*stamp, 0, kJobEnd) > 0);
 }
+
+TEST_CASE("A log's end lines count only after its last job line") {
+  const LineParser parser;
+  const std::string job =
+      "I1020 17:15:07.253000 22317 e.cc:1] Profiler Info: Job (0), type = forward, micro_batch_id = 0, "
+      "job_start_time = 1697793307200.000000, job_end_time = 1697793307213.000000\n";
+  const std::string stats =
+      "I1020 17:15:09.000000 22317 jobviz_profiler.cc:1] Profiler Stats: rank = 0, jobs recorded = 2, records lost = 0, "
+      "calls refused = 0, jobs never ended = 0\n";
+  const std::string completed = "[2023-10-20 17:15:10,000] [    INFO] - \nTraining completed. \n";
+  SECTION("libjobviz's closing line, then other lines") {
+    const auto scan = ScanWorkerLogText("w", job + job + stats + "bye\n", parser, 64);
+    CHECK(scan.end.closed_line == 3);
+    CHECK(scan.end.training_completed_line == 0);
+  }
+  SECTION("a trainer's line, the file ending without a newline") {
+    const auto scan = ScanWorkerLogText("w", job + completed + "saving", parser);
+    CHECK(scan.end.training_completed_line == 3);
+    CHECK(scan.end.closed_line == 0);
+  }
+  SECTION("a job line after them: the run went on (a restart, another round)") {
+    const auto scan = ScanWorkerLogText("w", job + stats + completed + job, parser);
+    CHECK(scan.end.closed_line == 0);
+    CHECK(scan.end.training_completed_line == 0);
+  }
+}

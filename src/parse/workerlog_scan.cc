@@ -263,6 +263,7 @@ void Scanner::HandleRecord(std::string_view line, const ParsedLine& parsed, bool
       record.kind = RecordKind::kProfilerHeader;
       record.rank = parsed.rank;
       record.log_shared = parsed.log_shared;
+      record.type = parsed.host;
       break;
     case ParsedLine::Kind::kInFlight:
       record = JobRecord(current_line_, parsed.job_id, parsed.type, parsed.micro_batch, parsed.start.ns,

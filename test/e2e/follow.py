@@ -242,6 +242,35 @@ def test_stall_between_steps(tmp):
     check(written["stopped"]["kind"] == "between_steps", f"after the alarm: stopped.kind {written['stopped']['kind']}")
 
 
+def test_run_end_lines(tmp):
+    """The profiling window says the run goes on to step 28, but the logs end with lines that say it ended: with
+    libjobviz's closing line in every log the stall after step 5 is the run's end (exit 0 under --exit-on-stall);
+    with it in all but one, or before the last job line, it is a stall between steps (exit 4); a trainer's
+    'Training completed.' in one log ends the run too."""
+    stats = ("I1020 09:15:09.000000 22317 jobviz_profiler.cc:1] Profiler Stats: rank = 0, jobs recorded = 9, "
+             "records lost = 0, calls refused = 0, jobs never ended = 0\n")
+    for case, expect_rc, expect_text in (("every", 0, "every log ends with libjobviz's closing line"),
+                                         ("all_but_one", 4, "stalled between step 5 and 6"),
+                                         ("completed", 0, "says 'Training completed'")):
+        src = os.path.join(tmp, case)
+        generate(src, 6, machines=1, workers=2)
+        for i, name in enumerate(sorted(os.listdir(src))):
+            path = os.path.join(src, name)
+            with open(path) as f:
+                text = re.sub(r"and end at step \d+", "and end at step 30", f.read())
+            if case == "every" or (case == "all_but_one" and i > 0):
+                text += stats
+            if case == "completed" and i == 1:
+                text += "[2023-10-20 09:15:10,000] [    INFO] - \nTraining completed. \n"
+            with open(path, "w") as f:
+                f.write(text)
+        follow = Follow(["--log_dir", src, "--poll", "0.2", "--stall-after", "1", "--exit-on-stall", "-q"])
+        rc = follow.exit_status()
+        err = follow.err()
+        check(rc == expect_rc, f"{case}: exit {rc}, expected {expect_rc}\n{err}")
+        check(expect_text in err, f"{case}: no '{expect_text}':\n{err}")
+
+
 def test_truncated_log_is_a_new_run(tmp):
     src, dst = os.path.join(tmp, "src"), os.path.join(tmp, "dst")
     generate(src, 6, machines=1, workers=2)
@@ -645,8 +674,11 @@ def test_usage_errors(tmp):
     check(open(log, "rb").read() == before, "a refused output touched the job's log")
 
 
-for test in (test_grow_and_report, test_keep_steps, test_stall_alarm, test_stall_between_steps, test_truncated_log_is_a_new_run, test_overlong_line, test_faults, test_extract_merge_follow,
+for test in (test_grow_and_report, test_keep_steps, test_stall_alarm, test_stall_between_steps, test_run_end_lines, test_truncated_log_is_a_new_run, test_overlong_line, test_faults, test_extract_merge_follow,
              test_clock_jump, test_usage_errors, test_signals, test_log_without_jobs, test_named_files_not_there_yet, test_many_logs_few_descriptors, test_rotation, test_stream_bad_lines):
+    # JOBVIZ_ONLY=test_a,test_b: only those (while working on them).
+    if os.environ.get("JOBVIZ_ONLY") and test.__name__ not in os.environ["JOBVIZ_ONLY"].split(","):
+        continue
     with tempfile.TemporaryDirectory() as tmp:
         started = time.time()
         test(tmp)
