@@ -114,6 +114,16 @@ std::vector<std::string> StopVerdictLines(const StopReport& r) {
   return lines;
 }
 
+std::string FoldedStopText(const StopReport& r, size_t listed) {
+  if (!ShowsStop(r) || r.lanes.size() <= listed) return "";
+  const std::vector<size_t> order = LaneOrder(r);
+  std::string text = "Besides the first " + std::to_string(listed) + " rows: ";
+  const std::vector<std::string> folds =
+      FoldedStages(r, std::vector<size_t>(order.begin() + static_cast<std::ptrdiff_t>(listed), order.end()));
+  for (size_t i = 0; i < folds.size(); ++i) text += (i ? "; " : "") + folds[i];
+  return text + ".";
+}
+
 std::vector<std::vector<std::string>> StopRows(const StopReport& r, const Timeline& timeline) {
   std::vector<std::vector<std::string>> rows;
   if (!ShowsStop(r)) return rows;

@@ -27,4 +27,9 @@ std::vector<std::string> StopVerdictLines(const StopReport& report);
 // empty when the run finished.
 std::vector<std::vector<std::string>> StopRows(const StopReport& report, const Timeline& timeline);
 
+// The stages past the table's first `listed` rows, one clause per cause:
+// "Besides the first 32 rows: 473 more stages of 63 replicas wait on
+// replica 37 stage 2; ..."; "" when the table has no more.
+std::string FoldedStopText(const StopReport& report, size_t listed);
+
 }  // namespace jobviz

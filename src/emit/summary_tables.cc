@@ -293,8 +293,13 @@ std::vector<SummarySection> SummarySections(const Analysis& a, const Timeline& t
   // Where a run that did not finish stopped comes before anything measured.
   for (const std::string& line : StopVerdictLines(a.stop)) sections.push_back({"", line, {}});
   AddVerdict(a, &sections);
-  if (auto rows = StopRows(a.stop, timeline); !rows.empty())
+  if (auto rows = StopRows(a.stop, timeline); !rows.empty()) {
     sections.push_back({"Where the run stopped (first to stop first)", "", std::move(rows)});
+    // At scale the rows past those shown, one line per cause (all formats
+    // keep every row: the terminal's count, Markdown's and HTML's <details>).
+    if (std::string folded = FoldedStopText(a.stop, kShownRows); !folded.empty())
+      sections.push_back({"", std::move(folded), {}});
+  }
   if (!a.steps.empty() && a.steps.front().step != kNoStep) {
     // Starts after the run start (RunStart), as the HTML ruler and tooltip count.
     const Nanos zero = RunStart(timeline);
