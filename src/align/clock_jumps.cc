@@ -173,6 +173,14 @@ bool ReachesPast(const std::vector<Bound>& bounds, std::int64_t occurrence) {
   return count >= kMinBounds && upper && lower;
 }
 
+// Whether machine m's clock is known against the reference past step
+// `occurrence`: every machine from it up to the reference reaches past it.
+bool KnownPast(const Tree& tree, const std::vector<std::vector<Bound>>& with_parent, int m, std::int64_t occurrence) {
+  for (; tree.parent[static_cast<size_t>(m)] >= 0; m = tree.parent[static_cast<size_t>(m)])
+    if (!ReachesPast(with_parent[static_cast<size_t>(m)], occurrence)) return false;
+  return true;
+}
+
 // From the first job of step `occurrence` on, in each log of the machine.
 std::vector<std::pair<std::string, std::uint64_t>> FromLines(const Machine& machine, std::int64_t occurrence) {
   std::vector<std::pair<std::string, std::uint64_t>> lines;
@@ -247,7 +255,11 @@ std::vector<ClockJump> FindClockJumps(const Timeline& timeline, int reference) {
     if (parent < 0) continue;
     Steps steps = against_reference[static_cast<size_t>(parent)];
     std::erase_if(steps, [&](const auto& step) { return !ReachesPast(with_parent[static_cast<size_t>(m)], step.first); });
-    const Steps own = OnePerJump(against_parent[static_cast<size_t>(m)]);
+    // Its own jump against a parent whose clock is not yet known there
+    // (the parent's log, or one between it and the reference, is behind)
+    // may be the parent's: left for a later look as well.
+    Steps own = OnePerJump(against_parent[static_cast<size_t>(m)]);
+    std::erase_if(own, [&](const auto& step) { return !KnownPast(tree, with_parent, parent, step.first); });
     steps.insert(steps.end(), own.begin(), own.end());
     against_reference[static_cast<size_t>(m)] = Combined(std::move(steps));
     const Machine& machine = timeline.machines[static_cast<size_t>(m)];

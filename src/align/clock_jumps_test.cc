@@ -201,3 +201,21 @@ TEST_CASE("A log behind the jump is not moved with its neighbour until it gets t
     CheckSameTimes(full, truth);
   }
 }
+
+TEST_CASE("A jump against a neighbour whose own log is behind waits: it may be the neighbour's") {
+  // machine1's clock jumps at step 3; machine0, the reference, has not
+  // written step 3 yet. Against machine1, machine2 seems to jump back: it
+  // is machine1 that moved, which only machine0's log can tell.
+  const Timeline truth = ThreeMachines();
+  Timeline full = truth;
+  Jump(full, 1, 3, 4 * kSecond);
+  Timeline behind = full;
+  CutFrom(behind, 0, 3);
+  CHECK(FindClockJumps(behind, 0).empty());
+  std::vector<ClockJump> later = FindClockJumps(full, 0);
+  REQUIRE(later.size() == 1);
+  CHECK(later[0].machine == truth.machines[1].name);
+  later[0].shift = 4 * kSecond;
+  UndoClockJumps(later, full);
+  CheckSameTimes(full, truth);
+}
