@@ -85,9 +85,10 @@ class NcclCommunicator : public Communicator {
 
  private:
   NcclCommunicator() = default;
-  void* comm_ = nullptr;
-  bool owned_ = false;
-  float* device_value_ = nullptr;
+  // Read only by the CUDA build (the stub never makes one).
+  [[maybe_unused]] void* comm_ = nullptr;
+  [[maybe_unused]] bool owned_ = false;
+  [[maybe_unused]] float* device_value_ = nullptr;
   int rank_ = 0, size_ = 1;
 };
 
