@@ -27,6 +27,7 @@ const char* SkipReasonText(SkipReason reason) {
     case SkipReason::kUnmatchedStepPop: return "NVTX pop without a push";
     case SkipReason::kImplausibleDuration: return "job lasts longer than a day";
     case SkipReason::kMalformedTopology: return "malformed topology line";
+    case SkipReason::kMalformedHeader: return "malformed libjobviz start line";
     case SkipReason::kCount: break;
   }
   return "?";

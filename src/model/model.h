@@ -76,7 +76,8 @@ enum class SkipReason : std::uint8_t {
   kUnmatchedStepPop,
   kImplausibleDuration,  // a job longer than kLongestJob: clock garbage, not a job
   kMalformedTopology,    // a HybridParallelInfo or jobviz topology line that places no rank
-  kCount
+  kMalformedHeader,      // a libjobviz start line that names no rank (only an events file can hold one)
+  kCount  // new reasons go last: events files write a reason's number
 };
 
 const char* SkipReasonText(SkipReason reason);

@@ -146,7 +146,7 @@ LogRecord RecordFrom(const json& j) {
   } else if (kind == "header") {
     r.kind = RecordKind::kProfilerHeader;
     r.rank = Int64At(j, "rank");
-    if (r.rank < 0) throw BadRecord(SkipReason::kMalformedClockSync, "a negative rank");
+    if (r.rank < 0) throw BadRecord(SkipReason::kMalformedHeader, "a negative rank");
     r.log_shared = j.value("shared", false);
     if (j.contains("host")) r.type = j.at("host").get<std::string>();
   } else if (kind == "inflight") {
