@@ -47,16 +47,16 @@ const char* WhatIfKey(WhatIfKind kind) {
 
 double SpeedOf(const Bottleneck& b, size_t worker) { return worker < b.speed.size() ? b.speed[worker] : 0; }
 
-double MeasuredWallPerStep(const Bottleneck& b) {
-  if (b.steps == 0) return 0;
-  return static_cast<double>(b.measured_step * static_cast<Nanos>(b.steps) + b.path.step_gaps) / static_cast<double>(b.steps);
+// A step of `step` plus its share of the gaps between steps.
+static double WallPerStep(const Bottleneck& b, Nanos step) {
+  return static_cast<double>(step * static_cast<Nanos>(b.steps) + b.path.step_gaps) / static_cast<double>(b.steps);
 }
+
+double MeasuredWallPerStep(const Bottleneck& b) { return b.steps == 0 ? 0 : WallPerStep(b, b.measured_step); }
 
 double PredictedWallPerStep(const Bottleneck& b, WhatIfKind kind) {
   if (b.steps == 0 || static_cast<size_t>(kind) >= b.what_if.size()) return 0;
-  const double replayed = static_cast<double>(b.replayed_step * static_cast<Nanos>(b.steps) + b.path.step_gaps) /
-                          static_cast<double>(b.steps);
-  return replayed - static_cast<double>(b.what_if[static_cast<size_t>(kind)].saved);
+  return WallPerStep(b, b.replayed_step) - static_cast<double>(b.what_if[static_cast<size_t>(kind)].saved);
 }
 
 bool OnCriticalPath(const Bottleneck& b, size_t worker, std::uint32_t job) {
