@@ -12,7 +12,6 @@ namespace jobviz {
 
 namespace {
 
-constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
 
 Nanos Median(std::vector<Nanos> values) {
   const size_t mid = values.size() / 2;
@@ -118,7 +117,6 @@ size_t CountOrderViolations(const Timeline& timeline, const std::vector<MachineC
 
 std::vector<MachineClock> EstimateCausalClocks(const Timeline& timeline, int reference, std::vector<std::string>* warnings) {
   const size_t n = timeline.machines.size();
-  constexpr Nanos kLowest = std::numeric_limits<Nanos>::min();
   // For machines a < b that hand over to each other: o[b] - o[a] in [low, high].
   std::map<std::pair<int, int>, std::pair<Nanos, Nanos>> ranges;
   ForEachHandOff(timeline, [&](const HandOff& h) {

@@ -13,7 +13,6 @@ namespace jobviz {
 
 namespace {
 
-constexpr Nanos kLowest = std::numeric_limits<Nanos>::min(), kHighest = std::numeric_limits<Nanos>::max();
 // Bounds a clock must hold to before a disagreement counts, both ways (a
 // forward hand-off bounds the difference from above, a backward one from
 // below): a job with a stale timer disagrees alone, and the bounds of its
@@ -70,7 +69,7 @@ std::vector<Bound> BoundsBetween(const Worker& a, const Worker& b, DirectionsByT
 // A run of bounds that agree: the range of o[b] - o[a] they allow.
 struct Segment {
   size_t first = 0, count = 0;
-  Nanos lo = kLowest, hi = kHighest;
+  Nanos lo = kLowest, hi = kNever;
   Nanos Centre() const { return lo / 2 + hi / 2; }
 };
 
@@ -90,7 +89,7 @@ std::vector<Segment> Segments(const std::vector<Bound>& bounds) {
     if (lo > hi) {  // disagrees with the bounds before it: a new run starts here
       large += SaturatingSub(lo, hi) >= kMinClockJump;
       segments.push_back(current);
-      current = Segment{i, 0, bound.upper ? kLowest : bound.value, bound.upper ? bound.value : kHighest};
+      current = Segment{i, 0, bound.upper ? kLowest : bound.value, bound.upper ? bound.value : kNever};
     } else {
       current.lo = lo;
       current.hi = hi;
@@ -102,7 +101,7 @@ std::vector<Segment> Segments(const std::vector<Bound>& bounds) {
   // the schedule every few steps.
   const std::int64_t steps = bounds.empty() ? 0 : bounds.back().occurrence - bounds.front().occurrence + 1;
   if (large > kMaxDisagreements + static_cast<size_t>(steps) / kStepsPerDisagreement) return {};
-  std::erase_if(segments, [](const Segment& s) { return s.count < kMinBounds || s.lo == kLowest || s.hi == kHighest; });
+  std::erase_if(segments, [](const Segment& s) { return s.count < kMinBounds || s.lo == kLowest || s.hi == kNever; });
   return segments;
 }
 

@@ -10,8 +10,6 @@ namespace jobviz {
 
 namespace {
 
-constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
-constexpr Nanos kLowest = std::numeric_limits<Nanos>::min();
 
 bool IsPassType(const std::string& type) { return type.rfind("forward", 0) == 0 || type.rfind("backward", 0) == 0; }
 

@@ -8,7 +8,7 @@
 namespace jobviz {
 
 namespace {
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsDecimalDigit(char c) { return c >= '0' && c <= '9'; }
 }  // namespace
 
 // One pass over the bytes (was four: find, two digit checks, conversion),
@@ -18,7 +18,7 @@ std::optional<ParsedMillis> ParseMillis(std::string_view text) {
   const char* p = text.data();
   const char* const end = p + text.size();
   Nanos millis = 0;
-  for (; p < end && IsDigit(*p); ++p) {
+  for (; p < end && IsDecimalDigit(*p); ++p) {
     millis = millis * 10 + (*p - '0');
     if (millis > kMaxWholeMillis) return std::nullopt;
   }
@@ -28,7 +28,7 @@ std::optional<ParsedMillis> ParseMillis(std::string_view text) {
   if (p < end) {
     if (*p++ != '.') return std::nullopt;
     for (; p < end; ++p, ++digits) {
-      if (!IsDigit(*p)) return std::nullopt;
+      if (!IsDecimalDigit(*p)) return std::nullopt;
       if (digits < 6) sub += (*p - '0') * kFractionScale[digits];
     }
   }

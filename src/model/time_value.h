@@ -15,6 +15,9 @@ namespace jobviz {
 
 using Nanos = std::int64_t;
 inline constexpr Nanos kNanosPerMilli = 1'000'000;
+// The ends of the time axis: an open bound, a time that never comes.
+inline constexpr Nanos kLowest = std::numeric_limits<Nanos>::min();
+inline constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
 // The most whole milliseconds a time may have: their nanoseconds, plus a fraction, fit in Nanos.
 inline constexpr Nanos kMaxWholeMillis = std::numeric_limits<Nanos>::max() / kNanosPerMilli - 1;
 

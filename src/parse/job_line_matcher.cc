@@ -8,8 +8,8 @@ namespace jobviz {
 namespace {
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'; }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsWord(char c) { return IsDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool IsAsciiDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsWord(char c) { return IsAsciiDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool IsIdByte(char c) { return c != '(' && c != ')' && !IsSpace(c); }
 
 // A cursor over the text; every step either consumes what it expects or
@@ -54,10 +54,10 @@ class Cursor {
   bool Millis(std::string_view* group) {
     const size_t from = at_;
     std::string_view digits;
-    if (!Run(IsDigit, &digits)) return false;
+    if (!Run(IsAsciiDigit, &digits)) return false;
     if (at_ < text_.size() && text_[at_] == '.') {
       ++at_;
-      while (at_ < text_.size() && IsDigit(text_[at_])) ++at_;
+      while (at_ < text_.size() && IsAsciiDigit(text_[at_])) ++at_;
     }
     *group = text_.substr(from, at_ - from);
     return true;
@@ -81,7 +81,7 @@ bool MatchJobLine(std::string_view text, size_t position, JobLineMatch* match) {
   c.Spaces();
   if (!c.Literal(")")) return false;
   if (!c.Key("type") || !c.Run(IsWord, &match->type)) return false;
-  if (!c.Key("micro_batch_id") || !c.Run(IsDigit, &match->micro_batch)) return false;
+  if (!c.Key("micro_batch_id") || !c.Run(IsAsciiDigit, &match->micro_batch)) return false;
   if (!c.Key("job_start_time") || !c.Millis(&match->start)) return false;
   if (!c.Key("job_end_time") || !c.Millis(&match->end)) return false;
   match->whole = text.substr(position, c.at() - position);
@@ -147,7 +147,7 @@ bool TakeDigits(const char*& p, const char* end, int max_digits, std::int64_t* v
       return digits > 0;
     }
   }
-  for (; p < end && IsDigit(*p); ++p) {
+  for (; p < end && IsAsciiDigit(*p); ++p) {
     if (++digits > max_digits) return false;
     v = v * 10 + (*p - '0');
   }
@@ -174,9 +174,9 @@ bool TakeMillis(const char*& p, const char* end, ParsedMillis* millis) {
       }
       p += decimals;
       if (decimals == 8)
-        for (; p < end && IsDigit(*p); ++p) ++decimals;
+        for (; p < end && IsAsciiDigit(*p); ++p) ++decimals;
     } else {
-      for (; p < end && IsDigit(*p); ++p, ++decimals)
+      for (; p < end && IsAsciiDigit(*p); ++p, ++decimals)
         if (decimals < 6) sub += (*p - '0') * kPowersOf10[5 - decimals];
     }
   }

@@ -17,13 +17,6 @@ namespace {
 
 constexpr int kMaxGroups = 8;
 
-// Compiled patterns of one format: the whole record, and each field alone
-// (used only to say which field is wrong).
-struct FormatPatterns {
-  std::unique_ptr<RE2> whole;
-  std::vector<std::unique_ptr<RE2>> fields;
-};
-
 RE2::Options PatternOptions() {
   RE2::Options options;
   options.set_log_errors(false);
@@ -39,6 +32,12 @@ bool ToInt(std::string_view digits, std::int64_t* value) {
 }  // namespace
 
 struct LineParser::Compiled {
+  // Compiled patterns of one format: the whole record, and each field alone
+  // (used only to say which field is wrong).
+  struct FormatPatterns {
+    std::unique_ptr<RE2> whole;
+    std::vector<std::unique_ptr<RE2>> fields;
+  };
   std::vector<FormatPatterns> formats;
 };
 
@@ -48,7 +47,7 @@ LineParser::LineParser()
                 LineFormats()[6].keyword}),  // kInFlight: kJob's
       compiled_(std::make_unique<Compiled>()) {
   for (const LineFormat& format : LineFormats()) {
-    FormatPatterns patterns;
+    Compiled::FormatPatterns patterns;
     std::string whole;
     for (const FieldPattern& field : format.fields) {
       whole += field.regex;
@@ -305,7 +304,7 @@ ParsedLine LineParser::ParseClean(std::string_view text, size_t keyword_pos, int
 }
 
 ParsedLine LineParser::Diagnose(std::string_view text, size_t keyword_pos, int keyword) const {
-  const FormatPatterns& patterns = compiled_->formats[keyword];
+  const Compiled::FormatPatterns& patterns = compiled_->formats[keyword];
   const LineFormat& format = LineFormats()[keyword];
   ParsedLine bad;
   bad.kind = ParsedLine::Kind::kMalformed;

@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsDigitChar(char c) { return c >= '0' && c <= '9'; }
 
 // The better of two files that name one worker: the plain file over its
 // .gz twin, workerlog.0 over workerlog.00 (the shorter name, then the first
@@ -74,10 +74,10 @@ std::string DirectoryName(const fs::path& dir) {
 bool NaturalLess(const std::string& a, const std::string& b) {
   size_t i = 0, j = 0;
   while (i < a.size() && j < b.size()) {
-    if (IsDigit(a[i]) && IsDigit(b[j])) {
+    if (IsDigitChar(a[i]) && IsDigitChar(b[j])) {
       size_t i_end = i, j_end = j;
-      while (i_end < a.size() && IsDigit(a[i_end])) ++i_end;
-      while (j_end < b.size() && IsDigit(b[j_end])) ++j_end;
+      while (i_end < a.size() && IsDigitChar(a[i_end])) ++i_end;
+      while (j_end < b.size() && IsDigitChar(b[j_end])) ++j_end;
       // Compare as numbers without overflow: skip leading zeros, then length, then digits.
       size_t i_nz = i, j_nz = j;
       while (i_nz + 1 < i_end && a[i_nz] == '0') ++i_nz;
@@ -102,7 +102,7 @@ std::optional<int> WorkerIndexOf(const std::string& file_name) {
   if (file_name.rfind(kPrefix, 0) != 0) return std::nullopt;
   std::string_view digits = std::string_view(file_name).substr(kPrefix.size());
   if (digits.size() > 3 && digits.substr(digits.size() - 3) == ".gz") digits.remove_suffix(3);
-  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), IsDigit)) return std::nullopt;
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), IsDigitChar)) return std::nullopt;
   int value = 0;
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
   if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
