@@ -22,6 +22,8 @@
 // Exits 77 without a CUDA device.
 #include <cuda_runtime.h>
 
+#include "parse/log_jobs.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -155,29 +157,15 @@ struct Anchor {
 };
 void TakeAnchor(void* p) { static_cast<Anchor*>(p)->host.store(HostNanos(), std::memory_order_relaxed); }
 
-// Reads the job lines libjobviz wrote: "Job (ID), ... job_start_time = MS.NNNNNN, job_end_time = MS.NNNNNN".
-std::int64_t ParseMillis(const std::string& line, const char* key) {
-  const size_t at = line.find(key);
-  if (at == std::string::npos) return 0;
-  const char* p = line.c_str() + at + std::strlen(key);
-  char* dot = nullptr;
-  const long long ms = std::strtoll(p, &dot, 10);
-  if (*dot != '.') return 0;
-  return ms * 1'000'000 + std::strtoll(dot + 1, nullptr, 10);
-}
-
+// The forward job lines libjobviz wrote, by job id, as jobviz reads them.
 std::vector<JobTimes> ReadJobLines(const char* path, int jobs) {
   std::vector<JobTimes> times(jobs);
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    const size_t at = line.find("Job (");
-    if (at == std::string::npos || line.find("type = forward,") == std::string::npos ||
-        line.find("job_end_time") == std::string::npos)
-      continue;
-    const long long id = std::strtoll(line.c_str() + at + 5, nullptr, 10);
-    if (id < 0 || id >= jobs) continue;
-    times[id] = {ParseMillis(line, "job_start_time = "), ParseMillis(line, "job_end_time = ")};
+  for (const jobviz::log_jobs::JobLine& job : jobviz::log_jobs::ReadLogJobs(path).jobs) {
+    if (job.in_flight || job.type != "forward") continue;
+    char* end = nullptr;
+    const long long id = std::strtoll(job.id.c_str(), &end, 10);
+    if (*end != '\0' || id < 0 || id >= jobs) continue;
+    times[id] = {job.start, job.end};
   }
   return times;
 }

@@ -8,13 +8,13 @@
 // is held) and LOG_DIR/finished/workerlog.0 for jobviz (tools/gpu-checks).
 #include <cuda_runtime.h>
 
+#include "parse/log_jobs.h"
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 
@@ -34,31 +34,6 @@ std::int64_t HostNanos() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-
-std::string ReadAll(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// The line of job `id` that holds `what`.
-std::string JobLine(const std::string& log, int id, const char* what) {
-  std::istringstream lines(log);
-  const std::string key = "Job (" + std::to_string(id) + ")";
-  for (std::string line; std::getline(lines, line);)
-    if (line.find(key) != std::string::npos && line.find(what) != std::string::npos) return line;
-  return {};
-}
-
-std::int64_t Millis(const std::string& line, const char* key) {
-  const size_t at = line.find(key);
-  if (at == std::string::npos) return 0;
-  char* dot = nullptr;
-  const long long ms = std::strtoll(line.c_str() + at + std::string(key).size(), &dot, 10);
-  return *dot == '.' ? ms * 1'000'000 + std::strtoll(dot + 1, nullptr, 10) : 0;
 }
 
 constexpr unsigned long long kJobNs = 200'000;  // 200 us
@@ -117,27 +92,34 @@ int main(int argc, char** argv) {
     SpinKernel<<<1, 1, 0, raw>>>(kJobNs);
   }
   std::this_thread::sleep_for(kHold);
-  const std::string stalled = ReadAll(log);
   fs::copy_file(log, dir / "stalled" / "workerlog.0", fs::copy_options::overwrite_existing);
   const std::int64_t released = HostNanos();
   *word = 1;
   const bool synced = cudaStreamSynchronize(raw) == cudaSuccess;
   profiler.EndStep();
   profiler.Shutdown();
-  const std::string finished = ReadAll(log);
+  // Both logs as jobviz reads them (parse/log_jobs.h).
+  namespace logs = jobviz::log_jobs;
+  const logs::LogJobs stalled = logs::ReadLogJobs((dir / "stalled" / "workerlog.0").string());
+  const logs::LogJobs finished = logs::ReadLogJobs(log.string());
 
   Check(synced, "the stream finishes once the host lets go");
-  const std::string running = JobLine(stalled, 4, "still running");
-  Check(!running.empty(), "while held, job 4 has a 'still running' line");
-  Check(!JobLine(stalled, 5, "not started").empty(), "while held, job 5 has a 'not started' line");
-  Check(JobLine(stalled, 4, "job_end_time").empty(), "while held, job 4 has no job line");
-  const std::int64_t running_since = Millis(running, "job_start_time = ");
+  Check(stalled.error.empty() && finished.error.empty() && stalled.skipped == 0 && finished.skipped == 0,
+        "jobviz reads both logs with no line skipped");
+  const logs::JobLine* running = logs::FindJob(stalled, "4", "forward", /*in_flight=*/true);
+  const logs::JobLine* waiting = logs::FindJob(stalled, "5", "backward", /*in_flight=*/true);
+  Check(running && running->started, "while held, job 4 has a 'still running' line");
+  Check(waiting && !waiting->started, "while held, job 5 has a 'not started' line");
+  Check(!logs::FindJob(stalled, "4", "forward"), "while held, job 4 has no job line");
+  const std::int64_t running_since = running ? running->start : 0;
   Check(running_since >= held_from - 1'000'000 && running_since <= held_from + 5'000'000,
         "the in-flight line's start is when the stream reached the job (within 5 ms of the enqueue)");
 
-  const std::string line4 = JobLine(finished, 4, "job_end_time"), line5 = JobLine(finished, 5, "job_end_time");
-  const std::int64_t start4 = Millis(line4, "job_start_time = "), end4 = Millis(line4, "job_end_time = ");
-  const std::int64_t start5 = Millis(line5, "job_start_time = "), end5 = Millis(line5, "job_end_time = ");
+  const logs::JobLine* job4 = logs::FindJob(finished, "4", "forward");
+  const logs::JobLine* job5 = logs::FindJob(finished, "5", "backward");
+  Check(job4 && job5, "jobs 4 and 5 have their job lines once the stream finished");
+  const std::int64_t start4 = job4 ? job4->start : 0, end4 = job4 ? job4->end : 0;
+  const std::int64_t start5 = job5 ? job5->start : 0, end5 = job5 ? job5->end : 0;
   std::printf("job 4: start %+.3f ms after the enqueue, end %+.3f ms after the release; job 5: %.3f ms long\n",
               (start4 - held_from) / 1e6, (end4 - released) / 1e6, (end5 - start5) / 1e6);
   Check(start4 == running_since, "job 4's line has the in-flight line's start");
