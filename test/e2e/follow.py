@@ -21,6 +21,7 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 JOBVIZ, GEN_LOGS, ROOT = (os.path.abspath(a) for a in sys.argv[1:4])
 REPLAY = os.path.join(ROOT, "tools", "follow-replay")
@@ -36,9 +37,10 @@ def check(condition, message):
 class Follow:
     """jobviz follow in the background; stdout lines arrive on a queue."""
 
-    def __init__(self, args, preexec_fn=None):
-        self.proc = subprocess.Popen([JOBVIZ, "follow", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                     preexec_fn=preexec_fn)
+    def __init__(self, args, prefix=()):
+        # `prefix`: a command that runs it (prlimit): no preexec_fn, as tests run two at a time in threads.
+        self.proc = subprocess.Popen([*prefix, JOBVIZ, "follow", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True)
         self.lines = queue.Queue()
         self.stderr = []
         threading.Thread(target=self._pump, args=(self.proc.stdout, self.lines.put), daemon=True).start()
@@ -472,13 +474,12 @@ def test_named_files_not_there_yet(tmp):
 def test_many_logs_few_descriptors(tmp):
     """1,000 logs under `ulimit -n 64`: idle logs are closed and looked at by path, so every log is
     followed, no 'Too many open files', and the outputs are written at the end."""
-    import resource
     logs = os.path.join(tmp, "logs")
     subprocess.run([GEN_LOGS, "--out", logs, "--machines", "10", "--workers", "100", "--steps", "3", "--microbatches", "2",
                     "--noise_per_job", "0"], check=True, stdout=subprocess.DEVNULL)
     summary = os.path.join(tmp, "s.json")
     follow = Follow(["--log_dir", logs, "--multi_machine", "--json", "--poll", "0.2", "--stall-after", "30",
-                     "--summary-json", summary], preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64)))
+                     "--summary-json", summary], prefix=("prlimit", "--nofile=64:64"))
     steps = [s["step"] for s in follow.json_lines(3, 30)]  # the last step comes at the first quiet moment
     rc = follow.stop(signal.SIGINT)
     err = follow.err()
@@ -674,15 +675,25 @@ def test_usage_errors(tmp):
     check(open(log, "rb").read() == before, "a refused output touched the job's log")
 
 
-for test in (test_grow_and_report, test_keep_steps, test_stall_alarm, test_stall_between_steps, test_run_end_lines, test_truncated_log_is_a_new_run, test_overlong_line, test_faults, test_extract_merge_follow,
-             test_clock_jump, test_usage_errors, test_signals, test_log_without_jobs, test_named_files_not_there_yet, test_many_logs_few_descriptors, test_rotation, test_stream_bad_lines):
-    # JOBVIZ_ONLY=test_a,test_b: only those (while working on them).
-    if os.environ.get("JOBVIZ_ONLY") and test.__name__ not in os.environ["JOBVIZ_ONLY"].split(","):
-        continue
+TESTS = (test_grow_and_report, test_keep_steps, test_stall_alarm, test_stall_between_steps, test_run_end_lines, test_truncated_log_is_a_new_run, test_overlong_line, test_faults, test_extract_merge_follow,
+             test_clock_jump, test_usage_errors, test_signals, test_log_without_jobs, test_named_files_not_there_yet, test_many_logs_few_descriptors, test_rotation, test_stream_bad_lines)
+
+
+def run_one(test):
     with tempfile.TemporaryDirectory() as tmp:
         started = time.time()
         test(tmp)
-        print(f"{test.__name__}: {time.time() - started:.1f} s")
+        return f"{test.__name__}: {time.time() - started:.1f} s"
+
+
+# Two at a time: each mostly waits (a replay's next slice, a stall alarm),
+# so two overlap their waits; each has its own directory and processes.
+# JOBVIZ_ONLY=test_a,test_b: only those (while working on them).
+only = [name for name in os.environ.get("JOBVIZ_ONLY", "").split(",") if name]
+chosen = [test for test in TESTS if not only or test.__name__ in only]
+with ThreadPoolExecutor(max_workers=int(os.environ.get("JOBVIZ_FOLLOW_THREADS", "2"))) as pool:
+    for line in pool.map(run_one, chosen):
+        print(line)
 
 if failures:
     print(f"{len(failures)} failures")
