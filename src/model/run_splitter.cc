@@ -161,10 +161,11 @@ std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records, bool shar
   std::optional<Nanos> latest_job_end;  // of the current run, in file order
   std::uint32_t job_thread = 0;         // glog thread of the run's last job line
   std::optional<size_t> banner;         // a banner after jobs, waiting for the next job line to tell
+  const LogRecord* header = nullptr;    // libjobviz's last start line in the file
 
   auto start_run = [&](size_t index, std::string why) {
     if (!runs.empty()) runs.back().end = index;
-    runs.push_back({index, records.size(), records[index].line, std::move(why), 0, 0, 0, {}});
+    runs.push_back({index, records.size(), records[index].line, std::move(why), 0, 0, 0, {}, 0, 0, -1, -1});
     has_activity = false;
     highest_step.reset();
     highest_round.reset();
@@ -184,7 +185,20 @@ std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records, bool shar
         if (has_activity && !banner) banner = i;
         break;
       case RecordKind::kInFlight:  // the watchdog's word on a job of this run: no run starts here
-      case RecordKind::kProfilerHeader:  // read by FindSharedWriters; a restart shows by the rules here
+        break;
+      case RecordKind::kProfilerHeader:  // also read by FindSharedWriters (two ranks at once)
+        if (header && header->rank != r.rank && !shared_writers) {
+          if (has_activity)
+            start_run(i, "libjobviz's start line of rank " + std::to_string(r.rank) + " after rank " +
+                             std::to_string(header->rank) + "'s at line " + std::to_string(header->line) +
+                             ": two ranks wrote this log one after the other");
+          RunRange& run = runs.back();
+          run.rank_line = r.line;
+          run.rank = r.rank;
+          run.other_rank_line = header->line;
+          run.other_rank = header->rank;
+        }
+        header = &r;
         break;
       case RecordKind::kStepPush:
         if (highest_step && r.step <= *highest_step && !shared_writers)

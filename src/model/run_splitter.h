@@ -23,6 +23,11 @@ struct RunRange {
   // Lines that looked like a restart but were not (a banner printed again
   // while the jobs go on): "line N: why" (for -v).
   std::vector<std::string> notes;
+  // libjobviz's start line of this run names another rank than the one
+  // before it in the file (two ranks given one log path, one after the
+  // other): both lines and ranks; 0: not so.
+  std::uint64_t rank_line = 0, other_rank_line = 0;
+  std::int64_t rank = -1, other_rank = -1;
 };
 
 // A new run starts at a record that a single run cannot produce after what
@@ -42,6 +47,9 @@ struct RunRange {
 //    the run ended AND comes from another glog thread than the job line
 //    before it. Neither is trusted alone: checkpoints and evaluations pause
 //    for minutes, and a thread change alone proves nothing.
+//  - libjobviz's start line of another rank than the file's start line
+//    before it (two ranks given one log path, writing one after the other):
+//    each rank's part is a run of its own, and RunRange says so.
 // A file without records has no runs.
 inline constexpr Nanos kRestartGap = 5 * 60 * 1'000'000'000LL;
 

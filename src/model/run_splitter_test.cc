@@ -286,3 +286,28 @@ TEST_CASE("libjobviz start lines that do not make two writers") {
     CHECK(FindSharedWriters(records).line == 0);
   }
 }
+
+TEST_CASE("Two ranks' start lines one after the other in one log: each rank's part is a run of its own") {
+  const auto header = [](std::uint64_t line, std::int64_t rank) {
+    LogRecord r = Rec(RecordKind::kProfilerHeader, line);
+    r.rank = rank;
+    return r;
+  };
+  const std::vector<LogRecord> records = {header(1, 0), Rec(RecordKind::kJob, 2), Rec(RecordKind::kJob, 3),
+                                          header(9, 1), Rec(RecordKind::kJob, 10), Rec(RecordKind::kJob, 11)};
+  const auto runs = SplitRuns(records);
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0].rank_line == 0);
+  CHECK(runs[1].first_line == 9);
+  CHECK(runs[1].jobs == 2);
+  CHECK(runs[1].rank_line == 9);
+  CHECK(runs[1].rank == 1);
+  CHECK(runs[1].other_rank_line == 1);
+  CHECK(runs[1].other_rank == 0);
+  CHECK(runs[1].started_by.find("two ranks wrote this log one after the other") != std::string::npos);
+  // The same rank starting again (a restart) is not two ranks; several at once is the shared-writer rule's.
+  const std::vector<LogRecord> restarted = {header(1, 0), Rec(RecordKind::kJob, 2), header(9, 0), Rec(RecordKind::kJob, 10)};
+  for (const RunRange& run : SplitRuns(restarted)) CHECK(run.rank_line == 0);
+  for (const RunRange& run : SplitRuns(records, /*shared_writers=*/true)) CHECK(run.rank_line == 0);
+  CHECK(SplitRuns(records, true).size() == 1);
+}

@@ -142,6 +142,8 @@ BuildResult AssembleTimeline(const LogSet& logs, std::vector<FileBuild> files) {
   size_t clock_back_files = 0;
   std::string shared;  // the first file that several processes wrote
   size_t shared_files = 0;
+  std::string ranks;  // the first file that two ranks wrote one after the other
+  size_t ranks_files = 0;
   for (size_t f = 0; f < logs.files.size(); ++f) {
     FileBuild& file = files[f];
     if (!file.error.empty()) {
@@ -151,6 +153,11 @@ BuildResult AssembleTimeline(const LogSet& logs, std::vector<FileBuild> files) {
     if (file.clock_back_line != 0 && clock_back_files++ == 0)
       clock_back = file.worker.file + ":" + std::to_string(file.clock_back_line) + " by " + Minutes(file.clock_back);
     if (file.shared.line != 0 && shared_files++ == 0) shared = DescribeSharedWriters(file.worker.file, file.shared);
+    const auto other_rank = std::find_if(file.runs.begin(), file.runs.end(), [](const RunRange& r) { return r.rank_line != 0; });
+    if (other_rank != file.runs.end() && ranks_files++ == 0)
+      ranks = file.worker.file + ":" + std::to_string(other_rank->other_rank_line) + " (rank " +
+              std::to_string(other_rank->other_rank) + ") and " + file.worker.file + ":" +
+              std::to_string(other_rank->rank_line) + " (rank " + std::to_string(other_rank->rank) + ")";
     most_runs = std::max(most_runs, file.runs.size());
     fewest_runs = std::min(fewest_runs, file.runs.size());
     result.runs.push_back({file.worker.file, std::move(file.runs)});
@@ -165,6 +172,11 @@ BuildResult AssembleTimeline(const LogSet& logs, std::vector<FileBuild> files) {
                               " written by several processes at once (ranks given the same log path?), first " + shared +
                               "; all their jobs are drawn, as one worker per file, and no run is split off there. Give "
                               "each rank its own log");
+  if (ranks_files > 0)
+    result.warnings.push_back(std::to_string(ranks_files) + (ranks_files == 1 ? " file was" : " files were") +
+                              " written by two ranks one after the other (ranks given the same log path?), first " +
+                              ranks + "; each rank's part is a run of its own (--run N, --run all). Give each rank "
+                              "its own log");
   if (!logs.files.empty() && most_runs != fewest_runs)
     result.warnings.push_back("files hold different numbers of runs (" +
                               std::to_string(fewest_runs) + " to " + std::to_string(most_runs) +

@@ -50,6 +50,37 @@ def rank_main(rank, log, barrier, result, plain):
 def main():
     for plain in (False, True):
         run(sys.argv[1], plain)
+    one_after_the_other(sys.argv[1])
+
+
+def one_after_the_other(jobviz_exe):
+    """Rank 0 runs and closes, then rank 1 opens the same path: no overlap, so no lock to see, but two ranks in
+    one file all the same. jobviz says so with both start lines' file:line and keeps the ranks apart: each
+    rank's part is a run of its own, the last (rank 1's) drawn by default, and --run 1 draws rank 0's."""
+    context = multiprocessing.get_context("spawn")
+    result = context.Queue()
+    barrier = context.Barrier(1)  # one process at a time: nothing to wait for (held here until the children read it)
+    with tempfile.TemporaryDirectory(prefix="jobviz_two_ranks_") as root:
+        log = os.path.join(root, "workerlog.0")
+        for rank in range(RANKS):
+            p = context.Process(target=rank_main, args=(rank, log, barrier, result, True))
+            p.start()
+            p.join(120)
+            assert p.exitcode == 0, p.exitcode
+        expected = (WINDOW[1] - WINDOW[0]) * 2 * MICRO_BATCHES
+        starts = [n for n, line in enumerate(open(log), 1) if "jobviz profiler: rank" in line]
+        assert len(starts) == 2, starts
+        for choice, jobs in (([], expected), (["--run", "1"], expected), (["--run", "all"], 2 * expected)):
+            out = subprocess.run([jobviz_exe, log, "--no-chrome", "-o", os.path.join(root, "t.json"), *choice],
+                                 capture_output=True, text=True, timeout=60)
+            print(out.stderr)
+            assert out.returncode == 0, out.returncode
+            warning = (r"1 file was written by two ranks one after the other .*first \S*workerlog\.0:%d \(rank 0\) "
+                       r"and \S*workerlog\.0:%d \(rank 1\)" % (starts[0], starts[1]))
+            assert re.search(warning, out.stderr), "no two-ranks warning with both start lines"
+            drawn = re.search(r"(\d+) jobs? drawn", out.stderr)
+            assert drawn and int(drawn.group(1)) == jobs, (choice, drawn and drawn.group(1))
+    print("ok: two ranks one after the other in one log: said with both start lines, kept apart as two runs")
 
 
 def run(jobviz_exe, plain):
