@@ -483,3 +483,21 @@ TEST_CASE("A what-if's replay drawn job by job adds up to what the what-if predi
   CHECK_FALSE(Analyze(t, 2).bottleneck.drawn_what_if);
   CHECK_FALSE(Analyze(Simulate({}), 2, {.draw = true, .kind = std::nullopt}).bottleneck.drawn_what_if);
 }
+
+TEST_CASE("Two replicas, one replica's stage slower: only that side is slow; the faster one is no finding") {
+  SimRun run;  // pp4 x mp2 x dp2
+  for (int p = 0; p < 2; ++p) run.worker_factor[{1, 1, p}] = 1.2;
+  const Analysis a = Run(run);
+  REQUIRE(a.bottleneck.speed.size() == 16);
+  for (const SlowWorker& w : a.slow_workers) {
+    INFO(w.name << " " << w.factor);
+    CHECK(w.role.replica == 1);
+    CHECK(w.role.stage == 1);
+  }
+  CHECK(a.slow_workers.size() == 2);
+  const std::vector<const Worker*> workers = AllWorkers(Simulate(run));
+  for (size_t w = 0; w < 16; ++w) {
+    INFO("worker " << w << ": speed " << a.bottleneck.speed[w]);
+    CHECK(a.bottleneck.speed[w] >= 0.97);  // nobody reads as faster than its peers: the slow side is the finding
+  }
+}

@@ -224,8 +224,6 @@ Speeds MeasureSpeeds(const Timeline& timeline, const GraphLanes& lanes, int thre
     if (others.empty() || wt.durations.size() < 2) continue;
     const Nanos reference = MedianOf(others);
     if (reference <= 0) continue;
-    time[wt.worker].first += static_cast<double>(wt.median) * static_cast<double>(wt.durations.size());
-    time[wt.worker].second += static_cast<double>(reference) * static_cast<double>(wt.durations.size());
     const double factor = static_cast<double>(wt.median) / static_cast<double>(reference);
     size_t slower = 0;
     const double above = 1 + (kSlowFactor - 1) / 2;
@@ -240,6 +238,24 @@ Speeds MeasureSpeeds(const Timeline& timeline, const GraphLanes& lanes, int thre
     sw.compared_with = peers && replicas ? "its peers and the other replicas" : peers ? "its tensor-parallel peers" : "the other replicas";
     sw.factor = std::max(sw.factor, factor);
     sw.types.push_back({type_name.str(), factor, slower, wt.durations.size()});
+  }
+  // Each worker's speed against the same stage's other workers that are
+  // not slow themselves: beside a slow replica, the healthy one is at 1.0x,
+  // not "faster" (0.83x against the slow side); only the slow side stands out.
+  for (const WorkerType& wt : per) {
+    if (kinds.Of(wt.name).pass == Pass::kOther || wt.durations.size() < 2) continue;
+    std::vector<Nanos> all, healthy;
+    for (const WorkerType* other : by_stage_type.at(StageType(lanes.lanes[lanes.lane_of[wt.worker]].stage, wt.type))) {
+      if (other->worker == wt.worker) continue;
+      all.push_back(other->median);
+      const auto& slow = s.slow[other->worker];
+      if (slow.find(wt.type) == slow.end()) healthy.push_back(other->median);
+    }
+    if (all.empty()) continue;
+    const Nanos reference = MedianOf(healthy.empty() ? all : healthy);
+    if (reference <= 0) continue;
+    time[wt.worker].first += static_cast<double>(wt.median) * static_cast<double>(wt.durations.size());
+    time[wt.worker].second += static_cast<double>(reference) * static_cast<double>(wt.durations.size());
   }
   s.speed.assign(lanes.workers.size(), 0);
   for (size_t w = 0; w < lanes.workers.size(); ++w)
