@@ -5,13 +5,11 @@
 #include "align/pipeline_order.h"
 
 #include <algorithm>
-#include <limits>
 #include <optional>
 
 namespace jobviz {
 
 namespace {
-
 
 Nanos Median(std::vector<Nanos> values) {
   const size_t mid = values.size() / 2;
@@ -196,7 +194,7 @@ constexpr double kPlausibleDriftPpm = 1000;
 std::vector<std::vector<SyncReading>> SyncReadings(const Timeline& timeline, std::vector<std::string>* warnings) {
   std::vector<std::vector<SyncReading>> readings(timeline.machines.size());
   for (size_t m = 0; m < readings.size(); ++m) {
-    Nanos first = kNever, last = std::numeric_limits<Nanos>::min();
+    Nanos first = kNever, last = kLowest;
     for (const Worker& worker : timeline.machines[m].workers)
       for (const Job& job : worker.jobs) first = std::min(first, job.start), last = std::max(last, job.end);
     size_t ignored = 0;

@@ -1,7 +1,6 @@
 #include "align/clock_jumps.h"
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <numeric>
 #include <tuple>

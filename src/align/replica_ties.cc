@@ -1,7 +1,6 @@
 #include "align/replica_ties.h"
 
 #include <algorithm>
-#include <limits>
 #include <map>
 
 #include "model/time_value.h"
@@ -9,7 +8,6 @@
 namespace jobviz {
 
 namespace {
-
 
 bool IsPassType(const std::string& type) { return type.rfind("forward", 0) == 0 || type.rfind("backward", 0) == 0; }
 

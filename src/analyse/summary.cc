@@ -179,7 +179,8 @@ void AddStop(const Analysis& a, const Timeline& timeline, nlohmann::json& doc) {
     first["rank"] = w && w->role.rank >= 0 ? json(w->role.rank) : json(nullptr);
     // libjobviz's host where its start line names one, else the machine directory.
     const std::string machine_dir = w ? timeline.machines[static_cast<size_t>(w->machine)].name : "";
-    first["host"] = w && !WorkerHost(*w).empty() ? std::string(WorkerHost(*w)) : machine_dir;
+    const std::string_view host = w ? WorkerHost(*w) : std::string_view();
+    first["host"] = host.empty() ? machine_dir : std::string(host);
     first["machine_dir"] = machine_dir;
     first["file"] = w ? w->file : "";
     if (w && lane.last.known()) first["last"]["end_wall_clock"] = WallClockText(timeline, *w, lane.last.end);

@@ -165,7 +165,11 @@ std::vector<RunRange> SplitRuns(const std::vector<LogRecord>& records, bool shar
 
   auto start_run = [&](size_t index, std::string why) {
     if (!runs.empty()) runs.back().end = index;
-    runs.push_back({index, records.size(), records[index].line, std::move(why), 0, 0, 0, {}, 0, 0, -1, -1});
+    RunRange& run = runs.emplace_back();  // what it does not say here, as RunRange sets it
+    run.begin = index;
+    run.end = records.size();
+    run.first_line = records[index].line;
+    run.started_by = std::move(why);
     has_activity = false;
     highest_step.reset();
     highest_round.reset();

@@ -1,5 +1,7 @@
 #include "parse/log_tail.h"
 
+#include "parse/line_formats.h"
+
 #include <algorithm>
 #include <array>
 #include <cstdlib>
@@ -121,7 +123,7 @@ std::uint64_t LineAfterJobs(std::string_view tail, std::uint64_t lines, bool end
                             std::string_view marker) {
   const size_t at = tail.rfind(marker);
   if (at == std::string_view::npos) return 0;
-  const size_t job = tail.rfind("Profiler Info: Job");
+  const size_t job = tail.rfind(LineFormats()[static_cast<size_t>(LineKind::kJob)].keyword);  // every job line holds it
   if (job != std::string_view::npos && job > at) return 0;
   const auto newlines_after = static_cast<std::uint64_t>(std::count(tail.begin() + static_cast<std::ptrdiff_t>(at), tail.end(), '\n'));
   const std::uint64_t line = lines + (ended_without_newline ? 0 : 1);
