@@ -14,6 +14,7 @@
 #include "write/json_text.h"
 #include "emit/perfetto_proto.h"
 #include "emit/trace_events.h"
+#include "emit/html_shown.h"
 #include "emit/what_if_rows.h"
 #include "model/open_jobs.h"
 #include "model/step_window.h"
@@ -138,92 +139,6 @@ struct JobColumns {
   }
 };
 
-// Per worker of `timeline` (machine-then-worker order), the indices of the
-// jobs `keep` accepts (all without it): the shown run's jobs in the whole run.
-std::vector<std::vector<std::uint32_t>> OriginalIndices(const Timeline& timeline, const std::function<bool(const Job&)>& keep) {
-  std::vector<std::vector<std::uint32_t>> out;
-  for (const Machine& machine : timeline.machines)
-    for (const Worker& worker : machine.workers) {
-      out.emplace_back();
-      for (std::uint32_t j = 0; j < worker.jobs.size(); ++j)
-        if (!keep || keep(worker.jobs[j])) out.back().push_back(j);
-    }
-  return out;
-}
-
-// A job's index in the shown run (`original`: OriginalIndices), where it
-// sits in its worker's sorted original indices; none when the window left it out.
-std::optional<std::uint32_t> ShownIndex(const std::vector<std::vector<std::uint32_t>>& original, size_t worker,
-                                        std::uint32_t job) {
-  if (worker >= original.size()) return std::nullopt;
-  const auto it = std::lower_bound(original[worker].begin(), original[worker].end(), job);
-  if (it == original[worker].end() || *it != job) return std::nullopt;
-  return static_cast<std::uint32_t>(it - original[worker].begin());
-}
-
-// The critical paths in the shown run's terms: its marked jobs per worker
-// and each shown step's path, as (worker, job) of the shown run.
-struct ShownPaths {
-  std::vector<std::vector<bool>> marked;  // per worker, per job
-  std::vector<std::vector<std::pair<size_t, std::uint32_t>>> paths;
-};
-
-ShownPaths MapPaths(const Timeline& shown, const std::vector<std::vector<std::uint32_t>>& original,
-                    const Bottleneck& b) {
-  ShownPaths out;
-  size_t w = 0;
-  for (const Machine& machine : shown.machines)
-    for (const Worker& worker : machine.workers) {
-      out.marked.emplace_back(worker.jobs.size(), false);
-      if (w < b.marks.size())
-        for (std::uint32_t j : b.marks[w])
-          if (const auto k = ShownIndex(original, w, j)) out.marked.back()[*k] = true;
-      ++w;
-    }
-  for (const CriticalPathStep& step : b.critical_paths) {
-    std::vector<std::pair<size_t, std::uint32_t>> path;
-    for (const CriticalJob& job : step.jobs)
-      if (const auto k = ShownIndex(original, job.worker, job.job)) path.emplace_back(job.worker, *k);
-    if (!path.empty()) out.paths.push_back(std::move(path));
-  }
-  return out;
-}
-
-// The drawn what-if's times for the shown jobs (per worker of the shown run,
-// per job), the first shown step starting where it was measured; jobs the
-// replay did not move get none ({-1, -1}).
-struct ShownWhatIf {
-  std::string title;
-  std::vector<std::vector<std::pair<Nanos, Nanos>>> times;
-};
-
-ShownWhatIf MapWhatIf(const Timeline& shown, const std::vector<std::vector<std::uint32_t>>& original, const Bottleneck& b) {
-  ShownWhatIf out;
-  out.title = WhatIfTitle(&b);
-  const WhatIfRun& run = *b.drawn_what_if;
-  Nanos measured_first = std::numeric_limits<Nanos>::max(), replayed_first = measured_first;
-  size_t w = 0;
-  for (const Machine& machine : shown.machines)
-    for (const Worker& worker : machine.workers) {
-      std::vector<std::pair<Nanos, Nanos>>& times = out.times.emplace_back(worker.jobs.size(), std::pair<Nanos, Nanos>{-1, -1});
-      if (w < run.jobs.size())
-        for (const ReplayedJob& job : run.jobs[w]) {
-          const auto k = ShownIndex(original, w, job.job);
-          if (!k) continue;  // outside the window
-          times[*k] = {job.start, job.end};
-          measured_first = std::min(measured_first, worker.jobs[*k].start);
-          replayed_first = std::min(replayed_first, job.start);
-        }
-      ++w;
-    }
-  // A window of later steps: the replay of the whole run has them earlier by what the steps before saved.
-  const Nanos shift = measured_first == std::numeric_limits<Nanos>::max() ? 0 : measured_first - replayed_first;
-  for (auto& worker : out.times)
-    for (auto& [start, end] : worker)
-      if (start >= 0) start += shift, end += shift;
-  return out;
-}
-
 // The what-if's columns, in the job table's order: a job the replay did not
 // move is drawn with no width where the one before it in its row ended (rows
 // stay sorted by start and end, which the page's search relies on).
@@ -329,7 +244,14 @@ std::string TimelineJson(const Timeline& timeline, const std::string& title, con
   if (what_if) {
     out += ",\"what_if\":{\"title\":";
     AppendScriptSafeString(out, what_if->title);
-    out += ",\"start\":[" + what_if_columns.start + "],\"dur\":[" + what_if_columns.duration + "]}";
+    out += ",\"start\":[" + what_if_columns.start + "],\"dur\":[" + what_if_columns.duration + "],\"steps\":{";
+    std::string step_start, step_end;  // in data.steps' order
+    for (const auto& [replayed_start, replayed_end] : what_if->steps) {
+      const char* comma = step_start.empty() ? "" : ",";
+      step_start += comma + std::to_string(SaturatingSub(replayed_start, origin));
+      step_end += comma + std::to_string(SaturatingSub(replayed_end, origin));
+    }
+    out += "\"start\":[" + step_start + "],\"end\":[" + step_end + "]}}";
   }
   // The critical paths: every job on one (each peer's), and each step's chain in time order.
   if (paths && !paths->paths.empty()) {

@@ -2,7 +2,8 @@
 """The HTML report's script is ES modules (src/emit/html/js/) that
 src/emit/html/embed.py joins into one script at build time. Checks that the
 join refuses what would break the page once joined (an import of a name its
-module does not export, a name declared by two modules), and, where node is
+module does not export, a name declared by two modules, a module given
+before one it imports, which also refuses an import cycle), and, where node is
 installed, that every module parses as an ES module and the joined script as
 a classic one.
 
@@ -55,6 +56,23 @@ def main():
         done = embed(root, os.path.join(work, "bad.h"), [os.path.join(bad, "a.js"), os.path.join(bad, "b.js")])
         check(done.returncode != 0 and "'shown' is declared in a.js too" in done.stderr,
               "a name declared by two modules was joined: " + done.stderr)
+        # An import cycle (a imports b, b imports a), and an import of a module given later.
+        with open(os.path.join(bad, "a.js"), "w") as f:
+            f.write("import {two} from './b.js';\nexport const one = 1;\nconsole.log(two);\n")
+        with open(os.path.join(bad, "b.js"), "w") as f:
+            f.write("import {one} from './a.js';\nexport const two = one + 1;\n")
+        done = embed(root, os.path.join(work, "bad.h"), [os.path.join(bad, "a.js"), os.path.join(bad, "b.js")])
+        check(done.returncode != 0 and "a.js imports from b.js, which comes later" in done.stderr,
+              "an import cycle was joined: " + done.stderr)
+        with open(os.path.join(bad, "a.js"), "w") as f:
+            f.write("import {two} from './b.js';\nconsole.log(two);\n")
+        with open(os.path.join(bad, "b.js"), "w") as f:
+            f.write("export const two = 2;\n")
+        done = embed(root, os.path.join(work, "bad.h"), [os.path.join(bad, "a.js"), os.path.join(bad, "b.js")])
+        check(done.returncode != 0 and "a.js imports from b.js, which comes later" in done.stderr,
+              "a module was joined before one it imports: " + done.stderr)
+        done = embed(root, os.path.join(work, "good.h"), [os.path.join(bad, "b.js"), os.path.join(bad, "a.js")])
+        check(done.returncode == 0, "modules in their import order were refused: " + done.stderr)
         node = shutil.which("node") or shutil.which("nodejs")
         if node:
             with open(out) as f:

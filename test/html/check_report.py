@@ -288,11 +288,14 @@ def check_go_to_critical_path(page):
 
 
 def check_what_if(page):
-    """The what-if switch draws every job at its replayed time and back, the
-    view, the rows and the selection left as they were."""
+    """The what-if switch draws every job at its replayed time and back, and
+    with them the step row, the idle background and the overview; the view,
+    the rows and the selection left as they were."""
     data = page.evaluate("(() => { const d = JSON.parse(document.getElementById('jobviz-data').textContent); "
                          "return {title: d.what_if && d.what_if.title, start: d.what_if && d.what_if.start, "
-                         "dur: d.what_if && d.what_if.dur, mstart: d.jobs.start, mdur: d.jobs.dur}; })()")
+                         "dur: d.what_if && d.what_if.dur, mstart: d.jobs.start, mdur: d.jobs.dur, "
+                         "steps: d.what_if && [d.what_if.steps.start, d.what_if.steps.end], "
+                         "msteps: [d.steps.start, d.steps.end]}; })()")
     check(bool(data["title"]) and data["title"].startswith("what-if: "), f"no what-if on the page: {data['title']!r}")
     if not data["title"]:
         return
@@ -302,8 +305,14 @@ def check_what_if(page):
     check(len(moved) > 0, "the replay moves no job")
     sample = moved[:: max(1, len(moved) // 20)] + [0, len(data["start"]) - 1]
     next_frames(page)
+    # The replay's steps: as many as measured, at least one moved, each
+    # spanning its replayed jobs (a step starts no later than its first job).
+    check(len(data["steps"][0]) == len(data["msteps"][0]) and data["steps"][0] != data["msteps"][0],
+          f"the replay's steps did not move: {data['steps']} against {data['msteps']}")
+    canvases = ("body", "head", "overview")
+    pixels = lambda: {c: page.evaluate(f"document.querySelector('canvas.{c}').toDataURL()") for c in canvases}
     before = {"view": view(page), "rows": page.evaluate("jobvizReport.layoutRows()"), "selected": page.evaluate("jobvizReport.selected()"),
-              "pixels": page.evaluate("document.querySelector('canvas.body').toDataURL()")}
+              "pixels": pixels()}
     page.click(*center_of(page, "#what-if"))
     next_frames(page)
     check(page.evaluate("document.getElementById('what-if').checked"), "the what-if switch did not turn on")
@@ -312,15 +321,19 @@ def check_what_if(page):
         check(got == [data["start"][i], data["start"][i] + data["dur"][i]], f"job {i} drawn at {got} with the what-if on")
     check(view(page) == before["view"] and page.evaluate("jobvizReport.layoutRows()") == before["rows"] and
           page.evaluate("jobvizReport.selected()") == before["selected"], "the what-if switch moved the view, rows or selection")
-    check(page.evaluate("document.querySelector('canvas.body').toDataURL()") != before["pixels"],
-          "the timeline looks the same with the what-if on")
+    check(page.evaluate("jobvizReport.steps()") == data["steps"], "the step row is not at the replay's steps")
+    on = pixels()
+    for c in canvases:
+        check(on[c] != before["pixels"][c], f"the {c} canvas looks the same with the what-if on")
     page.click(*center_of(page, "#what-if"))
     next_frames(page)
     for i in sample:
         got = page.evaluate(f"jobvizReport.times({i})")
         check(got == [data["mstart"][i], data["mstart"][i] + data["mdur"][i]], f"job {i} drawn at {got} after the switch went off")
-    check(page.evaluate("document.querySelector('canvas.body').toDataURL()") == before["pixels"],
-          "the timeline does not look as before once the what-if is off")
+    check(page.evaluate("jobvizReport.steps()") == data["msteps"], "the step row is not back at the measured steps")
+    off = pixels()
+    for c in canvases:
+        check(off[c] == before["pixels"][c], f"the {c} canvas does not look as before once the what-if is off")
     page.evaluate("document.activeElement.blur()")  # the keys go to the timeline again
 
 

@@ -54,7 +54,8 @@ def join_modules(modules):
     their top-level code runs in) as one classic script: one function scope,
     the import lines and export keywords left out. Checked first: every name a
     module imports is one that module exports; no module exports a name
-    another module also declares."""
+    another module also declares; each module comes after every module it
+    imports (so the imports form no cycle)."""
     texts = {m.stem: m.read_text(encoding="utf-8") for m in modules}
     exported = {name: set() for name in texts}
     for name, text in texts.items():
@@ -71,15 +72,22 @@ def join_modules(modules):
                 sys.exit(f"{name}.js: '{declared}' is declared in {owner[declared]}.js too (one scope once joined)")
             owner[declared] = name
     body = []
+    earlier = set()
     for name, text in texts.items():
         for names, source in IMPORT.findall(text):
             if source not in texts:
                 sys.exit(f"{name}.js imports from {source}.js, which is not one of the page's modules")
+            # Each module runs after those it imports, so none reads a
+            # name before its module ran; this also leaves no import cycle.
+            if source not in earlier:
+                sys.exit(f"{name}.js imports from {source}.js, which comes later (or is {name}.js): "
+                         "give the modules in an order where each follows those it imports, with no cycle")
             for imported in (n.strip() for n in names.split(",")):
                 if imported not in exported[source]:
                     sys.exit(f"{name}.js imports '{imported}', which {source}.js does not export")
         code = EXPORT.sub("", IMPORT.sub("", text))
         body.append("// ---- " + name + ".js\n" + code.strip("\n") + "\n")
+        earlier.add(name)
     return ("// The jobviz HTML report's script: src/emit/html/js/*.js joined at build time\n"
             "// (src/emit/html/embed.py); edit the modules, not this.\n"
             "'use strict';\n(function () {\n" + "\n".join(body) + "})();\n")

@@ -1,10 +1,10 @@
-// The critical path of each step and the what-if switch: the toolbar's
-// controls for both, and the path's outline and links.
+// The critical path of each step: the toolbar's switch and its go-to button,
+// and the path's outline and links.
 
-import {select, selected} from './details.js';
-import {findHandOffs, redraw} from './drawing.js';
+import {select} from './details.js';
+import {redraw} from './frame.js';
 import {layoutRowOfJob} from './layout.js';
-import {data, end, jobCount, jobs, root, rowHeight, rowOfJob, scroller, view} from './page.js';
+import {data, end, jobs, rowHeight, rowOfJob, scroller, view} from './page.js';
 import {setCollapsed} from './rows.js';
 
 // ---- the critical path of each step (jobviz found it: docs/analysis.md):
@@ -45,35 +45,10 @@ if (critical.length > 0) {
     select(first);
     redraw();
   });
-  document.querySelector('.toolbar').append(label, go);
+  // First after "Open in Perfetto", before the row controls (rows.js).
+  document.getElementById('open-perfetto').after(label, go);
 }
 
-// ---- the run you could have: a what-if's replay (jobviz replayed it,
-// docs/analysis.md "What-ifs"), drawn instead of the measured times while
-// the switch is on. The view, the collapsed machines and the selection
-// stay; the critical paths, which are the measured run's, are not drawn.
-export let showWhatIf = false;
-if (data.what_if) {
-  const measured = {start: jobs.start, dur: jobs.dur};
-  const label = document.createElement('label');
-  label.className = 'what-if-toggle';
-  const box = document.createElement('input');
-  box.type = 'checkbox';
-  box.id = 'what-if';
-  box.addEventListener('change', () => {
-    showWhatIf = box.checked;
-    const times = showWhatIf ? data.what_if : measured;
-    jobs.start = times.start;
-    jobs.dur = times.dur;
-    for (let i = 0; i < jobCount; i++) end[i] = jobs.start[i] + jobs.dur[i];
-    root.classList.toggle('what-if', showWhatIf);
-    if (selected >= 0) findHandOffs(selected);
-    redraw();
-  });
-  label.title = 'Draw every job where the replay without this cause puts it';
-  label.append(box, ' ' + data.what_if.title);
-  document.querySelector('.toolbar').append(label);
-}
 export function drawCritical(ctx, width, top, firstRow, lastRow, scale) {
   ctx.save();
   ctx.strokeStyle = '#d6336c';

@@ -1,11 +1,11 @@
 // What a job is: the tooltip on hover, the details on click.
 
-import {findHandOffs, firstEndingAfter, openAt, openFacts, redraw} from './drawing.js';
+import {firstEndingAfter, openAt, openFacts} from './find.js';
 import {formatDuration, formatOffset, stepOf} from './format.js';
+import {redraw} from './frame.js';
 import {layout} from './layout.js';
 import {bodyCanvas, data, detail, jobs, rowHeight, rowOfJob, scroller, tip, view, zero} from './page.js';
-
-export let selected = -1;
+import {setSelected} from './selection.js';
 
 // ---- hover and click detail
 export function jobAt(event) {
@@ -40,8 +40,7 @@ export function hover(event) {
 }
 bodyCanvas.addEventListener('mouseleave', () => { tip.style.display = 'none'; });
 export function select(i) {
-  selected = i;
-  findHandOffs(i);
+  setSelected(i);
   detail.replaceChildren();
   if (i >= 0) {
     const table = document.createElement('table');

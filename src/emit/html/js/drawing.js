@@ -1,39 +1,18 @@
 // Drawing the ruler, the step row and the jobs, the selected job's
-// hand-offs and the jobs that never ended; one redraw per frame.
+// hand-offs and the jobs that never ended (frame.js calls them each frame).
 
-import {drawCritical, linkJobs, showCritical, showWhatIf} from './critical.js';
-import {selected} from './details.js';
-import {formatDuration, formatOffset, formatTick} from './format.js';
+import {drawCritical, linkJobs, showCritical} from './critical.js';
+import {firstEndingAfter} from './find.js';
+import {formatTick} from './format.js';
+import {sizeCanvas} from './frame.js';
 import {collapsed, layout} from './layout.js';
-import {drawOverview} from './overview.js';
-import {bodyCanvas, colours, data, end, headCanvas, jobCount, jobs, rowHeight, scroller, view, zero} from './page.js';
+import {bodyCanvas, colours, data, end, headCanvas, jobs, rowHeight, scroller, view, zero} from './page.js';
 import {jumped} from './rows.js';
+import {handOffs, selected} from './selection.js';
+import {showWhatIf} from './what_if.js';
 
 // ---- drawing
-const dpr = () => window.devicePixelRatio || 1;
-export function sizeCanvas(canvas, height) {
-  const width = canvas.parentElement.clientWidth;
-  if (canvas.width !== Math.round(width * dpr()) || canvas.height !== Math.round(height * dpr())) {
-    canvas.width = Math.round(width * dpr());
-    canvas.height = Math.round(height * dpr());
-    canvas.style.height = height + 'px';
-  }
-  const ctx = canvas.getContext('2d');
-  ctx.setTransform(dpr(), 0, 0, dpr(), 0, 0);
-  return {ctx, width};
-}
 const xOf = (t, width) => (t - view.t0) * width / (view.t1 - view.t0);
-
-// First job of `row` that ends after `t` (a lane's jobs never overlap, so
-// starts and ends both increase along it).
-export function firstEndingAfter(row, t) {
-  let lo = row.first, hi = row.first + row.count;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (end[mid] <= t) lo = mid + 1; else hi = mid;
-  }
-  return lo;
-}
 
 function niceStep(span, pixels) {
   const raw = span / Math.max(pixels / 110, 1);
@@ -68,11 +47,19 @@ export function drawHead() {
   }
 }
 
-// A job's label leads with what identifies it: the full "forward 3" where
-// it fits, else "F3" (initials of the type's words, then the micro-batch).
 const IDLE = 'rgba(214, 51, 108, 0.10)';
 const OPEN_FILL = 'rgba(200, 30, 30, 0.12)', OPEN_EDGE = '#b3261e';  // a job that never ended
-const idleSpan = data.steps.step.length ? [Math.min(...data.steps.start), Math.max(...data.steps.end)] : null;
+// The steps' span (measured, or the what-if's replay while its switch is on).
+function idleSpan() {
+  const steps = data.steps;
+  if (!steps.step.length) return null;
+  let first = Infinity, last = -Infinity;
+  for (let s = 0; s < steps.step.length; s++) { first = Math.min(first, steps.start[s]); last = Math.max(last, steps.end[s]); }
+  return [first, last];
+}
+
+// A job's label leads with what identifies it: the full "forward 3" where
+// it fits, else "F3" (initials of the type's words, then the micro-batch).
 const shortNames = data.types.map((type) =>
   type.split('_').filter((w) => w).map((w) => (/^\d+$/.test(w) ? w : w[0].toUpperCase())).join(''));
 const labelWidths = new Map();
@@ -89,19 +76,7 @@ function labelFor(ctx, i, room) {
   return textWidth(ctx, short) <= room + 4 ? short : '';
 }
 
-// The selected job's micro-batch through the pipeline: its other jobs of
-// the same step and micro-batch and kind (forward or backward family),
-// joined in time order: the hand-offs between stages.
-export let handOffs = [];
-const familyOf = data.types.map((type) => type.replace(/\d+$/, '').replace(/_w$/, ''));  // per type index
-export function findHandOffs(i) {
-  handOffs = [];
-  if (i < 0) return;
-  const kind = familyOf[jobs.type[i]];
-  for (let j = 0; j < jobCount; j++)
-    if (jobs.mb[j] === jobs.mb[i] && jobs.step[j] === jobs.step[i] && familyOf[jobs.type[j]] === kind) handOffs.push(j);
-  handOffs.sort((a, b) => jobs.start[a] - jobs.start[b]);
-}
+// The selected job's hand-offs (selection.js): dashed, an arrow at each receiver.
 function drawHandOffs(ctx, width, top, scale) {
   ctx.save();
   ctx.strokeStyle = '#1d2330';
@@ -130,21 +105,6 @@ function drawOpen(ctx, row, y, width, scale) {
     ctx.restore();
   }
 }
-export function openAt(event) {
-  const rect = bodyCanvas.getBoundingClientRect();
-  const x = event.clientX - rect.left, y = event.clientY - rect.top;
-  const entry = layout[Math.floor((y + scroller.scrollTop) / rowHeight)];
-  if (!entry || entry.row === undefined) return null;
-  const row = data.rows[entry.row];
-  const t = view.t0 + x * (view.t1 - view.t0) / rect.width;
-  const slice = (row.open || []).find(([start, stop]) => start <= t && t <= stop);
-  return slice ? {row, slice} : null;
-}
-export function openFacts({row, slice: [start, stop, name, note, line]}) {
-  return [['worker', row.label], ['job', name], ['state', note], ['start', formatOffset(start - zero)],
-          ['open for', formatDuration(stop - start) + ' (to its log\'s end)'], ['source', row.file + ':' + line]];
-}
-
 // A collapsed machine's header shows its rows' activity: each row's jobs
 // drawn faintly over one another, so the strip darkens where more of its
 // workers are busy and stays pale through a bubble.
@@ -189,6 +149,7 @@ export function drawBody() {
     if (x >= 0 && x <= width) ctx.fillRect(Math.floor(x), 0, 1, height);
   }
   let selectedBox = null;
+  const idle = idleSpan();
   for (let r = firstRow; r <= lastRow; r++) {
     const y = r * rowHeight - top;
     const entry = layout[r];
@@ -208,8 +169,8 @@ export function drawBody() {
     // under the jobs: the bubble (and time between steps) shows as tinted
     // gaps. Overlap lanes hold no idle time of their own. One rectangle a
     // row, whatever the number of steps.
-    if (!row.lane && idleSpan) {
-      const x0 = Math.max(xOf(idleSpan[0], width), 0), x1 = Math.min(xOf(idleSpan[1], width), width);
+    if (!row.lane && idle) {
+      const x0 = Math.max(xOf(idle[0], width), 0), x1 = Math.min(xOf(idle[1], width), width);
       if (x1 > x0) { ctx.fillStyle = IDLE; ctx.fillRect(x0, y + 2, x1 - x0, rowHeight - 4); }
     }
     // Jobs narrower than 3 px merge with their neighbour of the same type;
@@ -255,18 +216,3 @@ export function drawBody() {
   }
 }
 
-let frame = 0;
-export const stats = {loadMs: 0, draws: 0, lastDrawMs: 0, maxDrawMs: 0};
-export function redraw() {
-  if (frame) return;
-  frame = requestAnimationFrame(() => {
-    frame = 0;
-    const t = performance.now();
-    drawOverview();
-    drawHead();
-    drawBody();
-    stats.lastDrawMs = performance.now() - t;
-    stats.maxDrawMs = Math.max(stats.maxDrawMs, stats.lastDrawMs);
-    stats.draws++;
-  });
-}

@@ -1,11 +1,13 @@
 // The first draw, and what the browser checks read (window.jobvizReport).
 
-import {select, selected} from './details.js';
-import {drawBody, drawHead, stats} from './drawing.js';
+import {select} from './details.js';
+import {drawBody, drawHead} from './drawing.js';
+import {onRedraw, stats} from './frame.js';
 import {collapsed, layout} from './layout.js';
 import {drawOverview} from './overview.js';
 import {data, end, full, jobCount, jobs, scroller, view} from './page.js';
 import {setCollapsed} from './rows.js';
+import {selected} from './selection.js';
 
 // What `jobviz follow --serve` carries from one report to the next, so that
 // a new report opens where the user left the old one: the time window (by
@@ -27,6 +29,9 @@ function restoreView(s) {
   scroller.scrollTop = s.scrollTop;
 }
 
+onRedraw(drawOverview);
+onRedraw(drawHead);
+onRedraw(drawBody);
 select(-1);
 drawOverview();
 drawHead();
@@ -34,5 +39,6 @@ drawBody();
 stats.loadMs = performance.now();
 window.jobvizReport = {view, stats, jobCount, rows: data.rows.length, layoutRows: () => layout.length,
                        selected: () => selected, times: (i) => [jobs.start[i], end[i]],
+                       steps: () => [[...data.steps.start], [...data.steps.end]],
                        state: viewState, restore: restoreView, collapsed: () => collapsed.size};
 document.body.dataset.ready = '1';

@@ -1,19 +1,20 @@
 // The overview above the rows: every machine's busy share over the run.
 
-import {redraw, sizeCanvas} from './drawing.js';
+import {redraw, sizeCanvas} from './frame.js';
 import {layout} from './layout.js';
 import {data, end, full, jobCount, jobs, root, rowHeight, rowOfJob, scroller, view} from './page.js';
 
 // ---- overview: every machine's busy share over the whole run, one strip
 // per machine (machines share a strip beyond 96), a box around what the
-// rows show; computed once into a bitmap, scaled on each draw.
+// rows show; computed into a bitmap once (and again when the what-if switch
+// moves the jobs), scaled on each draw.
 const overviewCanvas = root.querySelector('canvas.overview');
 const strips = Math.min(data.machines.length, 96);
 const stripOf = (m) => Math.floor(m * strips / data.machines.length);
 const stripHeight = Math.max(2, Math.min(12, Math.floor(96 / strips)));
 const bins = 600;
 const overviewBitmap = document.createElement('canvas');
-(function paintOverview() {
+export function paintOverview() {
   const busy = new Float64Array(strips * bins), rows = new Float64Array(strips);
   for (const row of data.rows) if (!row.lane) rows[stripOf(row.machine)]++;
   const span = full.t1 - full.t0, binSpan = span / bins;
@@ -39,7 +40,8 @@ const overviewBitmap = document.createElement('canvas');
       image.data[p] = 36; image.data[p + 1] = 89; image.data[p + 2] = 196; image.data[p + 3] = Math.round(255 * share);
     }
   ctx.putImageData(image, 0, 0);
-})();
+}
+paintOverview();
 export function drawOverview() {
   const height = strips * stripHeight;
   const {ctx, width} = sizeCanvas(overviewCanvas, height);

@@ -1,7 +1,7 @@
 // Navigation by rows: the row labels, collapsing and expanding machines, the
 // jump box, and the legend.
 
-import {redraw} from './drawing.js';
+import {redraw} from './frame.js';
 import {collapsed, indexLayout, layOut, layout, rowsOf} from './layout.js';
 import {colours, data, inner, labels, rowHeight, scroller} from './page.js';
 

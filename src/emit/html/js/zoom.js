@@ -1,7 +1,7 @@
 // Zoom and pan by wheel, drag and keys.
 
 import {hover, jobAt, select} from './details.js';
-import {redraw} from './drawing.js';
+import {redraw} from './frame.js';
 import {bodyCanvas, full, root, scroller, view} from './page.js';
 
 // ---- zoom and pan: wheel zooms at the pointer (shift+wheel or a sideways
