@@ -20,31 +20,6 @@
 
 namespace jobviz {
 
-Nanos PathBreakdown::compute_total() const {
-  Nanos t = 0;
-  for (const Compute& c : compute) t += c.time;
-  return t;
-}
-Nanos PathBreakdown::hand_off_total() const {
-  Nanos t = 0;
-  for (const HandOff& h : hand_offs) t += h.time;
-  return t;
-}
-Nanos PathBreakdown::total() const { return compute_total() + hand_off_total() + all_reduce + stall + step_start + step_gaps; }
-
-const char* WhatIfKey(WhatIfKind kind) {
-  switch (kind) {
-    case WhatIfKind::kBalancedStages: return "balanced_stages";
-    case WhatIfKind::kFreeHandOffs: return "free_hand_offs";
-    case WhatIfKind::kNoOutliers: return "no_outliers";
-    case WhatIfKind::kNoStall: return "no_stall";
-    case WhatIfKind::kNoSlowWorkers: return "no_slow_workers";
-    case WhatIfKind::kNoStepGaps: return "no_step_gaps";
-    case WhatIfKind::kAll: case WhatIfKind::kCount: break;
-  }
-  return "all";
-}
-
 double SpeedOf(const Bottleneck& b, size_t worker) { return worker < b.speed.size() ? b.speed[worker] : 0; }
 
 // A step of `step` plus its share of the gaps between steps.
@@ -75,83 +50,9 @@ struct StepResult {
   std::array<Nanos, kWhatIfs> step_time{}, busy{};
   Nanos measured_busy = 0;
   size_t graph_workers = 0, contradicted = 0, overlaps = 0;
-  std::vector<PathBreakdown::Compute> compute;
-  std::vector<PathBreakdown::HandOff> hand_offs;
-  Nanos all_reduce = 0, stall = 0, step_start = 0;
   bool barrier = false;
-  CriticalPathStep path;
-  std::vector<MemberJob> marks;  // the path's jobs, every peer's
+  StepPath path;
 };
-
-// The step's critical path, by cause, into `r`.
-void AddCriticalPath(const StepGraph& g, const GraphLanes& lanes, std::int64_t step, StepResult* result) {
-  StepResult& r = *result;
-  r.path.step = step;
-  r.path.start = g.start;
-  r.path.end = g.end;
-  std::map<std::pair<int, std::uint32_t>, std::pair<Name, Nanos>> compute;
-  std::map<std::pair<int, int>, Nanos> hand_offs;
-  const std::vector<PathPart> parts = CriticalPath(g);
-  // Kept for every step until the traces are written, and taken while the
-  // other threads' step graphs are at their largest (the run's peak
-  // memory): sized exactly, not by doubling.
-  size_t jobs = 0, marks = 0;
-  for (const PathPart& part : parts)
-    if (part.kind == PathPartKind::kJob) {
-      ++jobs;
-      marks += g.jobs[part.job].members;
-    }
-  r.path.jobs.reserve(jobs);
-  r.marks.reserve(marks);
-  CriticalJob pending;  // the wait before a job comes before the job in time order
-  for (const PathPart& part : parts) {
-    const StageJob& node = g.jobs[part.job];
-    const int stage = lanes.lanes[node.lane].stage;
-    switch (part.kind) {
-      case PathPartKind::kStepStart:
-        r.step_start += part.length;
-        r.path.step_start = part.length;
-        break;
-      case PathPartKind::kHandOff: {
-        const int from = lanes.lanes[g.jobs[part.from].lane].stage;
-        hand_offs[{from, stage}] += part.length;
-        pending.hand_off = part.length;
-        pending.from_stage = from;
-        break;
-      }
-      case PathPartKind::kAllReduce:
-        r.all_reduce += part.length;
-        pending.all_reduce = part.length;
-        pending.from_stage = lanes.lanes[g.jobs[part.from].lane].stage;
-        break;
-      case PathPartKind::kStall:
-        r.stall += part.length;
-        pending.stall = part.length;
-        break;
-      case PathPartKind::kJob: {
-        auto& [type, time] = compute[{stage, node.type.index()}];
-        type = node.type;
-        time += part.length;
-        const MemberJob& first = g.members[node.first_member];
-        pending.worker = first.worker;
-        pending.job = first.job;
-        pending.stage = stage;
-        pending.replica = lanes.lanes[node.lane].replica;
-        pending.type = node.type;
-        pending.micro_batch = node.micro_batch;
-        pending.start = node.start;
-        pending.end = node.end;
-        r.path.jobs.push_back(pending);
-        for (std::uint32_t k = 0; k < node.members; ++k)  // every peer's job is on the path
-          r.marks.push_back(g.members[node.first_member + k]);
-        pending = CriticalJob();
-        break;
-      }
-    }
-  }
-  for (const auto& [key, value] : compute) r.compute.push_back({key.first, value.first.str(), value.second});
-  for (const auto& [key, time] : hand_offs) r.hand_offs.push_back({key.first, key.second, time});
-}
 
 // What one thread keeps from step to step (StepGraphRoom says why).
 struct StepWork {
@@ -232,7 +133,7 @@ StepResult AnalyzeStep(const GraphLanes& lanes, const std::vector<StepJobs>& by_
   r.contradicted = g.contradicted;
   r.overlaps = g.overlaps;
   r.barrier = g.global_barrier;
-  AddCriticalPath(g, lanes, step, &r);
+  r.path = WalkCriticalPath(g, lanes, step);
   if (!speeds_or_null) return r;  // the critical path only (the traces)
   const std::array<ReplayResult, kReplays> replays = Replay(g, WhatIfReplays(g, lanes, *speeds_or_null, work.durations), work.scratch);
   const ReplayResult& nominal = replays[Slot(WhatIfKind::kNoStepGaps)];
@@ -359,14 +260,14 @@ Bottleneck Bottlenecks(const Timeline& timeline, const std::vector<StepWindow>& 
       busy[k] += r.busy[k];
       predicted_windows[k] += r.step_time[k] * static_cast<Nanos>(r.graph_workers);
     }
-    for (const auto& c : r.compute) compute[{c.stage, c.type}] += c.time;
-    for (const auto& h : r.hand_offs) hand_offs[{h.from, h.to}] += h.time;
-    b.path.all_reduce += r.all_reduce;
-    b.path.stall += r.stall;
-    b.path.step_start += r.step_start;
+    for (const auto& c : r.path.compute) compute[{c.stage, c.type}] += c.time;
+    for (const auto& h : r.path.hand_offs) hand_offs[{h.from, h.to}] += h.time;
+    b.path.all_reduce += r.path.all_reduce;
+    b.path.stall += r.path.stall;
+    b.path.step_start += r.path.step_start;
     b.barrier_steps += r.barrier;
-    for (const MemberJob& mark : r.marks) b.marks[mark.worker].push_back(mark.job);
-    b.critical_paths.push_back(std::move(r.path));
+    for (const MemberJob& mark : r.path.marks) b.marks[mark.worker].push_back(mark.job);
+    b.critical_paths.push_back(std::move(r.path.path));
   }
   for (auto& marks : b.marks) {
     std::sort(marks.begin(), marks.end());

@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "analyse/bottleneck.h"
+#include "analyse/slow_workers.h"
 #include "analyse/step_graph.h"
 #include "model/model.h"
 
