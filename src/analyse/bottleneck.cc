@@ -14,6 +14,7 @@
 #include "analyse/analysis.h"
 #include "analyse/cause_text.h"
 #include "analyse/step_graph.h"
+#include "analyse/step_walks.h"
 #include "analyse/speeds.h"
 #include "analyse/step_jobs.h"
 #include "read/parallel_for.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "analyse/step_graph.h"
+#include "analyse/step_walks.h"
 #include "model/model.h"
 #include "model/time_value.h"
 

@@ -1,4 +1,4 @@
-#include "analyse/step_graph.h"
+#include "analyse/graph_lanes.h"
 
 #include <algorithm>
 #include <array>

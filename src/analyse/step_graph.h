@@ -3,7 +3,7 @@
 // optimizer's wait for the other replicas. Each gap before a job is
 // classified (hand-off latency, same-worker stall, step start); the graph
 // can be walked back from the job that ended last (the critical path) and
-// replayed with causes removed (analyse/bottleneck.h). Definitions in
+// replayed with causes removed (analyse/step_walks.h). Definitions in
 // docs/analysis.md ("Why the bubble is above the ideal").
 #pragma once
 
@@ -13,32 +13,11 @@
 #include <span>
 #include <vector>
 
+#include "analyse/graph_lanes.h"
 #include "analyse/schedule.h"
 #include "model/model.h"
 
 namespace jobviz {
-
-// The workers of one stage of one pipeline replica: its tensor-parallel
-// peers, which run each job together (a collective inside every job), so
-// the graph takes them as one.
-struct StageLane {
-  int replica = 0, stage = 0;
-  std::vector<std::uint32_t> workers;  // indices into GraphLanes::workers
-  int before = -1, after = -1;         // lanes of stage - 1 and stage + 1 of the replica; -1: not read
-  int first = -1, last = -1;           // the replica's first and last stage (interleaved wrap-around)
-  std::vector<int> other_replicas;     // the same stage in the other replicas
-};
-
-struct GraphLanes {
-  std::vector<const Worker*> workers;  // every worker, machine then worker order (as Analysis::workers)
-  std::vector<StageLane> lanes;        // by replica, then stage
-  std::vector<int> lane_of;            // per worker; -1: in no pipeline (its stage unknown)
-  std::vector<int> stage_rank;         // per lane: its stage's place among the stages there are
-  int stage_count = 0;
-};
-
-// The lanes of a timeline's pipelines (align/pipeline_order.h PipelineChains).
-GraphLanes MakeGraphLanes(const Timeline& timeline);
 
 // Logged times are rounded (Paddle prints milliseconds to the microsecond):
 // a sender that "ends" up to this long after its receiver started, or a job
@@ -143,43 +122,5 @@ void BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<const s
                     bool for_replays, StepGraph* g, StepGraphRoom* room);
 StepGraph BuildStepGraph(const GraphLanes& lanes, const std::vector<std::span<const std::uint32_t>>& step_jobs,
                          bool for_replays = true);
-
-// A piece of the critical path, in time order: a job, or the wait before it.
-// kAllReduce: an optimizer's wait for the gradients' all-reduce, after the
-// last pass of the replica (or, under a global all-reduce, of the lane) that
-// ended last.
-enum class PathPartKind : std::uint8_t { kJob, kHandOff, kAllReduce, kStall, kStepStart };
-struct PathPart {
-  PathPartKind kind = PathPartKind::kJob;
-  std::int32_t job = 0;        // the StageJob (for a wait: the job that waited)
-  std::int32_t from = -1;      // kHandOff, kAllReduce: the sending StageJob
-  Nanos length = 0;
-};
-
-// Walks back from the job that ended last; the parts add up to end - start.
-std::vector<PathPart> CriticalPath(const StepGraph& graph);
-
-// Replays: every job starts when its lane and its inputs are ready (plus
-// its stall), in measured order; an optimizer's all-reduce wait is kept as
-// measured (it is no hand-off). Up to kReplays of them run together in one
-// pass over the graph, each with its own durations and without hand-off
-// latency or stalls when asked; running them together reads the graph once.
-constexpr size_t kReplays = 8;
-struct ReplaySet {
-  size_t count = 1;
-  // Per StageJob, kReplays each (job-major: one cache line per job): replay
-  // k's duration of job j is durations[j * kReplays + k]. Empty: as measured.
-  std::span<const Nanos> durations;
-  std::array<bool, kReplays> free_hand_offs{}, no_stall{};
-};
-struct ReplayResult {
-  Nanos step_time = 0;  // last end after the step's start
-  Nanos busy = 0;       // job durations x peers: busy time of the step's workers
-};
-struct ReplayScratch {
-  std::vector<Nanos> end;  // per job and group, kReplays each; a group's: its latest sender's
-};
-// The results of replays 0 .. set.count - 1.
-std::array<ReplayResult, kReplays> Replay(const StepGraph& graph, const ReplaySet& set, ReplayScratch& scratch);
 
 }  // namespace jobviz

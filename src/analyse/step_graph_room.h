@@ -1,7 +1,8 @@
 // The step graph's working room (analyse/step_graph.h, StepGraphRoom): what
 // building a graph keeps from step to step, and the helpers its parts share.
-// Internal to the step graph's files (step_graph.cc builds, step_gaps.cc
-// classifies the gaps, step_walks.cc orders, walks and replays).
+// Internal to the step graph's files (step_graph.cc builds, step_inputs.cc
+// finds each job's hand-offs and reduce group, step_gaps.cc classifies the
+// gaps, step_walks.cc orders, walks and replays).
 #pragma once
 
 #include <algorithm>
@@ -122,6 +123,14 @@ namespace step_graph_detail {
 
 using Room = StepGraphRoom::Impl;
 
+// One reduce group per stage with replicas: the last pass of each of its
+// lanes, sorted by end; under a global all-reduce, one group of every lane
+// (step_inputs.cc).
+void GroupReplicas(const GraphLanes& lanes, Room& room, StepGraph* g);
+// Node n's inputs, appended to g->inputs: its hand-offs, and for the first
+// job after its lane's passes (`after_last_pass`) its reduce group
+// (step_inputs.cc).
+void AddInputs(const GraphLanes& lanes, Room& room, std::int32_t n, StepGraph* g, bool after_last_pass);
 // Each gap before a job, by cause (step_gaps.cc).
 void ClassifyGaps(const GraphLanes& lanes, Room& room, StepGraph* g);
 // A topological order of the jobs for the replays (step_walks.cc).

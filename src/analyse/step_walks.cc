@@ -1,3 +1,5 @@
+#include "analyse/step_walks.h"
+
 #include "analyse/step_graph_room.h"
 
 #include <algorithm>
