@@ -1,6 +1,7 @@
 // The stop report's working state while it places each lane
-// (analyse/stop_report.cc) and judges the gradients' all-reduce groups
-// (analyse/stop_groups.cc): private to those two files.
+// (analyse/stop_report.cc runs it, analyse/stop_lanes.cc places them) and
+// judges the gradients' all-reduce groups (analyse/stop_groups.cc): private
+// to those files.
 #pragma once
 
 #include <cstdint>
@@ -63,5 +64,13 @@ bool EveryStageAtClosing(const Context& c);
 // The lane's all-reduce group in `step`: its stage's replicas, or every
 // lane when the all-reduce is global; summed up once per group.
 const GroupPasses& GroupOf(Context& c, size_t l, std::int64_t step);
+
+// For a run that stopped in its first step, with no earlier step to read
+// the stages' order from: the plain pass types, the most micro-batches
+// begun, and the job that closes a step's passes, into `c` (stop_lanes.cc).
+void LearnFirstStepOrder(Context& c);
+// Where lane `l` of c.report stopped: its state, its last job, the job it
+// hangs in or waits for, and whom it waits for (stop_lanes.cc).
+void PlaceLane(Context& c, size_t l);
 
 }  // namespace jobviz::stop
