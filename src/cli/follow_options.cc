@@ -7,7 +7,7 @@
 #include "cli/output_paths.h"
 #include "cli/seconds_option.h"
 #include "cli/options.h"
-#include "write/live_server.h"
+#include "write/http_text.h"
 
 namespace jobviz {
 

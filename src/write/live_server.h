@@ -77,13 +77,4 @@ class LiveServer {
   std::vector<int> open_fds_;  // shut down on Stop so their threads end
 };
 
-// "8080" -> ("127.0.0.1", 8080); "0.0.0.0:8080"; "[::1]:8080". False when
-// it is none of these.
-bool ParseServeAddress(const std::string& text, std::string* host, int* port);
-
-// Whether a request's Host header ("127.0.0.1:8080", "localhost:8080",
-// "[::1]:8080", "node7:8080") names this server listening on `port`: an
-// address, localhost or this machine's name, and our port if one is given.
-bool HostAllowed(const std::string& host_header, int port);
-
 }  // namespace jobviz
