@@ -33,9 +33,9 @@ std::string WorstLink(const PathBreakdown& path) {
          (worst->from < worst->to ? "forward" : "backward");
 }
 
-// "machine2 worker 5, step 41, backward of micro-batch 3: 3.10 ms against 1.00 ms"
+// "machine2 worker 5, step41, backward of micro-batch 3: 3.10 ms against 1.00 ms"
 std::string OutlierText(const OutlierJob& o) {
-  return o.worker + (o.step != kNoStep ? ", step " + StepName(o.step) : "") + ", " + o.type + " of micro-batch " +
+  return o.worker + (o.step != kNoStep ? ", " + StepName(o.step) : "") + ", " + o.type + " of micro-batch " +
          std::to_string(o.micro_batch) + ": " + FormatDuration(o.duration) + " against " + FormatDuration(o.median);
 }
 
@@ -83,17 +83,20 @@ std::string CauseText(const WhatIf& w, const CauseFacts& facts, const Bottleneck
     case WhatIfKind::kNoOutliers: {
       std::string text = std::to_string(b.outlier_count) + " outlier job" + (b.outlier_count == 1 ? "" : "s");
       if (!b.outliers.empty()) text += " (the worst: " + OutlierText(b.outliers.front()) + ")";
-      return text + ": at their worker's median" + save;
+      return text + (b.outlier_count == 1 ? ": at its worker's median" : ": at their workers' medians") + save;
     }
     case WhatIfKind::kNoStall:
       return "stalls (a worker free, its inputs there, yet waiting: what the logs do not show): removing them" + save;
     case WhatIfKind::kNoSlowWorkers: {
       const std::vector<SlowWorker>& slow = *facts.slow_workers;
-      return "slow worker" + std::string(slow.size() > 1 ? "s " : " ") + SlowWorkersText(slow) + ": at their reference speed" + save;
+      return "slow worker" + std::string(slow.size() > 1 ? "s " : " ") + SlowWorkersText(slow) +
+             (slow.size() > 1 ? ": each at its peers' speed" : ": at its peers' speed") + save;
     }
     case WhatIfKind::kNoStepGaps:
+      // Its share of the run, not a time per step: spread over the steps, the
+      // gap reads gap x (steps - 1) / steps, which moves with the step count.
       return "time between steps (" + FormatDuration(b.step_gap) +
-             " each, outside the pipeline: data loading, host work, logging): removing it" + save;
+             " each, outside the pipeline: data loading, host work, logging): " + Share(w.gain) + " of the run";
     case WhatIfKind::kAll: case WhatIfKind::kCount: break;
   }
   return "";
@@ -124,7 +127,8 @@ std::string PlainVerdict(const Bottleneck& b, const CauseFacts& facts, double bu
       const size_t more = facts.slow_workers->size() - 1;
       return first.name + " runs its jobs " + FactorText(first.factor) + " slower than " + first.compared_with +
              (more ? " (and " + std::to_string(more) + (more == 1 ? " more worker is slow)" : " more workers are slow)") : "") +
-             ": check that GPU and its host (clocks, temperature, other processes); at their peers' speed," + shorter;
+             ": check that GPU and its host (clocks, temperature, other processes); " +
+             (more ? "at their peers' speed," : "at its peers' speed,") + shorter;
     }
     case WhatIfKind::kFreeHandOffs:
       return "Hand-offs between stages take " + FormatDuration(PerStep(b, b.path.hand_off_total())) +
@@ -132,7 +136,7 @@ std::string PlainVerdict(const Bottleneck& b, const CauseFacts& facts, double bu
              "; a faster link, or sends that overlap compute," + cut;
     case WhatIfKind::kNoOutliers: {
       std::string text = std::to_string(b.outlier_count) + " job" + (b.outlier_count == 1 ? "" : "s") +
-                         " took more than 1.5x their worker's usual time";
+                         (b.outlier_count == 1 ? " took more than 1.5x its worker's usual time" : " took more than 1.5x their workers' usual time");
       if (!b.outliers.empty()) text += " (the worst: " + OutlierText(b.outliers.front()) + ")";
       return text + "; without such hiccups (page faults, preempted host threads, retried collectives)," + shorter;
     }
