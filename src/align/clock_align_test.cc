@@ -7,6 +7,9 @@
 
 #include <catch2/catch.hpp>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_clock_align_test {
+
 using namespace jobviz;
 using namespace jobviz::clock_test;
 
@@ -160,3 +163,5 @@ TEST_CASE("Replicas that nothing ties to the reference are said to be, not silen
   const Nanos m3 = t.machines[3].workers[0].jobs[0].start - truth.machines[3].workers[0].jobs[0].start;
   CHECK(std::abs(m2 - m3) < 100 * kUs);
 }
+
+}  // namespace unit_clock_align_test

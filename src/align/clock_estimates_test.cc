@@ -5,6 +5,9 @@
 #include "align/clock_test_util.h"
 #include "align/pipeline_order.h"
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_clock_estimates_test {
+
 using namespace jobviz;
 using namespace jobviz::clock_test;
 
@@ -109,3 +112,5 @@ TEST_CASE("Causal: no shift when the raw clocks keep pipeline order") {
   const Timeline t = TwoStagePipeline(20 * kUs, 100 * kUs);  // skew below the transfer time
   CHECK(EstimateCausalClocks(t, 0)[1].offset == 0);
 }
+
+}  // namespace unit_clock_estimates_test

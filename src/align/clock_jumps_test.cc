@@ -4,6 +4,9 @@
 
 #include "analyse/run_simulator.h"
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_clock_jumps_test {
+
 using namespace jobviz;
 using namespace jobviz::sim;
 
@@ -219,3 +222,5 @@ TEST_CASE("A jump against a neighbour whose own log is behind waits: it may be t
   UndoClockJumps(later, full);
   CheckSameTimes(full, truth);
 }
+
+}  // namespace unit_clock_jumps_test

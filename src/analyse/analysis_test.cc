@@ -6,6 +6,9 @@
 #include "analyse/summary.h"
 #include "analyse/summary_diff.h"
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_analysis_test {
+
 using namespace jobviz;
 
 namespace {
@@ -361,3 +364,5 @@ TEST_CASE("The diff opens with one verdict line and ranks a small change that is
   CHECK(at("stage_table[2].backward_mean_us") < at("bottleneck.critical_path.stall_us"));
   CHECK(DiffVerdict(rows) == "step time +16.7% (30.00 ms -> 35.00 ms): stage 2 backward +30.0%");
 }
+
+}  // namespace unit_analysis_test

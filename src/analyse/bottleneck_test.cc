@@ -15,6 +15,9 @@
 #include "analyse/summary.h"
 #include "emit/summary_tables.h"
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_bottleneck_test {
+
 using namespace jobviz;
 using jobviz::sim::kUs;
 using jobviz::sim::SimRun;
@@ -501,3 +504,5 @@ TEST_CASE("Two replicas, one replica's stage slower: only that side is slow; the
     CHECK(a.bottleneck.speed[w] >= 0.97);  // nobody reads as faster than its peers: the slow side is the finding
   }
 }
+
+}  // namespace unit_bottleneck_test

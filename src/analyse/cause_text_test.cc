@@ -6,6 +6,9 @@
 #include <fstream>
 #include <sstream>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_cause_text_test {
+
 using namespace jobviz;
 
 namespace {
@@ -145,3 +148,5 @@ TEST_CASE("Every sentence form of every cause reads as its golden text") {
   CHECK(text.find("each step cut") == std::string::npos);
   CHECK(text.find(" ()") == std::string::npos);
 }
+
+}  // namespace unit_cause_text_test

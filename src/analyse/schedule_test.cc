@@ -4,6 +4,9 @@
 
 #include "analyse/analysis.h"
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_schedule_test {
+
 using namespace jobviz;
 
 namespace {
@@ -210,3 +213,5 @@ TEST_CASE("An order that matches no schedule gives no ideal, not a wrong one") {
   CHECK(a.schedule.kind == ScheduleKind::kUnknown);
   CHECK_FALSE(a.schedule.ideal_bubble);
 }
+
+}  // namespace unit_schedule_test

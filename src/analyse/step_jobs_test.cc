@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 #include <numeric>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_step_jobs_test {
+
 using namespace jobviz;
 
 namespace {
@@ -58,3 +61,5 @@ TEST_CASE("Without steps every job is in window 0") {
   const StepJobs jobs = GroupByWindow(worker, {{kNoStep, 0, 0}}, /*by_step=*/false);
   CHECK(Indices(jobs.Of(0, counting)) == std::vector<std::uint32_t>{0, 1, 2});
 }
+
+}  // namespace unit_step_jobs_test

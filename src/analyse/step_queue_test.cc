@@ -7,6 +7,9 @@
 #include "analyse/run_simulator.h"
 #include "model/step_window.h"
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_step_queue_test {
+
 using namespace jobviz;
 using namespace jobviz::sim;
 
@@ -100,3 +103,5 @@ TEST_CASE("An Add beyond the jobs the queue holds waits until the queue has room
   CHECK(added == kRoomFor + 1);
   CHECK(emitted == kRoomFor + 2);
 }
+
+}  // namespace unit_step_queue_test

@@ -7,6 +7,9 @@
 #include "analyse/run_simulator.h"
 #include "model/step_window.h"
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_step_report_test {
+
 using namespace jobviz;
 using namespace jobviz::sim;
 
@@ -81,3 +84,5 @@ TEST_CASE("Cause labels name what a what-if removes") {
   CHECK(CauseLabel(WhatIfKind::kFreeHandOffs, -1) == "hand-offs");
   CHECK(CauseLabel(WhatIfKind::kNoSlowWorkers, -1) == "slow workers");
 }
+
+}  // namespace unit_step_report_test

@@ -7,6 +7,9 @@
 #include "analyse/stop_evaluation.h"
 #include "model/unfinished_steps.h"
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_stop_report_test {
+
 using namespace jobviz;
 
 namespace {
@@ -417,3 +420,5 @@ TEST_CASE("Ten thousand workers: no crash, a worker named") {
   CHECK(r.workers.size() == 10'000);
   if (truth.stopped) CHECK(r.kind == StopKind::kStopped);
 }
+
+}  // namespace unit_stop_report_test

@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_option_values_test {
+
 using namespace jobviz;
 
 TEST_CASE("Comma lists keep empty items, so they can be refused") {
@@ -73,3 +76,5 @@ TEST_CASE("--what-if: the top cause's when the analysis is made anyway, on runs 
   CHECK(choices == std::vector<std::string>{"none", "balanced_stages", "free_hand_offs", "no_outliers", "no_stall",
                                             "no_slow_workers", "no_step_gaps", "all"});
 }
+
+}  // namespace unit_option_values_test

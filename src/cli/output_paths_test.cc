@@ -5,6 +5,9 @@
 #include <filesystem>
 #include <fstream>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_output_paths_test {
+
 using namespace jobviz;
 namespace fs = std::filesystem;
 
@@ -104,3 +107,5 @@ TEST_CASE("Standard output by any name") {
   CHECK_FALSE(IsStandardOutput(s.at("trace.json")));
   CHECK_FALSE(IsStandardOutput("/dev/stderr"));
 }
+
+}  // namespace unit_output_paths_test

@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 #include <sstream>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_run_report_test {
+
 using namespace jobviz;
 
 TEST_CASE("Every report line stays short when files hold many different numbers of runs") {
@@ -45,3 +48,5 @@ TEST_CASE("A machine of 40 workers gets one short jobs line, with the extremes; 
   const std::string verbose = RunReport(run, 2);
   CHECK(verbose.find("worker 39: 68") != std::string::npos);
 }
+
+}  // namespace unit_run_report_test

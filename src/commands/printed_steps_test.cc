@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_printed_steps_test {
+
 using namespace jobviz;
 
 namespace {
@@ -93,3 +96,5 @@ TEST_CASE("Printed steps move each log's cursor to the last one, and --keep-step
   CHECK(source.log(0).scan().records.size() == held);
   CHECK(source.log(0).ScanFromCursor().records.size() == held);
 }
+
+}  // namespace unit_printed_steps_test

@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_diff_report_test {
+
 using namespace jobviz;
 
 namespace {
@@ -59,3 +62,5 @@ TEST_CASE("With stages in the summaries the folded workers go under their stage,
   for (const auto& metric : doc["metrics"]) grouped += metric.contains("group");
   CHECK(grouped == 1000);
 }
+
+}  // namespace unit_diff_report_test

@@ -6,6 +6,9 @@
 #include "analyse/summary.h"
 #include "emit/trace_events.h"
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_emitter_test {
+
 using namespace jobviz;
 
 namespace {
@@ -111,3 +114,5 @@ TEST_CASE("Every report a person reads counts its times from the run start, name
     CHECK(text.find("1400000000001000.123") == std::string::npos);       // no epoch time
   }
 }
+
+}  // namespace unit_emitter_test

@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_html_shown_test {
+
 using namespace jobviz;
 
 namespace {
@@ -74,3 +77,5 @@ TEST_CASE("In a window of later steps the replay's steps shift with its jobs to 
   CHECK(shown.times[0][1] == std::pair<Nanos, Nanos>{kT + 1120, kT + 1220});
   CHECK(shown.steps[0] == std::pair<Nanos, Nanos>{kT + 990, kT + 1230});
 }
+
+}  // namespace unit_html_shown_test

@@ -14,6 +14,9 @@
 #include <limits>
 #include <set>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_html_timeline_test {
+
 using namespace jobviz;
 
 namespace {
@@ -276,3 +279,5 @@ TEST_CASE("A job overlapping the one before by a rounding's few microseconds sta
   const std::vector<int> with_slack = AssignLanes(t.machines[0].workers[0].jobs, &lanes, 5'000);
   CHECK(with_slack == std::vector<int>{0, 0, 1});
 }
+
+}  // namespace unit_html_timeline_test

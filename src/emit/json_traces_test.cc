@@ -10,6 +10,9 @@
 #include <tuple>
 #include <nlohmann/json.hpp>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_json_traces_test {
+
 using namespace jobviz;
 using nlohmann::json;
 
@@ -403,3 +406,5 @@ TEST_CASE("Legacy Chrome trace on several threads: the same bytes, every job's B
                  ",\"pid\":0,\"tid\":\"GPU2(machine:0)\",\"cname\":\"thread_state_running\"}") != std::string::npos);
   CHECK(events.back()["tid"] == "Step");
 }
+
+}  // namespace unit_json_traces_test

@@ -9,6 +9,9 @@
 
 #include "emit/proto_wire.h"
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_packet_deflate_test {
+
 using jobviz::AvailableDeflateLibraries;
 using jobviz::DeflateLibrary;
 using jobviz::DeflateLibraryName;
@@ -92,3 +95,5 @@ TEST_CASE("The fastest library this build has comes first, and one it lacks is r
   CHECK_THROWS_AS(PacketDeflater(DeflateLibrary::kIsal), std::invalid_argument);
 #endif
 }
+
+}  // namespace unit_packet_deflate_test

@@ -45,6 +45,9 @@
 #include "emit/what_if_rows.h"
 #include "model/open_jobs.h"
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_perfetto_import_test {
+
 using namespace jobviz;
 using nlohmann::json;
 
@@ -575,3 +578,5 @@ TEST_CASE("A what-if's replay imports as a process of its own, every job at its 
     CHECK(imported.flow_errors == 0);  // the arrows stay on the measured jobs
   }
 }
+
+}  // namespace unit_perfetto_import_test

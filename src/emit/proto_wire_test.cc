@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_proto_wire_test {
+
 using jobviz::ProtoWire;
 
 namespace {
@@ -61,3 +64,5 @@ TEST_CASE("The buffer grows behind the writes and clear() starts it over") {
   wire.Varint(1, 1);
   CHECK(Hex(wire.view()) == "0801");
 }
+
+}  // namespace unit_proto_wire_test

@@ -5,6 +5,9 @@
 
 #include "analyse/run_simulator.h"
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_step_line_test {
+
 using namespace jobviz;
 using namespace jobviz::sim;
 
@@ -38,3 +41,5 @@ TEST_CASE("A step's JSON has the summary's step fields and the step's analysis")
   CHECK(j["top_cause"]["label"] == "stage 1");
   CHECK(j["slow_workers"].is_array());
 }
+
+}  // namespace unit_step_line_test

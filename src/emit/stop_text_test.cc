@@ -8,6 +8,9 @@
 #include "emit/summary_tables.h"
 #include "model/unfinished_steps.h"
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_stop_text_test {
+
 using namespace jobviz;
 
 namespace {
@@ -71,3 +74,5 @@ TEST_CASE("A stop table no longer than what is shown has no folded line") {
   CHECK(FoldedStopText(r, kShownRows).empty());
   CHECK(FoldedStopText(StopReport{}, 0).empty());  // a finished run: nothing to fold
 }
+
+}  // namespace unit_stop_text_test

@@ -5,6 +5,9 @@
 #include <thread>
 #include <vector>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_name_test {
+
 using namespace jobviz;
 
 TEST_CASE("A Name is its text, and equal texts are equal Names") {
@@ -72,3 +75,5 @@ TEST_CASE("Texts that differ in one byte are different names, at every length") 
     }
   }
 }
+
+}  // namespace unit_name_test

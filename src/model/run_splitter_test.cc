@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_run_splitter_test {
+
 using namespace jobviz;
 
 namespace {
@@ -311,3 +314,5 @@ TEST_CASE("Two ranks' start lines one after the other in one log: each rank's pa
   for (const RunRange& run : SplitRuns(records, /*shared_writers=*/true)) CHECK(run.rank_line == 0);
   CHECK(SplitRuns(records, true).size() == 1);
 }
+
+}  // namespace unit_run_splitter_test

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_step_finder_test {
+
 using namespace jobviz;
 
 namespace {
@@ -253,3 +256,5 @@ TEST_CASE("Workers are gone through on several threads with the same steps, warn
       CHECK(a.steps.size() == b.steps.size());
     }
 }
+
+}  // namespace unit_step_finder_test

@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_step_frontier_test {
+
 using namespace jobviz;
 
 namespace {
@@ -55,3 +58,5 @@ TEST_CASE("A worker whose log was deleted holds no step back") {
   CHECK(FinishedStepCount(timeline) == 0);
   CHECK(FinishedStepCount(timeline, {"machine0/workerlog.1"}) == 3);
 }
+
+}  // namespace unit_step_frontier_test

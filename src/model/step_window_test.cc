@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_step_window_test {
+
 using namespace jobviz;
 
 namespace {
@@ -110,3 +113,5 @@ TEST_CASE("SliceSteps: each step its own timeline with its jobs, and its first l
   CHECK(SliceSteps(t, 2, 2).empty());
   CHECK(SliceSteps(t, 3, 5).empty());
 }
+
+}  // namespace unit_step_window_test

@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_time_value_test {
+
 using namespace jobviz;
 
 TEST_CASE("ParseMillis keeps every printed digit") {
@@ -70,3 +73,5 @@ TEST_CASE("Times after the run start keep every nanosecond") {
   CHECK(FormatSinceStart(-1'500) == "-0.001500 ms");
   CHECK(FormatSinceStart(INT64_MIN) == "-9223372036854.775808 ms");
 }
+
+}  // namespace unit_time_value_test

@@ -10,6 +10,9 @@
 
 #include <set>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_topology_test {
+
 using namespace jobviz;
 
 namespace {
@@ -399,3 +402,5 @@ TEST_CASE("Hand-offs pair the k-th job of each type and micro-batch, however the
   CHECK(run({"forward", "backward"}, {0, 1'000'000'000}) == 2 * 2 * 2);  // far apart: merge sort
   CHECK(run({"forward"}, {5, -3, 7}) == 3 * 2);                      // a negative micro-batch: merge sort
 }
+
+}  // namespace unit_topology_test

@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_unfinished_steps_test {
+
 using namespace jobviz;
 
 namespace {
@@ -158,3 +161,5 @@ TEST_CASE("A step every worker left alike, a backward short and no optimizer any
   CHECK(u.workers[0].step == 0);
   CHECK(u.workers[1].step == 0);
 }
+
+}  // namespace unit_unfinished_steps_test

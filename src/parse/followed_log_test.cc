@@ -6,6 +6,9 @@
 
 #include "read/temp_dir_test_util.h"
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_followed_log_test {
+
 using namespace jobviz;
 namespace fs = std::filesystem;
 
@@ -188,3 +191,5 @@ TEST_CASE("A rotated log (copytruncate) goes on: its records kept, its lines num
   CHECK(log.scan().records.back().line == lines + 2);
   CHECK(log.restarts() == 0);
 }
+
+}  // namespace unit_followed_log_test

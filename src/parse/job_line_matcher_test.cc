@@ -5,6 +5,9 @@
 
 #include "parse/line_parser.h"
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_job_line_matcher_test {
+
 using namespace jobviz;
 
 namespace {
@@ -183,3 +186,5 @@ TEST_CASE("The one-pass parser reads numbers of every length as ParseMillis does
       }
   CHECK(taken == 13 * 12 * 4);  // whole milliseconds up to 13 digits
 }
+
+}  // namespace unit_job_line_matcher_test

@@ -5,6 +5,9 @@
 #include <random>
 #include <string>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_keyword_scanner_test {
+
 using namespace jobviz;
 
 namespace {
@@ -166,3 +169,5 @@ TEST_CASE("CountNewlinesLast counts and finds the last newline on every path, at
         REQUIRE(last == part.rfind('\n'));
       }
 }
+
+}  // namespace unit_keyword_scanner_test

@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_line_parser_test {
+
 using namespace jobviz;
 using Kind = ParsedLine::Kind;
 
@@ -236,3 +239,5 @@ TEST_CASE("libjobviz's start line: its rank, the shared-log note, and other text
     CHECK(p.rank == -1);
   }
 }
+
+}  // namespace unit_line_parser_test

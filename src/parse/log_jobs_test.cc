@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_log_jobs_test {
+
 using namespace jobviz::log_jobs;
 
 TEST_CASE("The C++17 view of a log gives the scan's job lines and in-flight lines, in file order") {
@@ -58,3 +61,5 @@ TEST_CASE("A log that cannot be read says why") {
   CHECK_FALSE(log.error.empty());
   CHECK(log.jobs.empty());
 }
+
+}  // namespace unit_log_jobs_test

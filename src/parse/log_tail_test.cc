@@ -5,6 +5,9 @@
 #include "parse/line_parser.h"
 #include "parse/workerlog_scan.h"
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_log_tail_test {
+
 using namespace jobviz;
 
 namespace {
@@ -107,3 +110,5 @@ TEST_CASE("A log's end lines count only after its last job line") {
     CHECK(scan.end.training_completed_line == 0);
   }
 }
+
+}  // namespace unit_log_tail_test

@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_workerlog_scan_test {
+
 using namespace jobviz;
 
 namespace {
@@ -218,3 +221,5 @@ TEST_CASE("Job lines as printed and their variations give the same records") {
   CHECK(cut_scan.records.size() == 1);
   CHECK(cut_scan.skipped.total() == 1);
 }
+
+}  // namespace unit_workerlog_scan_test

@@ -10,6 +10,9 @@
 
 #include "read/temp_dir_test_util.h"
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_file_follower_test {
+
 using namespace jobviz;
 namespace fs = std::filesystem;
 
@@ -211,3 +214,5 @@ TEST_CASE("A copy renamed over the file reads on where it was; a hole after a tr
   ::close(fd);
   CHECK(PollText(follower, FileFollower::Change::kAppended) == "four\n");  // no megabyte of zeros
 }
+
+}  // namespace unit_file_follower_test

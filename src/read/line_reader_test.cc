@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_line_reader_test {
+
 using namespace jobviz;
 
 namespace {
@@ -84,3 +87,5 @@ TEST_CASE("Readers that share one buffer, one after another, each read only thei
   }
   CHECK(shared.size >= 301);  // grown once, kept
 }
+
+}  // namespace unit_line_reader_test

@@ -6,6 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_log_discovery_test {
+
 using namespace jobviz;
 namespace fs = std::filesystem;
 
@@ -137,3 +140,5 @@ TEST_CASE("Following a tree: a machine directory without logs yet is left out, t
   CHECK_FALSE(DiscoverLogs(empty.path.string(), true, {}, &error, true));
   CHECK(error.message.find("no workerlog.N files") != std::string::npos);
 }
+
+}  // namespace unit_log_discovery_test

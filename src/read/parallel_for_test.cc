@@ -5,6 +5,9 @@
 #include <atomic>
 #include <vector>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_parallel_for_test {
+
 using jobviz::ParallelFor;
 
 TEST_CASE("ParallelFor calls every index exactly once", "[parallel_for]") {
@@ -20,3 +23,5 @@ TEST_CASE("ParallelFor with nothing to do calls nothing", "[parallel_for]") {
   ParallelFor(0, 4, [&](size_t) { ++calls; });
   REQUIRE(calls == 0);
 }
+
+}  // namespace unit_parallel_for_test

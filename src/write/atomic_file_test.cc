@@ -14,6 +14,9 @@
 #include <sstream>
 #include <thread>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_atomic_file_test {
+
 using namespace jobviz;
 namespace fs = std::filesystem;
 
@@ -149,3 +152,5 @@ TEST_CASE("A path to one of this process's descriptors is written through it, ne
   CHECK(fs::is_symlink(dir.path / "mine"));
   CHECK(fs::is_symlink(dir.path / "mine2"));
 }
+
+}  // namespace unit_atomic_file_test

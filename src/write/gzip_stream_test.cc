@@ -12,6 +12,9 @@
 #include <sstream>
 #include <string>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_gzip_stream_test {
+
 using namespace jobviz;
 
 namespace {
@@ -102,3 +105,5 @@ TEST_CASE("A gzip stream into a full disk says so, in Write or at the latest in 
   CHECK_FALSE(ok);
   CHECK(gz->error().find("No space left on device") != std::string::npos);
 }
+
+}  // namespace unit_gzip_stream_test

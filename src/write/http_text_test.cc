@@ -4,6 +4,9 @@
 #include <string>
 #include <vector>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_http_text_test {
+
 using namespace jobviz;
 
 TEST_CASE("Host names this server answers to") {
@@ -38,3 +41,5 @@ TEST_CASE("A request's header: where it ends (CRLF or bare LF), its lines and a 
   CHECK(HeaderValue(lines, "X-After").empty());
   CHECK(Response("200 OK", "text/plain", 5).find("Content-Length: 5\r\n") != std::string::npos);
 }
+
+}  // namespace unit_http_text_test

@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_json_text_test {
+
 using namespace jobviz;
 
 namespace {
@@ -109,3 +112,5 @@ TEST_CASE("Bidi controls in a name are shut in an isolate of their own; other te
   CHECK(BidiInert("\u202e") == fsi + "\u202e" + pdi);  // at the very end
   CHECK(BidiInert("\xe2\x80") == "\xe2\x80");           // a cut sequence is no control
 }
+
+}  // namespace unit_json_text_test

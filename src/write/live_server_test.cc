@@ -10,6 +10,9 @@
 #include <string>
 #include <vector>
 
+// Every unit test file is one namespace: they compile as a unity build.
+namespace unit_live_server_test {
+
 using namespace jobviz;
 
 namespace {
@@ -138,3 +141,5 @@ TEST_CASE("An event's text cannot start a field of its own") {
   CHECK(body.find("event: source\ndata: logs\ndata: event: finished\ndata: data: forged\ndata: id: 99") != std::string::npos);
   CHECK(body.find("\nevent: finished") == std::string::npos);
 }
+
+}  // namespace unit_live_server_test

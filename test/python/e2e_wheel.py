@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`pip install .` as a Python user does it: builds the wheel from a copy of
 the source tree into a fresh virtual environment (--system-site-packages for
-meson-python, no network, no build isolation), then, with nothing from the
+meson-python, no network, no build isolation; at -O1 to build in less
+time), then, with nothing from the
 build tree on any path:
   - `import jobviz` comes from the venv, with libjobviz beside it;
   - `jobviz --version`, `python -m jobviz --version`, `jobviz.__version__`
@@ -71,7 +72,10 @@ def main():
         copy_sources(source_root, src)
         run([system_python, "-m", "venv", "--system-site-packages", venv], env=env)
         python, bindir = os.path.join(venv, "bin", "python"), os.path.join(venv, "bin")
-        run([python, "-m", "pip", "install", "--no-build-isolation", "--no-index", "--no-deps", "."], cwd=src, env=env)
+        # At -O1, not the wheel's release -O3: 73 s against 113 s to build on
+        # 2 cores, and nothing checked here depends on the optimisation.
+        run([python, "-m", "pip", "install", "--no-build-isolation", "--no-index", "--no-deps",
+             "--config-settings=setup-args=-Doptimization=1", "."], cwd=src, env=env)
         shutil.rmtree(src)  # nothing may come from the source or build tree after this
 
         where = run([python, "-c", "import jobviz, os; print(jobviz.__file__); print(jobviz.__version__); "
