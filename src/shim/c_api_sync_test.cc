@@ -8,6 +8,9 @@
 #include <functional>
 #include <thread>
 
+// Every shim test file is one namespace: they compile as one program, a unity build.
+namespace shim_c_api_sync_test {
+
 using namespace jobviz;
 using namespace jobviz::shim_test;
 
@@ -250,3 +253,5 @@ TEST_CASE("Barrier clock sync attached without a stream, and through the C API")
   }
   fs::remove(path);
 }
+
+}  // namespace shim_c_api_sync_test

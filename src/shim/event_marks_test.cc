@@ -9,6 +9,9 @@
 #include <optional>
 #include <thread>
 
+// Every shim test file is one namespace: they compile as one program, a unity build.
+namespace shim_event_marks_test {
+
 using namespace jobviz;
 using namespace jobviz::shim_test;
 
@@ -223,3 +226,5 @@ TEST_CASE("Host callbacks where asked for, and on CPU streams") {
     CHECK(Jobs(ScanOutput(path)).size() == 1);
   }
 }
+
+}  // namespace shim_event_marks_test

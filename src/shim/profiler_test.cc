@@ -1,5 +1,8 @@
 #include "shim_test_util.h"
 
+// Every shim test file is one namespace: they compile as one program, a unity build.
+namespace shim_profiler_test {
+
 using namespace jobviz;
 using namespace jobviz::shim_test;
 
@@ -478,3 +481,5 @@ TEST_CASE("A second live profiler on the same log is told so, in the log; one af
   CHECK(ReadFile(path).find("also being written") == std::string::npos);
   fs::remove(path);
 }
+
+}  // namespace shim_profiler_test

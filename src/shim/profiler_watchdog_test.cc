@@ -2,6 +2,9 @@
 
 #include <thread>
 
+// Every shim test file is one namespace: they compile as one program, a unity build.
+namespace shim_profiler_watchdog_test {
+
 using namespace jobviz;
 using namespace jobviz::shim_test;
 
@@ -95,3 +98,5 @@ TEST_CASE("stall_after 0 turns the watchdog off; the C API refuses a negative wa
   CHECK(jobviz_set_stall_after(nullptr, 1) == JOBVIZ_ERROR_INVALID_ARGUMENT);
   jobviz_profiler_destroy(p);
 }
+
+}  // namespace shim_profiler_watchdog_test
