@@ -43,6 +43,9 @@ class FlowChains {
   // first sender), chains interleaved as the stages are walked.
   std::span<const FlowLink> links() const { return links_; }
   const Worker& WorkerOf(FlowLink link) const { return *workers_[link.worker].worker; }
+  // The workers with a job on a chain, by FlowLink::worker.
+  size_t worker_count() const { return workers_.size(); }
+  const Worker& worker(size_t index) const { return *workers_[index].worker; }
   FlowMark MarkOf(FlowLink link) const { return workers_[link.worker].marks[link.job]; }
 
  private:

@@ -238,7 +238,10 @@ void AppendFlowEvent(std::string& out, const Job& job, FlowMark mark, int pid, i
 //    (same cat, name and id) together in file order: written in chain order.
 // Not flow v2 (bind_id on the job): DevTools reads only v1, and Perfetto,
 // given both, draws every arrow twice.
-void AppendHandOffArrows(EventStream& events, const FlowChains& flows, const std::vector<RowGroup>& groups,
+// Written in pieces of this many flow events, on every thread, in order.
+constexpr size_t kFlowPiece = 1 << 16;
+
+void AppendHandOffArrows(const Sink& sink, int threads, const FlowChains& flows, const std::vector<RowGroup>& groups,
                          const JobFormat& format) {
   struct Row {
     int pid = 0;
@@ -248,13 +251,19 @@ void AppendHandOffArrows(EventStream& events, const FlowChains& flows, const std
   for (size_t g = 0; g < groups.size(); ++g)
     for (size_t w = 0; w < groups[g].workers.size(); ++w)
       row_of[groups[g].workers[w].second] = {GroupPid(g), &groups[g].rows[w]};
-  for (const FlowLink link : flows.links()) {
-    const Worker& worker = flows.WorkerOf(link);
-    const Row& row = row_of.at(&worker);
-    AppendFlowEvent(events.Begin(), worker.jobs[link.job], flows.MarkOf(link), row.pid, row.rows->Tid(link.job), format);
-    events.End();
-  }
-  events.Flush();
+  std::vector<Row> rows(flows.worker_count());  // by FlowLink::worker: no map lookup a job
+  for (size_t w = 0; w < rows.size(); ++w) rows[w] = row_of.at(&flows.worker(w));
+  const std::span<const FlowLink> links = flows.links();
+  WriteInOrder((links.size() + kFlowPiece - 1) / kFlowPiece, threads, [&](size_t piece, std::string& out) {
+    const size_t end = std::min(links.size(), (piece + 1) * kFlowPiece);
+    out.reserve(out.size() + (end - piece * kFlowPiece) * 80);  // a flow event is about 70 bytes
+    for (size_t k = piece * kFlowPiece; k < end; ++k) {
+      const FlowLink link = links[k];
+      const Row& row = rows[link.worker];
+      out += ",\n";
+      AppendFlowEvent(out, flows.WorkerOf(link).jobs[link.job], flows.MarkOf(link), row.pid, row.rows->Tid(link.job), format);
+    }
+  }, sink);
 }
 
 // The pieces, in order; counts the jobs and extra rows.
@@ -325,7 +334,7 @@ TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int th
     else
       AppendPiece(out, timeline, groups, pieces[i - path_pieces], flows, format, critical);
   }, sink);
-  AppendHandOffArrows(events, flows, groups, format);
+  AppendHandOffArrows(sink, threads, flows, groups, format);  // after every job: the viewers bind them so
   stats.flows = flows.hand_offs();
   AppendBusyCounter(sink, timeline, format.origin, threads);
   events.Finish(Trailer(timeline, format));
