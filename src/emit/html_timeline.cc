@@ -139,6 +139,18 @@ struct JobColumns {
   }
 };
 
+// "start":[...],"end":[...]: the spans' times after `origin`, in their order
+// (the steps as measured, and as the what-if replays them).
+std::string SpanColumns(const std::vector<std::pair<Nanos, Nanos>>& spans, Nanos origin) {
+  std::string start, end;
+  for (const auto& [from, to] : spans) {
+    if (!start.empty()) start += ',', end += ',';
+    AppendInt(start, SaturatingSub(from, origin));
+    AppendInt(end, SaturatingSub(to, origin));
+  }
+  return "\"start\":[" + start + "],\"end\":[" + end + "]";
+}
+
 // The what-if's columns, in the job table's order: a job the replay did not
 // move is drawn with no width where the one before it in its row ended (rows
 // stay sorted by start and end, which the page's search relies on).
@@ -230,28 +242,22 @@ std::string TimelineJson(const Timeline& timeline, const std::string& title, con
   out += "],\"jobs\":{\"type\":[" + columns.type + "],\"id\":[" + columns.id + "],\"mb\":[" + columns.micro_batch +
          "],\"step\":[" + columns.step + "],\"start\":[" + columns.start + "],\"dur\":[" + columns.duration +
          "],\"line\":[" + columns.line + "]},\"steps\":{";
-  std::string step, name, start, end;
+  std::string step, name;
+  std::vector<std::pair<Nanos, Nanos>> spans;
   for (const StepSpan& span : timeline.steps) {
     const char* comma = step.empty() ? "" : ",";
     step += comma + std::to_string(span.step);
     name += comma;
     AppendScriptSafeString(name, StepSliceName(span));
-    start += comma + std::to_string(SaturatingSub(span.start, origin));
-    end += comma + std::to_string(SaturatingSub(span.end, origin));
+    spans.emplace_back(span.start, span.end);
   }
-  out += "\"step\":[" + step + "],\"name\":[" + name + "],\"start\":[" + start + "],\"end\":[" + end + "]}";
+  out += "\"step\":[" + step + "],\"name\":[" + name + "]," + SpanColumns(spans, origin) + "}";
   // The what-if's replay, which the page's switch draws instead of the measured times.
   if (what_if) {
     out += ",\"what_if\":{\"title\":";
     AppendScriptSafeString(out, what_if->title);
-    out += ",\"start\":[" + what_if_columns.start + "],\"dur\":[" + what_if_columns.duration + "],\"steps\":{";
-    std::string step_start, step_end;  // in data.steps' order
-    for (const auto& [replayed_start, replayed_end] : what_if->steps) {
-      const char* comma = step_start.empty() ? "" : ",";
-      step_start += comma + std::to_string(SaturatingSub(replayed_start, origin));
-      step_end += comma + std::to_string(SaturatingSub(replayed_end, origin));
-    }
-    out += "\"start\":[" + step_start + "],\"end\":[" + step_end + "]}}";
+    out += ",\"start\":[" + what_if_columns.start + "],\"dur\":[" + what_if_columns.duration + "]";
+    out += ",\"steps\":{" + SpanColumns(what_if->steps, origin) + "}}";  // in data.steps' order
   }
   // The critical paths: every job on one (each peer's), and each step's chain in time order.
   if (paths && !paths->paths.empty()) {

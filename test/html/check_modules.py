@@ -41,37 +41,32 @@ def main():
         out = os.path.join(work, "assets.h")
         done = embed(root, out, [os.path.join(root, p) for p in order])
         check(done.returncode == 0, "embed.py refused the page's modules: " + done.stderr)
-        # A module that imports what another does not export, and one that declares what another does.
+        # Two modules a.js and b.js of the given texts, joined in the given order.
         bad = os.path.join(work, "js")
         os.makedirs(bad)
-        with open(os.path.join(bad, "a.js"), "w") as f:
-            f.write("export const shown = 1;\n")
-        with open(os.path.join(bad, "b.js"), "w") as f:
-            f.write("import {hidden} from './a.js';\nconsole.log(hidden);\n")
-        done = embed(root, os.path.join(work, "bad.h"), [os.path.join(bad, "a.js"), os.path.join(bad, "b.js")])
+
+        def join(a_text, b_text, order="ab"):
+            for name, text in (("a", a_text), ("b", b_text)):
+                with open(os.path.join(bad, name + ".js"), "w") as f:
+                    f.write(text)
+            return embed(root, os.path.join(work, "joined.h"), [os.path.join(bad, name + ".js") for name in order])
+
+        # A module that imports what another does not export, and one that declares what another does.
+        done = join("export const shown = 1;\n", "import {hidden} from './a.js';\nconsole.log(hidden);\n")
         check(done.returncode != 0 and "b.js imports 'hidden', which a.js does not export" in done.stderr,
               "an import of a name not exported was joined: " + done.stderr)
-        with open(os.path.join(bad, "b.js"), "w") as f:
-            f.write("const shown = 2;\n")
-        done = embed(root, os.path.join(work, "bad.h"), [os.path.join(bad, "a.js"), os.path.join(bad, "b.js")])
+        done = join("export const shown = 1;\n", "const shown = 2;\n")
         check(done.returncode != 0 and "'shown' is declared in a.js too" in done.stderr,
               "a name declared by two modules was joined: " + done.stderr)
         # An import cycle (a imports b, b imports a), and an import of a module given later.
-        with open(os.path.join(bad, "a.js"), "w") as f:
-            f.write("import {two} from './b.js';\nexport const one = 1;\nconsole.log(two);\n")
-        with open(os.path.join(bad, "b.js"), "w") as f:
-            f.write("import {one} from './a.js';\nexport const two = one + 1;\n")
-        done = embed(root, os.path.join(work, "bad.h"), [os.path.join(bad, "a.js"), os.path.join(bad, "b.js")])
+        done = join("import {two} from './b.js';\nexport const one = 1;\nconsole.log(two);\n",
+                    "import {one} from './a.js';\nexport const two = one + 1;\n")
         check(done.returncode != 0 and "a.js imports from b.js, which comes later" in done.stderr,
               "an import cycle was joined: " + done.stderr)
-        with open(os.path.join(bad, "a.js"), "w") as f:
-            f.write("import {two} from './b.js';\nconsole.log(two);\n")
-        with open(os.path.join(bad, "b.js"), "w") as f:
-            f.write("export const two = 2;\n")
-        done = embed(root, os.path.join(work, "bad.h"), [os.path.join(bad, "a.js"), os.path.join(bad, "b.js")])
+        done = join("import {two} from './b.js';\nconsole.log(two);\n", "export const two = 2;\n")
         check(done.returncode != 0 and "a.js imports from b.js, which comes later" in done.stderr,
               "a module was joined before one it imports: " + done.stderr)
-        done = embed(root, os.path.join(work, "good.h"), [os.path.join(bad, "b.js"), os.path.join(bad, "a.js")])
+        done = join("import {two} from './b.js';\nconsole.log(two);\n", "export const two = 2;\n", order="ba")
         check(done.returncode == 0, "modules in their import order were refused: " + done.stderr)
         node = shutil.which("node") or shutil.which("nodejs")
         if node:
