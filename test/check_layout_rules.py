@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tools/check-layout's rules on small trees made here: a .cc and the .h
-beside it count together, a shim file with its public header too, a header
-that no .cc of its name owns counts alone, and an include against the
+(and _impl.h) beside it count together, a shim file with its public header
+too, a header that no .cc of its name owns counts alone, and an include against the
 layering fails.
 
 usage: check_layout_rules.py SOURCE_ROOT     (exits 0 or 1)
@@ -46,10 +46,13 @@ def main():
     check(code == 0, "a pair of 300 + 150 lines failed:\n" + out)
     code, out = run(checker, {"src/shim/p.cc": 300, "include/jobviz/p.h": 151})
     check(code == 1 and "src/shim/p.cc + include/jobviz/p.h: 451 lines" in out, "the shim's pair was not counted:\n" + out)
+    code, out = run(checker, {"src/shim/p.cc": 200, "src/shim/p_impl.h": 151, "include/jobviz/p.h": 100})
+    check(code == 1 and "src/shim/p.cc + p_impl.h + include/jobviz/p.h: 451 lines" in out,
+          "a .cc was not counted with its _impl.h:\n" + out)
     code, out = run(checker, {"src/analyse/y.cc": 400, "src/analyse/x.h": 400, "src/analyse/y_test.cc": 900})
     check(code == 0, "files of different names, or a test, were counted together:\n" + out)
-    code, out = run(checker, {"src/analyse/shared_impl.h": 451})
-    check(code == 1 and "src/analyse/shared_impl.h: 451 lines" in out, "a header alone over the limit passed:\n" + out)
+    code, out = run(checker, {"src/analyse/shared_room.h": 451})
+    check(code == 1 and "src/analyse/shared_room.h: 451 lines" in out, "a header alone over the limit passed:\n" + out)
     code, out = run(checker, {"src/model/m.cc": '#include "emit/e.h"\n', "src/emit/e.h": 1})
     check(code == 1 and 'src/model/m.cc: #include "emit/e.h": emit/ is above model/' in out,
           "an include against the layering passed:\n" + out)

@@ -1,6 +1,7 @@
-// Profiler: the public API (jobs, steps, window, clock sync, shutdown) over
-// the record ring and writer of profiler_impl.h / profiler_writer.cc; made
-// (its log opened, its header written) in profiler_open.cc.
+// Profiler: the public API (jobs, shutdown, statistics) over the record ring
+// and writer of profiler_impl.h / profiler_writer.cc; made (its log opened,
+// its header written) in profiler_open.cc; its steps and profiling window in
+// profiler_steps.cc; its clock sync in profiler_clock_sync.cc.
 #include "profiler_impl.h"
 
 namespace jobviz {
@@ -58,95 +59,6 @@ bool Profiler::EndJob(Stream& stream, JobToken token) {
     record->state.store(kAbandoned, std::memory_order_release);
   }
   return true;
-}
-
-void Profiler::BeginStep(std::int64_t step) {
-  NvtxPushStep(step);
-  std::lock_guard<std::mutex> lock(impl_->step_mutex);
-  const bool has_window = impl_->window_start >= 0 || impl_->window_end >= 0;
-  const bool in_window = !has_window || ((impl_->window_start < 0 || step >= impl_->window_start) &&
-                                         (impl_->window_end < 0 || step < impl_->window_end));
-  if (impl_->shut_down.load()) return;
-  recording_.store(in_window, std::memory_order_relaxed);
-  impl_->step_open = in_window;
-  impl_->current_step = step;
-  if (!in_window) return;
-  if (has_window && !impl_->window_announced) {
-    impl_->AddMarker(RecordKind::kWindow, std::max<std::int64_t>(impl_->window_start, 0),
-                     impl_->window_end);
-    impl_->window_announced = true;
-  }
-  // After the window line: jobviz starts a new run at a window line that
-  // follows the records of a run.
-  if (impl_->sync_communicator && !impl_->sync_started) {
-    impl_->sync_started = true;
-    SyncClocksLocked(*impl_->sync_communicator, impl_->sync_stream, config_.clock_sync_rounds);
-  }
-  impl_->AddMarker(RecordKind::kStepPush, step, 0);
-}
-
-void Profiler::EndStep() {
-  NvtxPopStep();
-  std::lock_guard<std::mutex> lock(impl_->step_mutex);
-  if (!impl_->step_open || impl_->shut_down.load()) return;
-  impl_->AddMarker(RecordKind::kStepPop, 0, 0);
-  impl_->step_open = false;
-  if (impl_->sync_communicator && impl_->sync_started && !impl_->sync_finished && impl_->window_end >= 0 &&
-      impl_->current_step == impl_->window_end - 1) {
-    impl_->sync_finished = true;
-    SyncClocksLocked(*impl_->sync_communicator, impl_->sync_stream, config_.clock_sync_rounds);
-  }
-}
-
-void Profiler::SyncClocks(Communicator& communicator, Stream& stream, int rounds) {
-  std::lock_guard<std::mutex> lock(impl_->step_mutex);
-  if (impl_->shut_down.load()) return;
-  SyncClocksLocked(communicator, &stream, rounds < 0 ? config_.clock_sync_rounds : rounds);
-}
-
-void Profiler::SyncClocks(BarrierCommunicator& communicator, int rounds) {
-  std::lock_guard<std::mutex> lock(impl_->step_mutex);
-  if (impl_->shut_down.load()) return;
-  SyncClocksLocked(communicator, nullptr, rounds < 0 ? config_.clock_sync_rounds : rounds);
-}
-
-void Profiler::SyncClocksLocked(Communicator& communicator, Stream* stream, int rounds) {
-  for (int k = 0; k < rounds; ++k) {
-    const std::int64_t round = impl_->next_round++;
-    if (communicator.OnHost()) {
-      impl_->HostSyncRound(communicator, round);
-      continue;
-    }
-    // The collective goes on the stream whether or not the record fits, so
-    // every rank enqueues the same collectives.
-    const bool enqueued = stream && communicator.EnqueueCollective(*stream);
-    std::uint64_t index;
-    Record* record = impl_->Claim(&index);
-    if (!record) continue;
-    record->kind = RecordKind::kClockSync;
-    record->a = impl_->rank;
-    record->b = round;
-    if (!enqueued || !stream->LaunchHostFunction(OnSyncPoint, record)) {
-      impl_->lost.fetch_add(1, std::memory_order_relaxed);
-      record->state.store(kAbandoned, std::memory_order_release);
-    }
-  }
-}
-
-void Profiler::AttachClockSync(Communicator* communicator, Stream* stream) {
-  std::lock_guard<std::mutex> lock(impl_->step_mutex);
-  const bool usable = communicator && (stream || communicator->OnHost());
-  impl_->sync_communicator = usable ? communicator : nullptr;
-  impl_->sync_stream = usable ? stream : nullptr;
-}
-
-void Profiler::SetProfileWindow(std::int64_t start, std::int64_t end) {
-  std::lock_guard<std::mutex> lock(impl_->step_mutex);
-  if (impl_->shut_down.load()) return;  // after Shutdown nothing is recorded
-  impl_->window_start = start;
-  impl_->window_end = end;
-  impl_->window_announced = false;
-  recording_.store(start < 0 && end < 0);
 }
 
 void Profiler::Shutdown(int timeout_ms, bool warn_on_stderr) {

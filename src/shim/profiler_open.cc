@@ -11,6 +11,25 @@ namespace jobviz {
 
 namespace {
 
+// A step number from the environment (JOBVIZ_PROFILE_START/END); -1: unset or not a number.
+std::int64_t EnvStep(const char* name) {
+  const char* value = std::getenv(name);
+  if (!value || !*value) return -1;
+  char* end = nullptr;
+  const long long step = std::strtoll(value, &end, 10);
+  if (*end != '\0' || step < 0) {
+    std::fprintf(stderr, "jobviz: ignoring %s=%s (expected a step number)\n", name, value);
+    return -1;
+  }
+  return step;
+}
+
+size_t RoundUpToPowerOfTwo(size_t n) {
+  size_t p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
+
 // As jobviz reads the topology line: each value 0..999999.
 // Each coordinate below 1,000,000, and a job that holds them all (every
 // axis at least coordinate + 1 wide) at most 10,000,000 ranks: what jobviz
