@@ -47,6 +47,9 @@ struct LogRecord {
   RecordKind kind = RecordKind::kJob;
   bool started = true;       // kInFlight: false when the job was enqueued and never began
   bool log_shared = false;   // kProfilerHeader: libjobviz found the log held by another live profiler
+  // kProfilerWindow: put there by `jobviz follow`'s cursor (parse/followed_records.h):
+  // `step` numbers this file's records after it, whatever the run's other files say.
+  bool cursor = false;
   std::uint32_t thread = 0;  // the glog prefix's thread id; 0 when the line has none
   std::uint64_t line = 0;  // 1-based line number in its file
   Nanos start = 0;         // job start; time of a step marker or clock-sync point

@@ -64,8 +64,9 @@ void StepsFromNvtx(Worker& worker, SkipTally& skipped) {
 }
 
 // The step named by the profiler window line that precedes the worker's
-// first job, if its file has one.
-std::optional<std::int64_t> WindowFirstStep(const Worker& worker) {
+// first job, if its file has one: the log's own line (`cursor` false), or
+// the one `jobviz follow` puts where it reads the file from (`cursor` true).
+std::optional<std::int64_t> WindowFirstStep(const Worker& worker, bool cursor) {
   const std::uint64_t first_job_line =
       worker.jobs.empty() ? UINT64_MAX
                           : std::min_element(worker.jobs.begin(), worker.jobs.end(),
@@ -74,17 +75,17 @@ std::optional<std::int64_t> WindowFirstStep(const Worker& worker) {
                                              })->line;
   std::optional<std::int64_t> first;
   for (const LogRecord& r : worker.markers)
-    if (r.kind == RecordKind::kProfilerWindow && r.line < first_job_line) first = r.step;
+    if (r.kind == RecordKind::kProfilerWindow && r.cursor == cursor && r.line < first_job_line) first = r.step;
   return first;
 }
 
 // The first step of the run: the window line of any of its files names it
 // for every worker (the launcher prints it in some files only). Files that
 // disagree are reported; the step most of them name wins (the lowest on a
-// tie); 0 without any window line.
+// tie); 0 without any window line. Follow's cursor lines do not vote.
 std::int64_t RunFirstStep(const std::vector<Worker*>& workers, std::vector<std::string>* warnings, int threads) {
   std::vector<std::optional<std::int64_t>> named(workers.size());
-  ParallelFor(workers.size(), threads, [&](size_t w) { named[w] = WindowFirstStep(*workers[w]); });
+  ParallelFor(workers.size(), threads, [&](size_t w) { named[w] = WindowFirstStep(*workers[w], false); });
   std::map<std::int64_t, size_t> votes;
   for (const std::optional<std::int64_t>& first : named)
     if (first) ++votes[*first];
@@ -181,7 +182,11 @@ StepFinding FindStepsOfOneRun(Timeline& timeline, int threads) {
     if (found[w].nvtx)
       StepsFromNvtx(worker, found[w].skipped);
     else
-      found[w].failure = StepsFromJobOrder(worker, first_step);
+      // Where follow reads a file from its cursor, the cursor numbers its
+      // steps: the files' cursors need not meet at one step (a deleted log's
+      // stays where its last job was), and a vote among them would
+      // renumber the steps of the rest.
+      found[w].failure = StepsFromJobOrder(worker, WindowFirstStep(worker, true).value_or(first_step));
   });
   size_t nvtx_workers = 0, heuristic_workers = 0;
   std::map<std::string, std::vector<std::string>> failures;  // reason -> workers

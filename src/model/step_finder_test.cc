@@ -192,6 +192,34 @@ TEST_CASE("--run all: each run's steps are found alone, named from its own windo
   CHECK(t.step_source == StepSource::kNvtx);
 }
 
+TEST_CASE("Follow's cursor numbers its own file's steps; it does not vote on the run's first step") {
+  // Three files read from follow's cursors: two at step 7, one (a deleted
+  // log that stopped early) still at step 5. A fourth, read from its start,
+  // names step 2 in its own window line.
+  Timeline t;
+  t.machines.emplace_back("m");
+  const std::int64_t cursors[] = {7, 7, 5, -1};
+  for (int w = 0; w < 4; ++w) {
+    Worker worker;
+    worker.index = w;
+    worker.file = "w" + std::to_string(w);
+    LogRecord window = Marker(RecordKind::kProfilerWindow, 1, 0, cursors[w] < 0 ? 2 : cursors[w]);
+    window.cursor = cursors[w] >= 0;
+    worker.markers = {window};
+    worker.jobs = {MakeJob("forward", 0, 100, 110, 2), MakeJob("forward", 1, 110, 120, 3),
+                   MakeJob("forward", 0, 200, 210, 4)};
+    t.machines[0].workers.push_back(worker);
+  }
+  const StepFinding finding = FindSteps(t);
+  CHECK(finding.warnings.empty());  // the window lines do not disagree: one is the log's own
+  const auto first_step = [&](int w) { return t.machines[0].workers[static_cast<size_t>(w)].jobs.front().step; };
+  CHECK(first_step(0) == 7);
+  CHECK(first_step(1) == 7);
+  CHECK(first_step(2) == 5);  // a 2-to-1 vote would have numbered the others from 5, or this one from 7
+  CHECK(first_step(3) == 2);
+  CHECK(t.machines[0].workers[2].jobs.back().step == 6);
+}
+
 TEST_CASE("Step keys: the number alone for one run, run x stride + number for several") {
   CHECK(StepKey(0, 7) == 7);
   CHECK(StepName(7) == "step7");

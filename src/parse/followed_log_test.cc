@@ -111,6 +111,7 @@ TEST_CASE("Records before a cut go, but not what says where the rank sits, where
       window = true;
       CHECK(r.step == 7);
       CHECK(r.line == 599);
+      CHECK(r.cursor);  // it numbers this file's steps alone (model/step_finder.cc)
     }
     if (r.kind == RecordKind::kJob || r.kind == RecordKind::kStepPush) CHECK(r.line >= 600);
     CHECK(r.kind != RecordKind::kInFlight);
@@ -131,6 +132,7 @@ TEST_CASE("Records before a cut go, but not what says where the rank sits, where
     if (r.kind == RecordKind::kProfilerWindow) {
       ++windows;
       CHECK(r.step == 7);
+      CHECK(r.cursor);
     }
   CHECK(windows == 1);
   // Given the indices of the kinds kept across cuts, it looks at those only, to the same result.

@@ -53,6 +53,7 @@ std::vector<LogRecord> RecordsFrom(const std::vector<LogRecord>& records, std::u
       case RecordKind::kProfilerWindow:
         kept.push_back(*it);
         kept.back().step = first_step;  // the steps before it are gone
+        kept.back().cursor = true;
         window = true;
         break;
       case RecordKind::kClockSync:
@@ -68,6 +69,7 @@ std::vector<LogRecord> RecordsFrom(const std::vector<LogRecord>& records, std::u
     marker.kind = RecordKind::kProfilerWindow;
     marker.line = cut - 1;
     marker.step = first_step;
+    marker.cursor = true;
     kept.push_back(marker);
   }
   kept.insert(kept.end(), old, records.end());

@@ -353,6 +353,51 @@ def test_overlong_line(tmp):
     check("over 1 MiB with no newline yet" in err and "workerlog.0:" in err, "the cut line was not reported:\n" + err)
 
 
+def cut_after_jobs(path, jobs):
+    """The bytes of `path` and the offset just after its `jobs`-th job line."""
+    data = open(path, "rb").read()
+    offset = count = 0
+    for line in data.splitlines(keepends=True):
+        offset += len(line)
+        count += b"Profiler Info: Job" in line
+        if count == jobs:
+            break
+    return data, offset
+
+
+def test_machine_deleted_behind(tmp):
+    """A machine's logs deleted six steps in while the others go on to twelve:
+    the steps after it are printed once each, in order, numbered as before
+    (the deleted logs' cursors stay where their jobs ended)."""
+    src, dst = os.path.join(tmp, "src"), os.path.join(tmp, "dst")
+    generate(src, 12)
+    rest = {}
+    for machine, jobs in (("machine0", 7 * 17), ("machine1", 6 * 17)):  # 17 jobs a step
+        os.makedirs(os.path.join(dst, machine))
+        for w in range(4):
+            data, offset = cut_after_jobs(os.path.join(src, machine, f"workerlog.{w}"), jobs)
+            with open(os.path.join(dst, machine, f"workerlog.{w}"), "wb") as f:
+                f.write(data[:offset])
+            rest[w] = data[offset:]
+    follow = Follow(["--log_dir", dst, "--multi_machine", "--json", "--poll", "0.2", "--stall-after", "30"])
+    steps = [step["step"] for step in follow.json_lines(5, 10)]
+    shutil.rmtree(os.path.join(dst, "machine1"))
+    for part in range(3):
+        time.sleep(0.4)
+        for w in range(4):
+            lines = rest[w].splitlines(keepends=True)
+            with open(os.path.join(dst, "machine0", f"workerlog.{w}"), "ab") as f:
+                f.write(b"".join(lines[len(lines) * part // 3:len(lines) * (part + 1) // 3]))
+    deadline = time.time() + 15
+    while time.time() < deadline and (not steps or steps[-1] < 10):
+        line = follow.next_line(1)
+        if line:
+            steps.append(json.loads(line)["step"])
+    rc = follow.stop(signal.SIGINT)
+    check(rc == 0, f"SIGINT: exit {rc}\n{follow.err()}")
+    check(steps == list(range(11)), f"steps with a machine deleted behind the others: {steps}\n{follow.err()[-800:]}")
+
+
 def test_faults(tmp):
     """A machine's directory deleted mid-run, binary garbage appended, SIGINT: said, and the rest goes on."""
     src, dst = os.path.join(tmp, "src"), os.path.join(tmp, "dst")
@@ -675,7 +720,7 @@ def test_usage_errors(tmp):
     check(open(log, "rb").read() == before, "a refused output touched the job's log")
 
 
-TESTS = (test_grow_and_report, test_keep_steps, test_stall_alarm, test_stall_between_steps, test_run_end_lines, test_truncated_log_is_a_new_run, test_overlong_line, test_faults, test_extract_merge_follow,
+TESTS = (test_grow_and_report, test_keep_steps, test_stall_alarm, test_stall_between_steps, test_run_end_lines, test_truncated_log_is_a_new_run, test_overlong_line, test_faults, test_machine_deleted_behind, test_extract_merge_follow,
              test_clock_jump, test_usage_errors, test_signals, test_log_without_jobs, test_named_files_not_there_yet, test_many_logs_few_descriptors, test_rotation, test_stream_bad_lines)
 
 
