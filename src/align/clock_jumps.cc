@@ -1,8 +1,6 @@
 #include "align/clock_jumps.h"
 
 #include <algorithm>
-#include <map>
-#include <numeric>
 #include <tuple>
 
 #include "align/pipeline_order.h"
@@ -20,16 +18,36 @@ constexpr size_t kMinBounds = 3;
 // More large disagreements than 2 and one per 8 steps: not a clock's.
 constexpr size_t kMaxDisagreements = 2, kStepsPerDisagreement = 8;
 
-// Each job's place among the worker's jobs of its type and micro-batch, in
+// A job's place among the worker's jobs of its type and micro-batch, in
 // file order: the step it is in, counted from the worker's first, whatever
 // its clock says (Worker::jobs is in time order, which a jump back reorders).
+struct Placed {
+  std::uint32_t type = 0;
+  std::int64_t micro_batch = 0;
+  std::int64_t occurrence = 0;
+  size_t index = 0;  // in Worker::jobs
+  auto Key() const { return std::tie(type, micro_batch, occurrence); }
+};
+
+// Every job placed, sorted by (type, micro-batch, occurrence): two workers'
+// jobs are then paired in one pass over both (a map of one worker's jobs
+// cost 30 ms a run of 2,048 workers).
+std::vector<Placed> PlacedJobs(const Worker& worker) {
+  std::vector<Placed> placed(worker.jobs.size());
+  for (size_t i = 0; i < placed.size(); ++i) placed[i] = {worker.jobs[i].type.index(), worker.jobs[i].micro_batch, 0, i};
+  std::sort(placed.begin(), placed.end(), [&](const Placed& x, const Placed& y) {
+    return std::tie(x.type, x.micro_batch, worker.jobs[x.index].line) < std::tie(y.type, y.micro_batch, worker.jobs[y.index].line);
+  });
+  for (size_t i = 1; i < placed.size(); ++i)
+    if (placed[i].type == placed[i - 1].type && placed[i].micro_batch == placed[i - 1].micro_batch)
+      placed[i].occurrence = placed[i - 1].occurrence + 1;
+  return placed;
+}
+
+// Each job's occurrence, by its index in Worker::jobs.
 std::vector<std::int64_t> Occurrences(const Worker& worker) {
-  std::vector<size_t> order(worker.jobs.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return worker.jobs[a].line < worker.jobs[b].line; });
-  std::map<std::pair<std::uint32_t, std::int64_t>, std::int64_t> seen;
   std::vector<std::int64_t> occurrence(worker.jobs.size());
-  for (size_t i : order) occurrence[i] = seen[{worker.jobs[i].type.index(), worker.jobs[i].micro_batch}]++;
+  for (const Placed& job : PlacedJobs(worker)) occurrence[job.index] = job.occurrence;
   return occurrence;
 }
 
@@ -42,22 +60,20 @@ struct Bound {
 };
 
 std::vector<Bound> BoundsBetween(const Worker& a, const Worker& b, DirectionsByType& directions) {
-  const std::vector<std::int64_t> occ_a = Occurrences(a), occ_b = Occurrences(b);
-  using Key = std::tuple<std::uint32_t, std::int64_t, std::int64_t>;
-  std::map<Key, size_t> on_a;
-  for (size_t i = 0; i < a.jobs.size(); ++i) on_a[{a.jobs[i].type.index(), a.jobs[i].micro_batch, occ_a[i]}] = i;
+  const std::vector<Placed> on_a = PlacedJobs(a), on_b = PlacedJobs(b);
   std::vector<Bound> bounds;
-  for (size_t i = 0; i < b.jobs.size(); ++i) {
-    const Job& job_b = b.jobs[i];
+  size_t at_a = 0;
+  for (const Placed& placed_b : on_b) {
+    const Job& job_b = b.jobs[placed_b.index];
     const Direction direction = directions.Of(job_b.type);
     if (direction == Direction::kOther) continue;
-    const auto it = on_a.find({job_b.type.index(), job_b.micro_batch, occ_b[i]});
-    if (it == on_a.end()) continue;
-    const Job& job_a = a.jobs[it->second];
+    while (at_a < on_a.size() && on_a[at_a].Key() < placed_b.Key()) ++at_a;
+    if (at_a == on_a.size() || on_a[at_a].Key() != placed_b.Key()) continue;
+    const Job& job_a = a.jobs[on_a[at_a].index];
     if (direction == Direction::kForward)  // a's forward feeds b's: o[b] - o[a] <= b.start - a.end
-      bounds.push_back({occ_b[i], job_a.line, true, SaturatingSub(job_b.start, job_a.end)});
+      bounds.push_back({placed_b.occurrence, job_a.line, true, SaturatingSub(job_b.start, job_a.end)});
     else  // b's backward feeds a's: o[b] - o[a] >= b.end - a.start
-      bounds.push_back({occ_b[i], job_a.line, false, SaturatingSub(job_b.end, job_a.start)});
+      bounds.push_back({placed_b.occurrence, job_a.line, false, SaturatingSub(job_b.end, job_a.start)});
   }
   std::sort(bounds.begin(), bounds.end(), [](const Bound& x, const Bound& y) {
     return std::tie(x.occurrence, x.line_a) < std::tie(y.occurrence, y.line_a);

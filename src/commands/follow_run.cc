@@ -70,7 +70,7 @@ bool WriteFollowedOutputs(const DrawPlan& plan, const FollowedSource& tree, cons
   AnalyseRun(&run, plan.what_if);
   run.gates = EvaluateGates(plan.gates, run.summary, plan.baseline ? &*plan.baseline : nullptr);
   run.mark_critical_path = plan.critical_path;
-  if (DrawsFlows(plan.outputs)) run.flows = FlowChains(run.timeline);
+  if (DrawsFlows(plan.outputs)) run.flows = PairFlowsNow(run.timeline);
   const bool written = EmitAll(plan.outputs, run, false);
   if (live_report) {
     live_report->clear();

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <functional>
+#include <future>
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -31,8 +32,8 @@ namespace jobviz {
 // What each job carries as args in the Perfetto JSON (--json-args). The
 // protobuf trace always carries all of them: there they cost a few bytes.
 enum class JsonArgs {
-  kCompact,  // micro_batch and source (and run): what neither the slice's name nor its row shows
-  kFull,     // also machine, worker, type, job_id and step, and the type as the category
+  kCompact,  // job_id and source (and run): what neither the slice's name nor its row shows
+  kFull,     // also machine, worker, type, micro_batch and step, and the type as the category
 };
 
 // The model every emitter and the report read; built once, never changed.
@@ -53,13 +54,16 @@ struct FinishedRun {
   size_t html_max_jobs = kDefaultHtmlMaxJobs;  // --html-max-jobs
   JsonArgs json_args = JsonArgs::kCompact;     // --json-args
   bool mark_critical_path = false;  // the traces mark analysis.bottleneck's paths (not --no-critical-path)
-  // The traces' hand-off arrows, paired beside the analysis when a trace is
-  // written (DrawsFlows); without them each trace pairs its own.
-  std::optional<FlowChains> flows;
+  // The traces' hand-off arrows when a trace is written (DrawsFlows),
+  // paired on a thread of their own while the outputs are written (the
+  // JSON trace waits for them only after its jobs); without them each trace
+  // pairs its own.
+  std::shared_future<FlowChains> flows;
   // What the traces take: the paths to mark (null: none), the chains
-  // already paired (null: the trace pairs its own).
+  // (null: the trace pairs its own), now or when they are paired.
   const Bottleneck* marked_paths() const { return mark_critical_path ? &analysis.bottleneck : nullptr; }
-  const FlowChains* paired_flows() const { return flows ? &*flows : nullptr; }
+  const FlowChains* paired_flows() const { return flows.valid() ? &flows.get() : nullptr; }
+  const std::shared_future<FlowChains>* flows_to_come() const { return flows.valid() ? &flows : nullptr; }
   // The drawn what-if's rows (analysis.bottleneck.drawn_what_if), made once
   // for every output that draws them; empty when none is drawn.
   WhatIfRows what_if;

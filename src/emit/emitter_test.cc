@@ -80,18 +80,18 @@ TEST_CASE("A format that says it does not read the analysis writes the same byte
 TEST_CASE("The traces draw the hand-off chains paired beside the analysis as they would pair them") {
   const FinishedRun own = SampleRun();  // no chains given: each trace pairs its own
   FinishedRun given = SampleRun();
-  given.flows.emplace(given.timeline);
-  REQUIRE(given.flows->hand_offs() > 0);
+  given.flows = PairFlowsNow(given.timeline);
+  REQUIRE(given.flows.get().hand_offs() > 0);
   FinishedRun none = SampleRun();  // chains of a timeline without hand-offs: the writers must use what they are given
-  none.flows.emplace(Timeline{});
+  none.flows = PairFlowsNow(Timeline{});
   for (OutputFormat format : {OutputFormat::kPerfettoJson, OutputFormat::kPerfettoProto, OutputFormat::kPerfettoProtoPlain}) {
     INFO("format " << static_cast<int>(format));
     CHECK(EmitterFor(format).draws_flows);
     CHECK(Emit(format, given) == Emit(format, own));
     CHECK(Emit(format, none) != Emit(format, own));
   }
-  CHECK(Emit(OutputFormat::kPerfettoJson, own).find("\"name\":\"hand-off\",\"ph\":\"s\"") != std::string::npos);
-  CHECK(Emit(OutputFormat::kPerfettoJson, none).find("\"name\":\"hand-off\"") == std::string::npos);
+  CHECK(Emit(OutputFormat::kPerfettoJson, own).find("{\"ph\":\"s\",\"id\":") != std::string::npos);
+  CHECK(Emit(OutputFormat::kPerfettoJson, none).find("{\"ph\":\"s\",\"id\":") == std::string::npos);
   CHECK(DrawsFlows({{OutputFormat::kPerfettoProto, "t.pftrace", false, "-o"}}));
   CHECK_FALSE(DrawsFlows({{OutputFormat::kChromeJson, "p.json", false, "--chrome-output"},
                           {OutputFormat::kSummaryJson, "s.json", false, "--summary-json"}}));

@@ -52,6 +52,16 @@ FlowChains::FlowChains(const Timeline& timeline) {
   ForEachHandOff(timeline, link, {.forward = false, .backward = true, .last_stage_first = true});
 }
 
+std::shared_future<FlowChains> PairFlowsAside(const Timeline& timeline) {
+  return std::async(std::launch::async, [&timeline] { return FlowChains(timeline); }).share();
+}
+
+std::shared_future<FlowChains> PairFlowsNow(const Timeline& timeline) {
+  std::promise<FlowChains> paired;
+  paired.set_value(FlowChains(timeline));
+  return paired.get_future().share();
+}
+
 std::span<const FlowMark> FlowChains::MarksOf(const Worker& worker) const {
   const auto it = index_.find(&worker);
   if (it == index_.end()) return {};

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <future>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -58,5 +59,10 @@ class FlowChains {
   std::vector<FlowLink> links_;
   size_t hand_offs_ = 0;
 };
+
+// The chains as FinishedRun::flows holds them: paired on a thread of their
+// own (the timeline must outlive it and stay unchanged), or now.
+std::shared_future<FlowChains> PairFlowsAside(const Timeline& timeline);
+std::shared_future<FlowChains> PairFlowsNow(const Timeline& timeline);
 
 }  // namespace jobviz

@@ -142,15 +142,16 @@ TEST_CASE("Perfetto trace: compact args are the ones neither the slice's name no
       args.push_back(e["args"]);
     }
   REQUIRE(args.size() == 8);
-  CHECK(args.front() == json{{"job_id", "3"}, {"micro_batch", 2}, {"source", "machine0/workerlog.2:40"}});
-  CHECK(args.back() == json{{"job_id", "4"}, {"micro_batch", 2}, {"run", 2}, {"source", "machine10/workerlog.3:40"}});
+  // Not the micro-batch: the name ends with it ("forward 2").
+  CHECK(args.front() == json{{"job_id", "3"}, {"source", "machine0/workerlog.2:40"}});
+  CHECK(args.back() == json{{"job_id", "4"}, {"run", 2}, {"source", "machine10/workerlog.3:40"}});
   // The full args add what the row and the name show; the compact ones are those of the full.
   const json full = json::parse(TraceText(WritePerfettoTraceFullArgs, t));
   size_t i = 0;
   for (const json& e : full["traceEvents"])
     if (IsJob(e)) {
       for (const auto& [key, value] : args.at(i).items()) CHECK(e["args"][key] == value);
-      CHECK(e["args"].size() == args.at(i).size() + 4);
+      CHECK(e["args"].size() == args.at(i).size() + 5);  // machine, worker, type, micro_batch, step
       ++i;
     }
 }
@@ -213,7 +214,7 @@ TEST_CASE("Flow arrows follow each micro-batch from stage to stage, one flow eve
     CHECK_FALSE(e.contains("bind_id"));  // not flow v2 as well: Perfetto would draw each arrow twice
     if (e["ph"] == "X" && e.contains("args") && e["args"].contains("source")) job_starts.insert({e["pid"], e["tid"], e["ts"].dump()});
     if (e["ph"] != "s" && e["ph"] != "t" && e["ph"] != "f") continue;
-    CHECK(e["name"] == "hand-off");
+    CHECK_FALSE(e.contains("name"));  // both viewers key a flow by (cat, name, id): none alike on all
     CHECK(e.value("bp", "") == (e["ph"] == "f" ? "e" : ""));  // the last binds to its own job, not the next slice
     CHECK(job_starts.count({e["pid"], e["tid"], e["ts"].dump()}) == 1);  // after its job, at its exact start
     chains[e["id"]].emplace_back(e["tid"], e["ph"]);

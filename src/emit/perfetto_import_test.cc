@@ -249,7 +249,7 @@ Imported Import(const std::string& text, bool older) {
     CHECK_FALSE(e.contains("bind_id"));  // flow v2 beside v1 would draw every arrow twice
     if (e["ph"] == "s" || e["ph"] == "t" || e["ph"] == "f") {
       const std::string phase = e["ph"];
-      imported.flows.push_back({phase[0], e["id"], e.value("cat", ""), e["name"], RawNumber(line, "ts"), e["pid"], e["tid"],
+      imported.flows.push_back({phase[0], e["id"], e.value("cat", ""), e.value("name", ""), RawNumber(line, "ts"), e["pid"], e["tid"],
                                 origin + ToNanos(RawNumber(line, "ts"), older), e.value("bp", "") == "e"});
       continue;
     }

@@ -173,7 +173,7 @@ void AppendInFlight(std::string& out, const Worker& worker, int pid, int tid, Na
 }
 
 void AppendPiece(std::string& out, const Timeline& timeline, const std::vector<RowGroup>& groups, const Piece& piece,
-                 const FlowChains& flows, const JobFormat& format, const CriticalPathView& critical) {
+                 const JobFormat& format, const CriticalPathView& critical) {
   const int pid = GroupPid(piece.group);
   if (piece.first_of_group) AppendGroupMetadata(out, piece.group, groups[piece.group]);
   if (!piece.worker) return;
@@ -191,7 +191,7 @@ void AppendPiece(std::string& out, const Timeline& timeline, const std::vector<R
   const JobEventWriter events(worker, pid, format.origin, format.source_root, format.args);
   out.reserve(out.size() + (piece.last_job - piece.first_job) * 320);  // a job event is 150-300 bytes
   WorkerJobMarks marks = groups[piece.group].what_if ? WorkerJobMarks()
-                                                     : WorkerJobMarks(flows, critical, piece.machine, worker, piece.first_job);
+                                                     : WorkerJobMarks(nullptr, critical, piece.machine, worker, piece.first_job);
   for (size_t j = piece.first_job; j < piece.last_job; ++j) {
     out += ",\n";
     events.Append(out, worker.jobs[j], rows.Tid(j), marks.OnCriticalPath(j));
@@ -202,17 +202,20 @@ void AppendPiece(std::string& out, const Timeline& timeline, const std::vector<R
 // One job's flow event (AppendHandOffArrows).
 void AppendFlowEvent(std::string& out, const Job& job, FlowMark mark, int pid, int tid, const JobFormat& format) {
   EventBuffer w(out);
-  w.Lit("{\"name\":\"hand-off\"");
+  w.Char('{');
   if (format.args == JsonArgs::kFull) {  // the job's own category, as DevTools binds by it
-    w.Lit(",\"cat\":");
+    w.Lit("\"cat\":");
     w.JsonString(job.type.str());
+    w.Char(',');
   }
+  // No name: both viewers key a v1 flow by (cat, name, id), a missing name
+  // alike on every event of it, and neither draws it (18 bytes a job).
   if (!mark.in)
-    w.Lit(",\"ph\":\"s\"");
+    w.Lit("\"ph\":\"s\"");
   else if (mark.out)
-    w.Lit(",\"ph\":\"t\"");
+    w.Lit("\"ph\":\"t\"");
   else
-    w.Lit(",\"ph\":\"f\",\"bp\":\"e\"");
+    w.Lit("\"ph\":\"f\",\"bp\":\"e\"");
   w.Lit(",\"id\":");
   w.Int(mark.id);
   w.Lit(",\"pid\":");
@@ -239,7 +242,7 @@ void AppendFlowEvent(std::string& out, const Job& job, FlowMark mark, int pid, i
 // Not flow v2 (bind_id on the job): DevTools reads only v1, and Perfetto,
 // given both, draws every arrow twice.
 // Written in pieces of this many flow events, on every thread, in order.
-constexpr size_t kFlowPiece = 1 << 16;
+constexpr size_t kFlowPiece = 1 << 14;
 
 void AppendHandOffArrows(const Sink& sink, int threads, const FlowChains& flows, const std::vector<RowGroup>& groups,
                          const JobFormat& format) {
@@ -314,12 +317,10 @@ std::string Trailer(const Timeline& timeline, const JobFormat& format) {
 }  // namespace
 
 TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int threads, JsonArgs args,
-                              const Bottleneck* bottleneck, const FlowChains* paired, const WhatIfRows* what_if) {
+                              const Bottleneck* bottleneck, const std::shared_future<FlowChains>* paired, const WhatIfRows* what_if) {
   TraceStats stats;
   EventStream events(sink, "{\"traceEvents\":[\n");
   const JobFormat format{TraceOrigin(timeline), SourceRoot(timeline), args};
-  std::optional<FlowChains> own;
-  const FlowChains& flows = paired ? *paired : own.emplace(timeline);
   const CriticalPathView critical(timeline, bottleneck);
   std::vector<RowGroup> groups = LayOutRows(timeline, threads);
   if (what_if) AddWhatIfGroup(*what_if, &groups);
@@ -332,8 +333,10 @@ TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int th
     if (i < path_pieces)
       AppendCriticalPathPiece(out, critical, i, path_tid, format.origin);
     else
-      AppendPiece(out, timeline, groups, pieces[i - path_pieces], flows, format, critical);
+      AppendPiece(out, timeline, groups, pieces[i - path_pieces], format, critical);
   }, sink);
+  std::optional<FlowChains> own;
+  const FlowChains& flows = paired ? paired->get() : own.emplace(timeline);  // only now: paired while the jobs were written
   AppendHandOffArrows(sink, threads, flows, groups, format);  // after every job: the viewers bind them so
   stats.flows = flows.hand_offs();
   AppendBusyCounter(sink, timeline, format.origin, threads);
@@ -343,7 +346,7 @@ TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int th
 
 std::string EmitPerfettoJson(const FinishedRun& run, const Sink& sink) {
   const TraceStats stats = WritePerfettoTrace(run.timeline, sink, run.threads, run.json_args,
-                                              run.marked_paths(), run.paired_flows(), &run.what_if);
+                                              run.marked_paths(), run.flows_to_come(), &run.what_if);
   if (stats.overlap_lanes == 0) return "";
   return " (" + std::to_string(stats.overlap_lanes) +
          (stats.overlap_lanes == 1 ? " extra row" : " extra rows") + " for overlapping jobs)";

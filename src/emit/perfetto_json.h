@@ -12,11 +12,12 @@ namespace jobviz {
 // Formatted on up to `threads` threads (0: one per core), written in order;
 // each job with the args `args` says.
 // With `bottleneck` (an analysed run), the critical paths are marked (CriticalPathView).
-// `flows`: the timeline's hand-off chains when already paired, else paired here.
+// `flows`: the timeline's hand-off chains, paired elsewhere (waited for only
+// once the jobs are written), else paired here.
 // `what_if`: a what-if's replay, drawn as the last process (emit/what_if_rows.h).
 struct WhatIfRows;
 TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int threads, JsonArgs args,
-                              const Bottleneck* bottleneck = nullptr, const FlowChains* flows = nullptr,
+                              const Bottleneck* bottleneck = nullptr, const std::shared_future<FlowChains>* flows = nullptr,
                               const WhatIfRows* what_if = nullptr);
 inline TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink) {
   return WritePerfettoTrace(timeline, sink, 0, JsonArgs::kCompact);

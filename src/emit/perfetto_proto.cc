@@ -168,7 +168,7 @@ void GroupProcess(ProtoTrace& trace, const Timeline& timeline, const FlowChains&
       ThreadTrack(trace, RowUuid(groups, tid), process_uuid, pid, tid,
                   RowName(timeline.machines[m], *worker, lane, timeline.topology), RowRank(tid));
     }
-    WorkerJobMarks marks = group.what_if ? WorkerJobMarks() : WorkerJobMarks(flows, critical, m, *worker);
+    WorkerJobMarks marks = group.what_if ? WorkerJobMarks() : WorkerJobMarks(&flows, critical, m, *worker);
     WorkerAnnotations annotations(*worker, source_root);
     for (size_t j = 0; j < worker->jobs.size(); ++j)
       JobSlice(trace, RowUuid(groups, r.Tid(j)), annotations, worker->jobs[j], marks.Flow(j),

@@ -228,10 +228,10 @@ void JobEventWriter::Append(std::string& out, const Job& job, int tid, bool crit
   }
   w.Lit("\"job_id\":");  // the name is type and micro-batch; the log's Job (N) is here
   w.JsonString(job.id.str());
-  w.Lit(",\"micro_batch\":");
-  w.Int(job.micro_batch);
   if (critical) w.Lit(",\"critical_path\":1");
-  if (full_) {
+  if (full_) {  // compact: the name says the micro-batch, the Steps row the step
+    w.Lit(",\"micro_batch\":");
+    w.Int(job.micro_batch);
     w.Lit(",\"step\":");
     w.Int(StepNumber(job.step));
   }

@@ -91,9 +91,10 @@ class CriticalPathView {
 class WorkerJobMarks {
  public:
   WorkerJobMarks() = default;  // none: a what-if's copy of a worker
-  WorkerJobMarks(const FlowChains& flows, const CriticalPathView& critical, size_t machine, const Worker& worker,
+  // `flows` null: no flow marks (the JSON trace writes its arrows apart).
+  WorkerJobMarks(const FlowChains* flows, const CriticalPathView& critical, size_t machine, const Worker& worker,
                  size_t first_job = 0)
-      : flows_(flows.MarksOf(worker)), on_path_(critical.JobsOn(machine, worker)),
+      : flows_(flows ? flows->MarksOf(worker) : std::span<const FlowMark>()), on_path_(critical.JobsOn(machine, worker)),
         next_(std::lower_bound(on_path_.begin(), on_path_.end(), first_job)) {}
   FlowMark Flow(size_t job) const { return flows_.empty() ? FlowMark{} : flows_[job]; }
   // Jobs asked in ascending order.

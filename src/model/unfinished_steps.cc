@@ -3,6 +3,9 @@
 #include "read/parallel_for.h"
 
 #include <algorithm>
+#include <deque>
+#include <string>
+#include <tuple>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -53,51 +56,73 @@ std::string ForwardOf(std::string_view backward) {
   return "forward" + std::string(chunk);
 }
 
-size_t MissingBackwards(const StepCounts& counts, const std::vector<Name>& names) {
+// What a worker's job types say, looked up once a type, not once a step.
+struct TypeFacts {
+  Name type;
+  bool pass = false;        // IsPassType
+  bool backward = false;    // a backward pass of some kind
+  std::string forward;      // a backward type's forward type (ForwardOf)
+};
+
+const TypeFacts& FactsOf(Name type, std::deque<TypeFacts>& known) {
+  for (const TypeFacts& facts : known)
+    if (facts.type == type) return facts;
+  const bool backward = type.str().starts_with("backward");
+  return known.emplace_back(TypeFacts{type, IsPassType(type.str()), backward, backward ? ForwardOf(type.str()) : ""});
+}
+
+// `facts`: of each of the step's types, in the order of counts.types.
+size_t MissingBackwards(const StepCounts& counts, const std::vector<const TypeFacts*>& facts) {
   size_t missing = 0;
-  for (size_t i = 0; i < names.size(); ++i) {
+  for (size_t i = 0; i < counts.types.size(); ++i) {
     if (!counts.types[i].backward) continue;
-    const std::string forward = ForwardOf(names[i].str());
-    for (size_t j = 0; j < names.size(); ++j)
-      if (names[j] == forward && counts.types[j].count > counts.types[i].count)
+    for (size_t j = 0; j < counts.types.size(); ++j)
+      if (facts[j]->type == facts[i]->forward && counts.types[j].count > counts.types[i].count)
         missing += counts.types[j].count - counts.types[i].count;
   }
   return missing;
 }
 
 // A step's count of a type is how many distinct micro-batches ran it: a
-// line printed twice is one job run once.
+// line printed twice is one job run once. A worker's jobs are in time
+// order, so its steps come one after the other: each step's (type,
+// micro-batch) pairs are sorted alone (a few dozen), not the worker's all.
 std::vector<StepCounts> CountByStep(const Worker& worker) {
-  std::unordered_map<std::int64_t, std::vector<std::pair<Name, std::int64_t>>> jobs_by_step;
-  std::vector<std::pair<Name, std::int64_t>>* last = nullptr;
-  std::int64_t last_step = kNoStep;
-  for (const Job& job : worker.jobs) {
-    if (job.step == kNoStep) continue;
-    if (!last || last_step != job.step) {
-      last = &jobs_by_step[job.step];
-      last_step = job.step;
-    }
-    last->emplace_back(job.type, job.micro_batch);
-  }
+  std::vector<std::pair<std::int64_t, size_t>> order;  // (step, job), in job order
+  order.reserve(worker.jobs.size());
+  for (size_t j = 0; j < worker.jobs.size(); ++j)
+    if (worker.jobs[j].step != kNoStep) order.emplace_back(worker.jobs[j].step, j);
+  if (!std::is_sorted(order.begin(), order.end())) std::sort(order.begin(), order.end());  // steps interleaved (clock set back)
   std::vector<StepCounts> steps;
-  for (auto& [step, jobs] : jobs_by_step) {
-    std::sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) {
-      return std::make_pair(a.first.index(), a.second) < std::make_pair(b.first.index(), b.second);
-    });
-    jobs.erase(std::unique(jobs.begin(), jobs.end()), jobs.end());
-    StepCounts& counts = steps.emplace_back(StepCounts{step, jobs.size(), {}});
-    std::vector<Name> names;
-    for (const auto& [type, micro_batch] : jobs) {
-      if (counts.types.empty() || counts.types.back().type != type.index()) {
-        counts.types.push_back({type.index(), 0, IsPassType(type.str()), type.str().starts_with("backward")});
-        names.push_back(type);
+  std::deque<TypeFacts> known;  // a worker has a handful of types; deque: the pointers below stay
+  std::vector<const TypeFacts*> facts;  // per type of the step
+  struct Ran {
+    Name type;
+    std::int64_t micro_batch;
+    auto Key() const { return std::make_pair(type.index(), micro_batch); }
+  };
+  std::vector<Ran> ran;  // the jobs of one step
+  for (size_t first = 0, end = 0; first < order.size(); first = end) {
+    ran.clear();
+    while (end < order.size() && order[end].first == order[first].first) {
+      const Job& job = worker.jobs[order[end++].second];
+      ran.push_back({job.type, job.micro_batch});
+    }
+    std::sort(ran.begin(), ran.end(), [](const Ran& a, const Ran& b) { return a.Key() < b.Key(); });
+    ran.erase(std::unique(ran.begin(), ran.end(), [](const Ran& a, const Ran& b) { return a.Key() == b.Key(); }), ran.end());
+    StepCounts& counts = steps.emplace_back(StepCounts{order[first].first, ran.size(), {}});
+    facts.clear();
+    for (size_t i = 0; i < ran.size(); ++i) {
+      if (counts.types.empty() || counts.types.back().type != ran[i].type.index()) {
+        const TypeFacts& type = FactsOf(ran[i].type, known);
+        counts.types.push_back({ran[i].type.index(), 0, type.pass, type.backward});
+        facts.push_back(&type);
       }
       ++counts.types.back().count;
     }
-    counts.missing_backwards = MissingBackwards(counts, names);
+    counts.missing_backwards = MissingBackwards(counts, facts);
   }
-  std::sort(steps.begin(), steps.end(), [](const StepCounts& a, const StepCounts& b) { return a.step < b.step; });
-  return steps;
+  return steps;  // in step order
 }
 
 // Whether the worker has a job begun after its last one that no line of

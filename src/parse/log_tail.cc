@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <cstring>
 
 namespace jobviz {
 
@@ -117,13 +118,29 @@ void LogTailKeeper::Add(std::string_view block_text) {
 
 namespace {
 
+// Where `needle` last occurs in `text` (npos: nowhere). string_view::rfind
+// compares at every position, a memcmp call each: on the 8 KiB tails of
+// 2,048 logs, 5% of a whole run. Here only where its first byte is.
+size_t LastIndexOf(std::string_view text, std::string_view needle) {
+  if (needle.empty() || needle.size() > text.size()) return std::string_view::npos;
+  size_t starts = text.size() - needle.size() + 1;  // candidates lie before this
+  while (starts > 0) {
+    const void* hit = memrchr(text.data(), needle.front(), starts);
+    if (!hit) break;
+    const size_t at = static_cast<size_t>(static_cast<const char*>(hit) - text.data());
+    if (std::memcmp(text.data() + at, needle.data(), needle.size()) == 0) return at;
+    starts = at;
+  }
+  return std::string_view::npos;
+}
+
 // The line of the last `marker` in the tail that no job line follows there
 // (0: none). `lines` counts the file's lines, the last one cut or not.
 std::uint64_t LineAfterJobs(std::string_view tail, std::uint64_t lines, bool ended_without_newline,
                             std::string_view marker) {
-  const size_t at = tail.rfind(marker);
+  const size_t at = LastIndexOf(tail, marker);
   if (at == std::string_view::npos) return 0;
-  const size_t job = tail.rfind(LineFormats()[static_cast<size_t>(LineKind::kJob)].keyword);  // every job line holds it
+  const size_t job = LastIndexOf(tail, LineFormats()[static_cast<size_t>(LineKind::kJob)].keyword);  // every job line holds it
   if (job != std::string_view::npos && job > at) return 0;
   const auto newlines_after = static_cast<std::uint64_t>(std::count(tail.begin() + static_cast<std::ptrdiff_t>(at), tail.end(), '\n'));
   const std::uint64_t line = lines + (ended_without_newline ? 0 : 1);

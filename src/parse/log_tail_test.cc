@@ -104,6 +104,11 @@ TEST_CASE("A log's end lines count only after its last job line") {
     CHECK(scan.end.training_completed_line == 3);
     CHECK(scan.end.closed_line == 0);
   }
+  SECTION("the last of two closing lines, past a line that starts as one; a marker that begins the tail") {
+    const auto scan = ScanWorkerLogText("w", job + stats + "Profiler Stat\n" + stats + "Profiler Info\n", parser);
+    CHECK(scan.end.closed_line == 4);
+    CHECK(ScanWorkerLogText("w", "Training completed", parser).end.training_completed_line == 1);
+  }
   SECTION("a job line after them: the run went on (a restart, another round)") {
     const auto scan = ScanWorkerLogText("w", job + stats + completed + job, parser);
     CHECK(scan.end.closed_line == 0);
