@@ -56,64 +56,14 @@ class Random {
   std::uint64_t state_;
 };
 
-enum class Kind { kForward, kBackward, kOptimizer };
-struct Op {
-  Kind kind;
-  int micro_batch;
-  double start_us = 0, end_us = 0;
-};
+using pipeline::KindName;
+using Op = pipeline::TimedOp;
 
-const char* KindName(Kind k) {
-  return k == Kind::kForward ? "forward" : k == Kind::kBackward ? "backward" : "optimizer";
-}
-
-// The 1F1B order of one stage, then the optimizer.
-std::vector<Op> StageOrder(int stage, int stages, int microbatches) {
-  std::vector<Op> ops;
-  for (const pipeline::Op& op : pipeline::OneFOneB(stage, stages, microbatches))
-    ops.push_back({op.kind == pipeline::Kind::kForward ? Kind::kForward : Kind::kBackward, op.micro_batch});
-  ops.push_back({Kind::kOptimizer, 0});
-  return ops;
-}
-
-// Times every op of one step starting at `step_start_us`: an op starts when
-// its stage is free and its input has arrived from the neighbouring stage.
+// One step's ops, timed, each duration within +-jitter of its kind's.
 std::vector<std::vector<Op>> SimulateStep(const Config& c, double step_start_us, Random& rng) {
-  const int stages = c.machines * c.workers;
-  std::vector<std::vector<Op>> order(stages);
-  for (int s = 0; s < stages; ++s) order[s] = StageOrder(s, stages, c.microbatches);
-  std::vector<std::vector<double>> fwd_end(stages, std::vector<double>(c.microbatches, -1));
-  std::vector<std::vector<double>> bwd_end = fwd_end;
-  std::vector<size_t> next(stages, 0);
-  std::vector<double> free_at(stages, step_start_us);
-  auto duration = [&](double base) { return base * (1 + c.jitter * (2 * rng.Uniform() - 1)); };
-  for (bool progressed = true; progressed;) {
-    progressed = false;
-    for (int s = 0; s < stages; ++s) {
-      while (next[s] < order[s].size()) {
-        Op& op = order[s][next[s]];
-        double ready = free_at[s];
-        if (op.kind == Kind::kForward && s > 0) {
-          if (fwd_end[s - 1][op.micro_batch] < 0) break;
-          ready = std::max(ready, fwd_end[s - 1][op.micro_batch] + c.transfer_us);
-        } else if (op.kind == Kind::kBackward && s + 1 < stages) {
-          if (bwd_end[s + 1][op.micro_batch] < 0) break;
-          ready = std::max(ready, bwd_end[s + 1][op.micro_batch] + c.transfer_us);
-        }
-        const double base = op.kind == Kind::kForward    ? c.forward_us
-                            : op.kind == Kind::kBackward ? c.backward_us
-                                                         : c.optimizer_us;
-        op.start_us = ready;
-        op.end_us = ready + duration(base);
-        free_at[s] = op.end_us;
-        if (op.kind == Kind::kForward) fwd_end[s][op.micro_batch] = op.end_us;
-        if (op.kind == Kind::kBackward) bwd_end[s][op.micro_batch] = op.end_us;
-        ++next[s];
-        progressed = true;
-      }
-    }
-  }
-  return order;
+  const pipeline::StepTimes times{c.forward_us, c.backward_us, c.optimizer_us, c.transfer_us};
+  return pipeline::TimeStep(c.machines * c.workers, c.microbatches, times, step_start_us,
+                            [&](double base) { return base * (1 + c.jitter * (2 * rng.Uniform() - 1)); });
 }
 
 class WorkerLog {

@@ -1,5 +1,5 @@
-// Shared by the log generator and the pipeline demo: the 1F1B schedule and
-// the per-machine option values of their command lines.
+// Shared by the generators and the pipeline demo: the 1F1B schedule, one
+// step of it timed, and the per-machine option values of their command lines.
 #pragma once
 
 #include <algorithm>
@@ -27,6 +27,67 @@ inline std::vector<Op> OneFOneB(int stage, int stages, int microbatches) {
   }
   for (int i = microbatches - warmup; i < microbatches; ++i) ops.push_back({Kind::kBackward, i});
   return ops;
+}
+
+// An op of one stage's step, timed (TimeStep); the optimizer comes last.
+enum class StepKind { kForward, kBackward, kOptimizer };
+struct TimedOp {
+  StepKind kind;
+  int micro_batch;
+  double start_us = 0, end_us = 0;
+};
+
+inline const char* KindName(StepKind k) {
+  return k == StepKind::kForward ? "forward" : k == StepKind::kBackward ? "backward" : "optimizer";
+}
+
+struct StepTimes {
+  double forward_us = 900, backward_us = 1800, optimizer_us = 400, transfer_us = 60;
+};
+
+// Times every op of one step of `stages` stages starting at `step_start_us`:
+// an op starts when its stage is free and its input has arrived from the
+// neighbouring stage. `duration(base_us)` gives each op's length (jitter).
+template <class Duration>
+std::vector<std::vector<TimedOp>> TimeStep(int stages, int microbatches, const StepTimes& times, double step_start_us,
+                                           Duration&& duration) {
+  std::vector<std::vector<TimedOp>> order(static_cast<size_t>(stages));
+  for (int s = 0; s < stages; ++s) {
+    for (const Op& op : OneFOneB(s, stages, microbatches))
+      order[s].push_back({op.kind == Kind::kForward ? StepKind::kForward : StepKind::kBackward, op.micro_batch});
+    order[s].push_back({StepKind::kOptimizer, 0});
+  }
+  std::vector<std::vector<double>> fwd_end(static_cast<size_t>(stages), std::vector<double>(static_cast<size_t>(microbatches), -1));
+  std::vector<std::vector<double>> bwd_end = fwd_end;
+  std::vector<size_t> next(static_cast<size_t>(stages), 0);
+  std::vector<double> free_at(static_cast<size_t>(stages), step_start_us);
+  for (bool progressed = true; progressed;) {
+    progressed = false;
+    for (int s = 0; s < stages; ++s) {
+      while (next[s] < order[s].size()) {
+        TimedOp& op = order[s][next[s]];
+        double ready = free_at[s];
+        if (op.kind == StepKind::kForward && s > 0) {
+          if (fwd_end[s - 1][op.micro_batch] < 0) break;
+          ready = std::max(ready, fwd_end[s - 1][op.micro_batch] + times.transfer_us);
+        } else if (op.kind == StepKind::kBackward && s + 1 < stages) {
+          if (bwd_end[s + 1][op.micro_batch] < 0) break;
+          ready = std::max(ready, bwd_end[s + 1][op.micro_batch] + times.transfer_us);
+        }
+        const double base = op.kind == StepKind::kForward    ? times.forward_us
+                            : op.kind == StepKind::kBackward ? times.backward_us
+                                                             : times.optimizer_us;
+        op.start_us = ready;
+        op.end_us = ready + duration(base);
+        free_at[s] = op.end_us;
+        if (op.kind == StepKind::kForward) fwd_end[s][op.micro_batch] = op.end_us;
+        if (op.kind == StepKind::kBackward) bwd_end[s][op.micro_batch] = op.end_us;
+        ++next[s];
+        progressed = true;
+      }
+    }
+  }
+  return order;
 }
 
 // "machine1=+3.7,machine2=-1.2" -> {1: 3.7, 2: -1.2}

@@ -1,0 +1,187 @@
+// jobviz-gen-events: writes what `jobviz extract` would write on every node
+// of a hybrid-parallel run too large to keep as logs on one disk (issue 56:
+// pp16 x mp8 x dp1024, 131,072 GPUs, 16,384 nodes of 8).
+//
+// Ranks are placed as Paddle places them (rank = ((replica * pp) + stage) *
+// mp + peer, dp outermost), --per_machine ranks a node. Each replica runs
+// its own 1F1B steps (pipeline::TimeStep, durations within +-2%); a stage's
+// tensor-parallel peers run in step with it. Each rank's log is made in
+// memory as the framework prints it (glog prefix, HybridParallelInfo, the
+// profiler window line, each step's job lines after the step), read with
+// jobviz's own scan, and only the node's events file is written:
+// OUT/machineN.jsonl.gz, named "machineN". --logs_of N,M also writes those
+// nodes' logs to OUT/logs/machineN/workerlog.K, so that `jobviz extract
+// --log_dir logs/machineN --machine machineN`, run in OUT, can be compared
+// with the file written here (test/e2e/gen_events.py).
+//   jobviz-gen-events --out DIR [--pp 16 --mp 8 --dp 1024 --per_machine 8 --steps 4 --microbatches 16]
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <cinttypes>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "parse/event_file.h"
+#include "parse/line_parser.h"
+#include "read/parallel_for.h"
+#include "pipeline_common.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Config {
+  std::string out;
+  int pp = 16, mp = 8, dp = 1024, per_machine = 8, steps = 4, microbatches = 16, threads = 0;
+  std::int64_t start_ms = 1697793307000;
+  std::uint64_t seed = 1;
+  std::set<int> logs_of;  // nodes whose logs are written too
+};
+
+// xorshift: each replica's durations from a stream of their own.
+struct Random {
+  std::uint64_t state;
+  double Uniform() {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return static_cast<double>(state >> 11) / 9007199254740992.0;
+  }
+};
+
+// One replica's steps: per step, per stage, its ops timed; the next step
+// starts 500 us after the last optimizer of this one.
+std::vector<std::vector<std::vector<pipeline::TimedOp>>> ReplicaSteps(const Config& c, int replica) {
+  Random random{c.seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(replica) * 7919 + 1};
+  const pipeline::StepTimes times{1000, 2000, 300, 20};
+  std::vector<std::vector<std::vector<pipeline::TimedOp>>> steps;
+  double start = static_cast<double>(c.start_ms) * 1000.0 + 200;
+  for (int step = 0; step < c.steps; ++step) {
+    steps.push_back(pipeline::TimeStep(c.pp, c.microbatches, times, start,
+                                       [&](double base) { return base * (1 + 0.02 * (2 * random.Uniform() - 1)); }));
+    double end = start;
+    for (const auto& stage : steps.back()) end = std::max(end, stage.back().end_us);
+    start = end + 500;
+  }
+  return steps;
+}
+
+// "I1020 09:15:07.265326 22317 f.cc:217] ": the glog prefix of `epoch_us`, in UTC.
+void Prefix(std::string& out, double epoch_us, int thread, const char* source) {
+  const std::time_t seconds = static_cast<std::time_t>(epoch_us / 1e6);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char text[96];
+  std::snprintf(text, sizeof text, "I%02d%02d %02d:%02d:%02d.%06d %5d %s] ", tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                tm.tm_min, tm.tm_sec, static_cast<int>(epoch_us - static_cast<double>(seconds) * 1e6), thread, source);
+  out += text;
+}
+
+// Milliseconds since the epoch with six decimals, as the framework prints them.
+std::string Millis(double epoch_us) {
+  char text[48];
+  const std::int64_t ns = static_cast<std::int64_t>(epoch_us * 1000.0);
+  std::snprintf(text, sizeof text, "%" PRId64 ".%06" PRId64, ns / 1000000, ns % 1000000);
+  return text;
+}
+
+// The log of `rank` (stage, replica, peer) as the framework prints it.
+std::string RankLog(const Config& c, const std::vector<std::vector<std::vector<pipeline::TimedOp>>>& steps, int rank,
+                    int stage, int replica, int peer) {
+  std::string log;
+  const int thread = 22317 + rank % 9973;
+  const double begin = static_cast<double>(c.start_ms) * 1000.0;
+  Prefix(log, begin, thread, "topology.py:210");
+  log += "HybridParallelInfo: rank_id: " + std::to_string(rank) + ", pp_rank: " + std::to_string(stage) +
+         ", dp_rank: " + std::to_string(replica) + ", tp_rank: " + std::to_string(peer) + "\n";
+  Prefix(log, begin, thread, "pipeline_scheduler.py:88");
+  log += "Schedule Profiler start at step 0 and end at step " + std::to_string(c.steps + 1) + "\n";
+  for (const auto& step : steps) {
+    const std::vector<pipeline::TimedOp>& ops = step[static_cast<size_t>(stage)];
+    for (size_t j = 0; j < ops.size(); ++j) {
+      Prefix(log, ops.back().end_us + 30, thread, "standalone_executor.cc:217");
+      log += "Profiler Info: Job (" + std::to_string(j) + "), type = " + pipeline::KindName(ops[j].kind) +
+             ", micro_batch_id = " + std::to_string(ops[j].micro_batch) + ", job_start_time = " + Millis(ops[j].start_us) +
+             ", job_end_time = " + Millis(ops[j].end_us) + "\n";
+    }
+  }
+  return log;
+}
+
+// One node: its ranks' logs scanned, its events file written (and its logs, when asked).
+bool WriteNode(const Config& c, const std::vector<std::vector<std::vector<pipeline::TimedOp>>>& steps, int node,
+               const jobviz::LineParser& parser, std::string* error) {
+  const std::string machine = "machine" + std::to_string(node);
+  const bool keep_logs = c.logs_of.count(node) > 0;
+  const fs::path logs_dir = fs::path(c.out) / "logs" / machine;
+  if (keep_logs) fs::create_directories(logs_dir);
+  jobviz::MachineEvents events{machine, {}, {}};
+  for (int local = 0; local < c.per_machine; ++local) {
+    const int rank = node * c.per_machine + local;
+    const int peer = rank % c.mp, stage = rank / c.mp % c.pp, replica = rank / c.mp / c.pp;
+    std::string log = RankLog(c, steps, rank, stage, replica, peer);
+    // The path extract records when run in OUT with --log_dir logs/machineN.
+    const std::string path = (fs::path("logs") / machine / ("workerlog." + std::to_string(local))).string();
+    if (keep_logs) std::ofstream(logs_dir / ("workerlog." + std::to_string(local)), std::ios::binary) << log;
+    events.files.push_back({0, local, path});
+    events.scans.push_back(jobviz::ScanWorkerLogText(path, std::move(log), parser));
+  }
+  return jobviz::WriteEventFile((fs::path(c.out) / (machine + ".jsonl.gz")).string(), events, error);
+}
+
+int Generate(const Config& c) {
+  if (c.mp % c.per_machine != 0 && c.per_machine % c.mp != 0) {
+    std::fprintf(stderr, "jobviz-gen-events: --per_machine must divide --mp or be a multiple of it\n");
+    return 2;
+  }
+  const long long ranks = static_cast<long long>(c.pp) * c.mp * c.dp;
+  if (ranks % c.per_machine != 0) {
+    std::fprintf(stderr, "jobviz-gen-events: %lld ranks do not fill nodes of %d\n", ranks, c.per_machine);
+    return 2;
+  }
+  fs::create_directories(c.out);
+  const int nodes = static_cast<int>(ranks / c.per_machine);
+  const int nodes_per_replica = c.pp * c.mp / c.per_machine;  // a replica's ranks are contiguous
+  const jobviz::LineParser parser;
+  std::atomic<bool> failed = false;
+  // Replica by replica, on every core: a replica's steps are timed once for its nodes.
+  jobviz::ParallelFor(static_cast<size_t>(c.dp), c.threads, [&](size_t replica) {
+    const auto steps = ReplicaSteps(c, static_cast<int>(replica));
+    for (int k = 0; k < nodes_per_replica && !failed; ++k) {
+      std::string error;
+      if (!WriteNode(c, steps, static_cast<int>(replica) * nodes_per_replica + k, parser, &error)) {
+        std::fprintf(stderr, "jobviz-gen-events: %s\n", error.c_str());
+        failed = true;
+      }
+    }
+  });
+  if (failed) return 1;
+  const long long jobs = ranks * c.steps * (2LL * c.microbatches + 1);
+  std::printf("jobviz-gen-events: %d nodes, %lld ranks (pp%d x mp%d x dp%d), %lld jobs -> %s\n", nodes, ranks, c.pp,
+              c.mp, c.dp, jobs, c.out.c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Config c;
+  CLI::App app{"Writes each node's `jobviz extract` output of a simulated hybrid-parallel run"};
+  app.add_option("--out", c.out, "Directory for machineN.jsonl.gz (and logs/ with --logs_of)")->required();
+  app.add_option("--pp", c.pp, "Pipeline stages")->check(CLI::Range(1, 4096));
+  app.add_option("--mp", c.mp, "Tensor-parallel ranks a stage")->check(CLI::Range(1, 4096));
+  app.add_option("--dp", c.dp, "Data-parallel replicas")->check(CLI::Range(1, 1 << 20));
+  app.add_option("--per_machine", c.per_machine, "Ranks a node")->check(CLI::Range(1, 4096));
+  app.add_option("--steps", c.steps, "Steps")->check(CLI::Range(1, 100000));
+  app.add_option("--microbatches", c.microbatches, "Micro-batches a step")->check(CLI::Range(1, 100000));
+  app.add_option("--seed", c.seed, "Random seed");
+  app.add_option("--logs_of", c.logs_of, "Nodes whose logs are written too, under OUT/logs/")->delimiter(',');
+  app.add_option("-j,--threads", c.threads, "Threads (0: one per core)")->check(CLI::Range(0, 1024));
+  CLI11_PARSE(app, argc, argv);
+  return Generate(c);
+}
