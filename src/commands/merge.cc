@@ -1,30 +1,35 @@
 // jobviz merge EVENTS...: the records that `jobviz extract` wrote on each
 // machine, drawn as if the logs had been read here.
 #include <algorithm>
+#include <string_view>
+#include <unordered_map>
 
 #include "cli/exit_status.h"
 #include "cli/report.h"
 #include "commands/commands.h"
 #include "parse/event_file.h"
+#include "read/parallel_for.h"
 
 namespace jobviz {
 
 namespace {
 
-bool ReadAllEventFiles(const std::vector<std::string>& paths, std::vector<MachineEvents>* machines) {
-  for (const std::string& path : paths) {
-    MachineEvents events;
-    std::string error;
-    if (!ReadEventFile(path, &events, &error)) {
-      PrintError(error, "merge reads the files that `jobviz extract` writes");
+// Read on `threads` threads; the first file (in the order given) that cannot
+// be read, or that names a machine an earlier one named, is the error.
+bool ReadAllEventFiles(const std::vector<std::string>& paths, int threads, std::vector<MachineEvents>* machines) {
+  machines->resize(paths.size());
+  std::vector<std::string> errors(paths.size());
+  ParallelFor(paths.size(), threads, [&](size_t i) { ReadEventFile(paths[i], &(*machines)[i], &errors[i]); });
+  std::unordered_map<std::string_view, size_t> named;  // machine -> its first file
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (!errors[i].empty()) {
+      PrintError(errors[i], "merge reads the files that `jobviz extract` writes");
       return false;
     }
-    for (const MachineEvents& other : *machines)
-      if (other.machine == events.machine) {
-        PrintError(path + ": machine " + events.machine + " is in two events files");
-        return false;
-      }
-    machines->push_back(std::move(events));
+    if (!named.emplace((*machines)[i].machine, i).second) {
+      PrintError(paths[i] + ": machine " + (*machines)[i].machine + " is in two events files");
+      return false;
+    }
   }
   return true;
 }
@@ -51,7 +56,7 @@ int RunMerge(const DrawPlan& plan) {
   int status = kExitOk;
   if (!RefuseOutputsOverInputs(plan.outputs, plan.inputs.files, &status)) return status;
   std::vector<MachineEvents> machines;
-  if (!ReadAllEventFiles(plan.inputs.files, &machines)) return kExitBadInput;
+  if (!ReadAllEventFiles(plan.inputs.files, plan.inputs.threads, &machines)) return kExitBadInput;
   LogSet logs;
   std::vector<WorkerLogScan> scans;
   Combine(std::move(machines), &logs, &scans);

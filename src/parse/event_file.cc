@@ -1,4 +1,5 @@
 #include "parse/event_file.h"
+#include "parse/event_fast.h"
 #include "parse/event_json.h"
 
 #include <nlohmann/json.hpp>
@@ -285,6 +286,19 @@ struct EventReader {
     return true;
   }
 
+  // A job in the form extract writes, read without the JSON parser (nearly
+  // every line); false leaves the line to it.
+  bool CanonicalJob(std::string_view line) {
+    std::int64_t worker = 0;
+    LogRecord r;
+    if (!header || ended || stream || !ReadCanonicalJob(line, &worker, &r)) return false;
+    const auto it = by_worker.find(worker);
+    if (it == by_worker.end() || r.line > events->scans[it->second].lines) return false;
+    ++records;
+    events->scans[it->second].records.push_back(std::move(r));
+    return true;
+  }
+
   // A record that makes no sense is skipped and reported like a bad log line.
   void Record(const json& j, std::string_view line, std::uint64_t line_number) {
     if (!j.contains("k") && j.contains("end")) {  // {"end":"jobviz-events","records":N}
@@ -337,7 +351,7 @@ bool ReadEvents(const std::string& path, ByteSource& source, MachineEvents* even
         const std::string_view line = text.substr(0, end);
         text.remove_prefix(std::min(end + 1, text.size()));
         ++line_number;
-        if (line.empty()) continue;
+        if (line.empty() || state.CanonicalJob(line)) continue;
         const json j = json::parse(line);
         if (!state.header) state.Header(j);
         else state.Record(j, line, line_number);
