@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 
 #include "analyse/analysis.h"
 #include "analyse/schedule.h"
@@ -19,6 +20,20 @@ int StageOf(std::uint64_t key) { return static_cast<int>(static_cast<std::uint32
 std::uint32_t TypeOf(std::uint64_t key) { return static_cast<std::uint32_t>(key); }
 
 Nanos MedianOf(std::vector<Nanos>& values) { return PercentileOf(values, 50); }
+
+// MedianOf of values already sorted.
+Nanos MedianOfSorted(const std::vector<Nanos>& sorted) { return Percentile(sorted, 50); }
+
+// MedianOf of `sorted` with one value equal to `left_out` taken out (it
+// holds one): a worker's stage without it, in O(log n).
+Nanos MedianWithout(const std::vector<Nanos>& sorted, Nanos left_out) {
+  const size_t others = sorted.size() - 1;
+  if (others == 0) return 0;
+  const size_t rank = static_cast<size_t>(std::ceil(50 / 100.0 * static_cast<double>(others)));  // as PercentileIndex
+  const size_t k = std::clamp<size_t>(rank, 1, others) - 1;
+  const size_t out = static_cast<size_t>(std::lower_bound(sorted.begin(), sorted.end(), left_out) - sorted.begin());
+  return sorted[k < out ? k : k + 1];
+}
 
 bool IsOutlier(Nanos duration, Nanos median) { return static_cast<double>(duration) > kOutlierFactor * static_cast<double>(median); }
 
@@ -207,22 +222,37 @@ Speeds MeasureSpeeds(const Timeline& timeline, const GraphLanes& lanes, int thre
   s.median.resize(lanes.workers.size());
   for (const WorkerType& wt : per) s.median[wt.worker][wt.type] = wt.median;
   FindOutliers(timeline, lanes, s, unfinished, &s.outlier_count, &s.outliers);
+  // Each (stage, type)'s workers' medians, sorted, and how many of them each
+  // lane has: a worker's reference, the median of its stage's others, is
+  // then one look-up (a copy and a selection per worker cost the square of
+  // a stage's workers: 46 s at 8,192 workers a stage).
+  struct Group {
+    std::vector<Nanos> medians, healthy;  // sorted; healthy: of the workers not slow at the type
+    std::unordered_map<int, size_t> per_lane;
+  };
+  std::unordered_map<std::uint64_t, Group> groups;
+  for (const auto& [key, members] : by_stage_type) {
+    Group& group = groups[key];
+    for (const WorkerType* member : members) {
+      group.medians.push_back(member->median);
+      ++group.per_lane[lanes.lane_of[member->worker]];
+    }
+    std::sort(group.medians.begin(), group.medians.end());
+  }
+  const auto group_of = [&](const WorkerType& wt) -> Group& {
+    return groups.at(StageType(lanes.lanes[lanes.lane_of[wt.worker]].stage, wt.type));
+  };
   std::map<std::uint32_t, SlowWorker> found;
   std::vector<std::pair<double, double>> time(lanes.workers.size());  // per worker: (at its medians, at its references')
   for (const WorkerType& wt : per) {
     const Worker& worker = *lanes.workers[wt.worker];
     const Name type_name = wt.name;
     if (kinds.Of(type_name).pass == Pass::kOther) continue;
-    const StageLane& lane = lanes.lanes[lanes.lane_of[wt.worker]];
-    std::vector<Nanos> others;
-    bool peers = false, replicas = false;
-    for (const WorkerType* other : by_stage_type.at(StageType(lane.stage, wt.type))) {
-      if (other->worker == wt.worker) continue;
-      others.push_back(other->median);
-      (lanes.lane_of[other->worker] == lanes.lane_of[wt.worker] ? peers : replicas) = true;
-    }
-    if (others.empty() || wt.durations.size() < 2) continue;
-    const Nanos reference = MedianOf(others);
+    const Group& group = group_of(wt);
+    if (group.medians.size() < 2 || wt.durations.size() < 2) continue;
+    const size_t same_lane = group.per_lane.at(lanes.lane_of[wt.worker]);
+    const bool peers = same_lane > 1, replicas = group.medians.size() > same_lane;
+    const Nanos reference = MedianWithout(group.medians, wt.median);
     if (reference <= 0) continue;
     const double factor = static_cast<double>(wt.median) / static_cast<double>(reference);
     size_t slower = 0;
@@ -239,20 +269,25 @@ Speeds MeasureSpeeds(const Timeline& timeline, const GraphLanes& lanes, int thre
     sw.factor = std::max(sw.factor, factor);
     sw.types.push_back({type_name.str(), factor, slower, wt.durations.size()});
   }
+  const auto slow_at = [&](const WorkerType& wt) { return s.slow[wt.worker].count(wt.type) > 0; };
+  for (const auto& [key, members] : by_stage_type) {
+    Group& group = groups[key];
+    for (const WorkerType* member : members)
+      if (!slow_at(*member)) group.healthy.push_back(member->median);
+    std::sort(group.healthy.begin(), group.healthy.end());
+  }
   // Each worker's speed against the same stage's other workers that are
   // not slow themselves: beside a slow replica, the healthy one is at 1.0x,
   // not "faster" (0.83x against the slow side); only the slow side stands out.
   for (const WorkerType& wt : per) {
     if (kinds.Of(wt.name).pass == Pass::kOther || wt.durations.size() < 2) continue;
-    std::vector<Nanos> all, healthy;
-    for (const WorkerType* other : by_stage_type.at(StageType(lanes.lanes[lanes.lane_of[wt.worker]].stage, wt.type))) {
-      if (other->worker == wt.worker) continue;
-      all.push_back(other->median);
-      const auto& slow = s.slow[other->worker];
-      if (slow.find(wt.type) == slow.end()) healthy.push_back(other->median);
-    }
-    if (all.empty()) continue;
-    const Nanos reference = MedianOf(healthy.empty() ? all : healthy);
+    const Group& group = group_of(wt);
+    if (group.medians.size() < 2) continue;
+    // The healthy others (without this worker when it is one of them), else all the others.
+    const bool healthy = !slow_at(wt);
+    const Nanos reference = group.healthy.size() > (healthy ? 1 : 0)
+                                ? (healthy ? MedianWithout(group.healthy, wt.median) : MedianOfSorted(group.healthy))
+                                : MedianWithout(group.medians, wt.median);
     if (reference <= 0) continue;
     time[wt.worker].first += static_cast<double>(wt.median) * static_cast<double>(wt.durations.size());
     time[wt.worker].second += static_cast<double>(reference) * static_cast<double>(wt.durations.size());
