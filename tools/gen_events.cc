@@ -4,8 +4,9 @@
 //
 // Ranks are placed as Paddle places them (rank = ((replica * pp) + stage) *
 // mp + peer, dp outermost), --per_machine ranks a node. Each replica runs
-// its own 1F1B steps (pipeline::TimeStep, durations within +-2%); a stage's
-// tensor-parallel peers run in step with it. Each rank's log is made in
+// its own 1F1B passes (pipeline::TimeStep, durations within +-2%), a
+// stage's optimizer after the all-reduce of its gradients over every
+// replica; a stage's tensor-parallel peers run in step with it. Each rank's log is made in
 // memory as the framework prints it (glog prefix, HybridParallelInfo, the
 // profiler window line, each step's job lines after the step), read with
 // jobviz's own scan, and only the node's events file is written:
@@ -54,21 +55,40 @@ struct Random {
   }
 };
 
-// One replica's steps: per step, per stage, its ops timed; the next step
-// starts 500 us after the last optimizer of this one.
-std::vector<std::vector<std::vector<pipeline::TimedOp>>> ReplicaSteps(const Config& c, int replica) {
-  Random random{c.seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(replica) * 7919 + 1};
+// Per replica, per step, per stage: its ops timed. Each replica runs its
+// own 1F1B passes; a stage's optimizer waits for that stage's last backward
+// in every replica (the gradient all-reduce, 50 us after it), and the next
+// step starts 500 us after the last optimizer.
+using Steps = std::vector<std::vector<std::vector<pipeline::TimedOp>>>;
+std::vector<Steps> TimeRun(const Config& c) {
   const pipeline::StepTimes times{1000, 2000, 300, 20};
-  std::vector<std::vector<std::vector<pipeline::TimedOp>>> steps;
+  std::vector<Random> random;
+  for (int r = 0; r < c.dp; ++r) random.push_back({c.seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(r) * 7919 + 1});
+  std::vector<Steps> replicas(static_cast<size_t>(c.dp));
   double start = static_cast<double>(c.start_ms) * 1000.0 + 200;
   for (int step = 0; step < c.steps; ++step) {
-    steps.push_back(pipeline::TimeStep(c.pp, c.microbatches, times, start,
-                                       [&](double base) { return base * (1 + 0.02 * (2 * random.Uniform() - 1)); }));
+    std::vector<double> reduced(static_cast<size_t>(c.pp), 0);  // per stage: its last backward anywhere
+    for (int r = 0; r < c.dp; ++r) {
+      Random& rng = random[static_cast<size_t>(r)];
+      replicas[r].push_back(pipeline::TimeStep(c.pp, c.microbatches, times, start,
+                                               [&](double base) { return base * (1 + 0.02 * (2 * rng.Uniform() - 1)); }));
+      for (int s = 0; s < c.pp; ++s) {
+        const auto& ops = replicas[r].back()[s];
+        reduced[s] = std::max(reduced[s], ops[ops.size() - 2].end_us);
+      }
+    }
     double end = start;
-    for (const auto& stage : steps.back()) end = std::max(end, stage.back().end_us);
+    for (Steps& steps : replicas)
+      for (int s = 0; s < c.pp; ++s) {
+        pipeline::TimedOp& optimizer = steps.back()[s].back();
+        const double length = optimizer.end_us - optimizer.start_us;
+        optimizer.start_us = reduced[s] + 50;
+        optimizer.end_us = optimizer.start_us + length;
+        end = std::max(end, optimizer.end_us);
+      }
     start = end + 500;
   }
-  return steps;
+  return replicas;
 }
 
 // "I1020 09:15:07.265326 22317 f.cc:217] ": the glog prefix of `epoch_us`, in UTC.
@@ -91,7 +111,7 @@ std::string Millis(double epoch_us) {
 }
 
 // The log of `rank` (stage, replica, peer) as the framework prints it.
-std::string RankLog(const Config& c, const std::vector<std::vector<std::vector<pipeline::TimedOp>>>& steps, int rank,
+std::string RankLog(const Config& c, const Steps& steps, int rank,
                     int stage, int replica, int peer) {
   std::string log;
   const int thread = 22317 + rank % 9973;
@@ -114,7 +134,7 @@ std::string RankLog(const Config& c, const std::vector<std::vector<std::vector<p
 }
 
 // One node: its ranks' logs scanned, its events file written (and its logs, when asked).
-bool WriteNode(const Config& c, const std::vector<std::vector<std::vector<pipeline::TimedOp>>>& steps, int node,
+bool WriteNode(const Config& c, const Steps& steps, int node,
                const jobviz::LineParser& parser, std::string* error) {
   const std::string machine = "machine" + std::to_string(node);
   const bool keep_logs = c.logs_of.count(node) > 0;
@@ -149,12 +169,12 @@ int Generate(const Config& c) {
   const int nodes_per_replica = c.pp * c.mp / c.per_machine;  // a replica's ranks are contiguous
   const jobviz::LineParser parser;
   std::atomic<bool> failed = false;
-  // Replica by replica, on every core: a replica's steps are timed once for its nodes.
+  const std::vector<Steps> replicas = TimeRun(c);
+  // Replica by replica, on every core.
   jobviz::ParallelFor(static_cast<size_t>(c.dp), c.threads, [&](size_t replica) {
-    const auto steps = ReplicaSteps(c, static_cast<int>(replica));
     for (int k = 0; k < nodes_per_replica && !failed; ++k) {
       std::string error;
-      if (!WriteNode(c, steps, static_cast<int>(replica) * nodes_per_replica + k, parser, &error)) {
+      if (!WriteNode(c, replicas[replica], static_cast<int>(replica) * nodes_per_replica + k, parser, &error)) {
         std::fprintf(stderr, "jobviz-gen-events: %s\n", error.c_str());
         failed = true;
       }

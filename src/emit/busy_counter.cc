@@ -63,15 +63,27 @@ std::vector<CounterPoint> BucketedBusy(const std::vector<const Worker*>& workers
   std::vector<std::vector<Nanos>> areas(groups, std::vector<Nanos>(buckets, 0));
   ParallelFor(groups, threads, [&](size_t group) {
     std::vector<Nanos>& area = areas[group];
+    // The buckets a span covers whole are counted at its two ends and summed
+    // once at the end: a span added bucket by bucket cost its length in
+    // buckets (17 M jobs of ~200 buckets each at 131,072 GPUs).
+    std::vector<std::int64_t> whole(buckets + 1, 0);
     for (size_t w = group; w < workers.size(); w += groups)
       ForEachBusySpan(workers[w]->jobs, [&](Nanos from, Nanos to) {
-        for (size_t b = static_cast<size_t>((from - first) / width); from < to; ++b) {
-          const Nanos bucket_to = std::min(last, first + static_cast<Nanos>(b + 1) * width);
-          const Nanos until = std::min(to, bucket_to);
-          area[b] += until - from;
-          from = until;
+        const auto begin = static_cast<size_t>((from - first) / width), end = static_cast<size_t>((to - 1 - first) / width);
+        if (begin == end) {
+          area[begin] += to - from;
+          return;
         }
+        area[begin] += first + static_cast<Nanos>(begin + 1) * width - from;
+        area[end] += to - (first + static_cast<Nanos>(end) * width);
+        ++whole[begin + 1];
+        --whole[end];
       });
+    std::int64_t covering = 0;
+    for (size_t b = 0; b < buckets; ++b) {
+      covering += whole[b];
+      area[b] += covering * width;  // a bucket covered whole is before the last: `width` long
+    }
   });
   std::vector<CounterPoint> points;
   points.reserve(buckets + 1);
