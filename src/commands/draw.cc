@@ -1,6 +1,7 @@
 // jobviz [--log_dir DIR | FILE...]: the run as a straight line of stages,
 // discover -> read+parse -> build timeline -> align clocks -> find steps ->
 // analyse -> emit (docs/architecture.md).
+#include <algorithm>
 #include <cstdio>
 #include <future>
 #if defined(__GLIBC__)
@@ -96,6 +97,15 @@ int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLo
   PrintReport(RunReport(run, plan.verbosity));
   if (run.jobs == 0) return NoJobsError(run);
 
+  // The traces' hand-off arrows are paired on a thread of their own. The
+  // JSON trace needs their order (8 bytes a job more) only after its jobs:
+  // paired while it writes them, not beside the analysis, whose peak (the
+  // critical paths' step graphs) it would add to. The protobuf trace needs
+  // only the marks, from its first slice: paired beside the analysis.
+  const bool pair_flows = DrawsFlows(plan.outputs) && ThreadCount(run.threads) > 1;
+  const bool json_trace = std::any_of(plan.outputs.begin(), plan.outputs.end(),
+                                      [](const OutputRequest& o) { return o.format == OutputFormat::kPerfettoJson; });
+  if (pair_flows && !json_trace) run.flows = PairFlowsAside(run.timeline, /*keep_order=*/false);
   if (!plan.gates.empty() || ReadsAnalysis(plan.outputs) || plan.what_if.draw) {  // a trace alone does not need it
     AnalyseRun(&run, plan.what_if);
     ReportWhatIfNotDrawn(plan, run);
@@ -107,11 +117,7 @@ int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLo
   GiveBackAnalysisMemory();
   stage_done("analyse");
 
-  // The traces' hand-off arrows are paired on a thread of their own while the
-  // JSON trace writes its jobs: the pairing walks the stages in one order
-  // (FlowChains), so it would otherwise run alone on one core. Not beside
-  // the analysis: its 12 bytes a job were then held at the analysis's peak.
-  if (DrawsFlows(plan.outputs) && ThreadCount(run.threads) > 1) run.flows = PairFlowsAside(run.timeline);
+  if (pair_flows && json_trace) run.flows = PairFlowsAside(run.timeline);
 
   if (!EmitAll(plan.outputs, run, plan.verbosity >= kNormal)) return kExitBadInput;
   stage_done("write");

@@ -6,7 +6,7 @@
 
 namespace jobviz {
 
-FlowChains::FlowChains(const Timeline& timeline) {
+FlowChains::FlowChains(const Timeline& timeline, bool keep_order) : keep_order_(keep_order) {
   // Hand-offs come stage pair by stage pair, so the worker is usually the
   // one before: looked up in the map only when it changes.
   struct Last {
@@ -25,7 +25,7 @@ FlowChains::FlowChains(const Timeline& timeline) {
   size_t jobs = 0;
   for (const Machine& machine : timeline.machines)
     for (const Worker& worker : machine.workers) jobs += worker.jobs.size();
-  links_.reserve(jobs);
+  if (keep_order) links_.reserve(jobs);
   std::uint32_t next_id = 0;
   const auto link = [&](const HandOff& h) {
     const FlowLink from{index_of(h.sender_worker, last_sender), static_cast<std::uint32_t>(h.sender - h.sender_worker->jobs.data())};
@@ -36,11 +36,11 @@ FlowChains::FlowChains(const Timeline& timeline) {
       // A chain has two jobs at least: a billion chains are 96 GB of jobs.
       if (next_id == FlowMark::kMaxId) throw std::length_error("more than a billion hand-off chains");
       sender.id = ++next_id;
-      links_.push_back(from);
+      if (keep_order_) links_.push_back(from);
     }
     sender.out = true;
     FlowMark& receiver = workers_[to.worker].marks[to.job];
-    if (!receiver.in) links_.push_back(to);
+    if (!receiver.in && keep_order_) links_.push_back(to);
     receiver.id = sender.id;
     receiver.in = true;
     ++hand_offs_;
@@ -52,8 +52,8 @@ FlowChains::FlowChains(const Timeline& timeline) {
   ForEachHandOff(timeline, link, {.forward = false, .backward = true, .last_stage_first = true});
 }
 
-std::shared_future<FlowChains> PairFlowsAside(const Timeline& timeline) {
-  return std::async(std::launch::async, [&timeline] { return FlowChains(timeline); }).share();
+std::shared_future<FlowChains> PairFlowsAside(const Timeline& timeline, bool keep_order) {
+  return std::async(std::launch::async, [&timeline, keep_order] { return FlowChains(timeline, keep_order); }).share();
 }
 
 std::shared_future<FlowChains> PairFlowsNow(const Timeline& timeline) {

@@ -35,7 +35,9 @@ struct FlowLink {
 
 class FlowChains {
  public:
-  explicit FlowChains(const Timeline& timeline);
+  // `keep_order` false: links() stays empty (the protobuf trace binds its
+  // arrows by the marks alone; the order is 8 bytes a job).
+  explicit FlowChains(const Timeline& timeline, bool keep_order = true);
   // The marks of all of `worker`'s jobs, by index; empty when none of its
   // jobs is on a chain (writers look a worker up once, not once a job).
   std::span<const FlowMark> MarksOf(const Worker& worker) const;
@@ -43,6 +45,7 @@ class FlowChains {
   // Every job on a chain once, each chain's jobs in its order (from its
   // first sender), chains interleaved as the stages are walked.
   std::span<const FlowLink> links() const { return links_; }
+  bool has_order() const { return keep_order_; }
   const Worker& WorkerOf(FlowLink link) const { return *workers_[link.worker].worker; }
   // The workers with a job on a chain, by FlowLink::worker.
   size_t worker_count() const { return workers_.size(); }
@@ -58,11 +61,12 @@ class FlowChains {
   std::unordered_map<const Worker*, std::uint32_t> index_;  // into workers_
   std::vector<FlowLink> links_;
   size_t hand_offs_ = 0;
+  bool keep_order_ = true;
 };
 
 // The chains as FinishedRun::flows holds them: paired on a thread of their
 // own (the timeline must outlive it and stay unchanged), or now.
-std::shared_future<FlowChains> PairFlowsAside(const Timeline& timeline);
+std::shared_future<FlowChains> PairFlowsAside(const Timeline& timeline, bool keep_order = true);
 std::shared_future<FlowChains> PairFlowsNow(const Timeline& timeline);
 
 }  // namespace jobviz

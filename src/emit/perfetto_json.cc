@@ -336,7 +336,8 @@ TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int th
       AppendPiece(out, timeline, groups, pieces[i - path_pieces], format, critical);
   }, sink);
   std::optional<FlowChains> own;
-  const FlowChains& flows = paired ? paired->get() : own.emplace(timeline);  // only now: paired while the jobs were written
+  // Only now: paired while the jobs were written (without their order: paired here).
+  const FlowChains& flows = paired && paired->get().has_order() ? paired->get() : own.emplace(timeline);
   AppendHandOffArrows(sink, threads, flows, groups, format);  // after every job: the viewers bind them so
   stats.flows = flows.hand_offs();
   AppendBusyCounter(sink, timeline, format.origin, threads);
