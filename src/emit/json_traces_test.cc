@@ -186,10 +186,11 @@ TEST_CASE("Perfetto trace: sort indices put machines, then workers, in order, st
   std::vector<int> process_order, thread_order;
   bool step_row_sorted = false;
   for (const json& e : trace["traceEvents"]) {
-    if (e["name"] == "process_sort_index") process_order.push_back(e["args"]["sort_index"]);
-    if (e["name"] == "thread_sort_index" && e["pid"] != kStepsPid) thread_order.push_back(e["args"]["sort_index"]);
+    const std::string name = e.value("name", "");  // flow events have none
+    if (name == "process_sort_index") process_order.push_back(e["args"]["sort_index"]);
+    if (name == "thread_sort_index" && e["pid"] != kStepsPid) thread_order.push_back(e["args"]["sort_index"]);
     // The Step row has an index of its own (Perfetto puts threads without one after those with one).
-    step_row_sorted |= e["name"] == "thread_sort_index" && e["pid"] == kStepsPid && e["tid"] == kStepsPid && e["args"]["sort_index"] == 0;
+    step_row_sorted |= name == "thread_sort_index" && e["pid"] == kStepsPid && e["tid"] == kStepsPid && e["args"]["sort_index"] == 0;
   }
   CHECK(process_order == std::vector<int>{0, 1, 2});
   CHECK(thread_order == std::vector<int>{0, 1, 2, 3});
