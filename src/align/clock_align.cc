@@ -143,7 +143,7 @@ ClockAlignment AlignClocks(Timeline& timeline, const AlignOptions& options) {
   result.clocks.assign(n, MachineClock{});
   if (options.mode != AlignMode::kNone) {
     UndoClockJumps(options.known_jumps, timeline);
-    result.jumps = FindClockJumps(timeline, options.reference);
+    result.jumps = FindClockJumps(timeline, options.reference, options.threads);
     UndoClockJumps(result.jumps, timeline);
     for (const ClockJump& jump : result.jumps) result.warnings.push_back(ClockJumpText(jump));
   }

@@ -25,6 +25,7 @@ struct AlignOptions {
   std::map<int, Nanos> manual_offsets;    // --clock_offset, by machine index
   // Jumps found before (jobviz follow, in earlier turns): undone first.
   std::vector<ClockJump> known_jumps;
+  int threads = 1;  // for the machines' clock jumps (0: one per core)
 };
 
 struct ClockAlignment {

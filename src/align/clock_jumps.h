@@ -40,7 +40,8 @@ struct ClockJump {
 // neighbour nearer the reference plus its own against that neighbour (a
 // machine in the middle that jumps disagrees with both neighbours and is
 // the one moved; when the reference jumps, all it reaches are moved).
-std::vector<ClockJump> FindClockJumps(const Timeline& timeline, int reference);
+// The machines' hand-offs with their neighbours are compared on up to `threads` threads.
+std::vector<ClockJump> FindClockJumps(const Timeline& timeline, int reference, int threads = 1);
 
 // Moves every time each jump's logs wrote from its line on back by its
 // shift: the machine on one clock again. Logs not in the timeline are left.

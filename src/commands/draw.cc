@@ -82,6 +82,7 @@ int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLo
   stage_done("build");
 
   AlignOptions align;
+  align.threads = run.threads;
   if (!ResolveNames(plan, &run.timeline, &align, &status)) return status;
   if (!PlaceWorkers(plan, &run, &status)) return status;
   run.timeline.rows_by_stage = plan.rows_by_stage;
