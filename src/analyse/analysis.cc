@@ -200,7 +200,7 @@ Analysis Analyze(const Timeline& timeline, int threads, const WhatIfDrawing& dra
   a.topology = timeline.topology;
   if (timeline.topology.hybrid()) {
     a.stage_table = AnalyzeStages(timeline, a.workers);
-    a.lagging_peers = FindLaggingPeers(timeline);
+    a.lagging_peers = FindLaggingPeers(timeline, threads);
     if (by_step) a.last_replicas = FindLastReplicas(timeline, a.steps);
   }
   return a;

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "analyse/analysis.h"
 #include "analyse/schedule.h"
+#include "read/parallel_for.h"
 
 namespace jobviz {
 
@@ -66,7 +68,7 @@ std::vector<StageAnalysis> AnalyzeStages(const Timeline& timeline, const std::ve
   return out;
 }
 
-std::vector<LaggingPeer> FindLaggingPeers(const Timeline& timeline) {
+std::vector<LaggingPeer> FindLaggingPeers(const Timeline& timeline, int threads) {
   const UnfinishedStepSet unfinished(timeline);  // a stopped step is no measure
   // The peers of each (replica, stage), and each peer's jobs by (type,
   // micro-batch, occurrence) in its start order.
@@ -81,13 +83,14 @@ std::vector<LaggingPeer> FindLaggingPeers(const Timeline& timeline) {
     }
   };
   // The workers of each (replica, stage); their keyed jobs are built one
-  // group at a time, so only one group's are in memory.
-  std::map<std::pair<int, int>, std::vector<const Worker*>> groups;
+  // group at a time on each thread, so only that many groups' are in memory.
+  std::map<std::pair<int, int>, std::vector<const Worker*>> by_place;
   for (const Machine& machine : timeline.machines)
     for (const Worker& worker : machine.workers)
-      if (worker.role.known()) groups[{worker.role.replica, worker.role.stage}].push_back(&worker);
-  PassesByType passes;
-  const auto keyed = [&](const Worker& worker) {
+      if (worker.role.known()) by_place[{worker.role.replica, worker.role.stage}].push_back(&worker);
+  std::vector<const std::vector<const Worker*>*> groups;
+  for (const auto& [place, workers] : by_place) groups.push_back(&workers);
+  const auto keyed = [&](const Worker& worker, PassesByType& passes) {
     Peer peer{&worker, {}};
     for (const Job& job : worker.jobs)  // in start order: the occurrence counts below follow it
       if (IsComputePass(passes.Of(job.type)) && !unfinished.Contains(job.step))
@@ -102,19 +105,22 @@ std::vector<LaggingPeer> FindLaggingPeers(const Timeline& timeline) {
     }
     return peer;
   };
-  std::vector<LaggingPeer> lagging;
-  for (const auto& [group, workers] : groups) {
-    if (workers.size() < 2) continue;
+  // Each group alone (16,384 of them at 131,072 GPUs), then taken in order.
+  std::vector<std::optional<LaggingPeer>> found(groups.size());
+  ParallelFor(groups.size(), threads, [&](size_t g) {
+    const std::vector<const Worker*>& workers = *groups[g];
+    if (workers.size() < 2) return;
+    PassesByType passes;
     std::vector<Peer> peers;
-    for (const Worker* worker : workers) peers.push_back(keyed(*worker));
+    for (const Worker* worker : workers) peers.push_back(keyed(*worker, passes));
     std::vector<std::vector<Nanos>> lags(peers.size());
     std::vector<Nanos> durations;
     for (const auto& [job_key, job] : peers[0].jobs) {
       std::vector<const Job*> same;
       for (const Peer& peer : peers) {
-        const Job* found = peer.Find(job_key);
-        if (!found) break;
-        same.push_back(found);
+        const Job* match = peer.Find(job_key);
+        if (!match) break;
+        same.push_back(match);
       }
       if (same.size() != peers.size()) continue;  // a job not every peer ran
       Nanos earliest = same[0]->start;
@@ -122,7 +128,7 @@ std::vector<LaggingPeer> FindLaggingPeers(const Timeline& timeline) {
       for (size_t p = 0; p < peers.size(); ++p) lags[p].push_back(same[p]->start - earliest);
       durations.push_back(same[0]->end - same[0]->start);
     }
-    if (durations.empty()) continue;
+    if (durations.empty()) return;
     const Nanos threshold = std::max<Nanos>(kPeerLagFloor, PercentileOf(durations, 50) / 20);
     // The peer furthest behind, when it is behind by more than the noise.
     size_t worst = 0;
@@ -131,12 +137,14 @@ std::vector<LaggingPeer> FindLaggingPeers(const Timeline& timeline) {
       medians[p] = PercentileOf(lags[p], 50);
       if (medians[p] > medians[worst]) worst = p;
     }
-    if (medians[worst] <= threshold) continue;
+    if (medians[worst] <= threshold) return;
     const Worker& worker = *peers[worst].worker;
-    lagging.push_back({worker.machine, worker.index,
-                       WorkerName(timeline, worker),
-                       worker.role, medians[worst], lags[worst].size()});
-  }
+    found[g] = LaggingPeer{worker.machine, worker.index, WorkerName(timeline, worker), worker.role, medians[worst],
+                           lags[worst].size()};
+  });
+  std::vector<LaggingPeer> lagging;
+  for (std::optional<LaggingPeer>& peer : found)
+    if (peer) lagging.push_back(std::move(*peer));
   std::sort(lagging.begin(), lagging.end(), [](const LaggingPeer& a, const LaggingPeer& b) { return a.behind > b.behind; });
   return lagging;
 }

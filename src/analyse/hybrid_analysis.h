@@ -51,7 +51,8 @@ struct LastReplica {
 inline constexpr Nanos kPeerLagFloor = 20'000;
 
 std::vector<StageAnalysis> AnalyzeStages(const Timeline& timeline, const std::vector<WorkerAnalysis>& workers);
-std::vector<LaggingPeer> FindLaggingPeers(const Timeline& timeline);
+// Each (replica, stage)'s peers on up to `threads` threads.
+std::vector<LaggingPeer> FindLaggingPeers(const Timeline& timeline, int threads = 1);
 std::vector<LastReplica> FindLastReplicas(const Timeline& timeline, const std::vector<StepWindow>& steps);
 
 }  // namespace jobviz
