@@ -1,11 +1,16 @@
 #include "read/byte_source.h"
 
 #include <fcntl.h>
+#include <libdeflate.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
+#include <optional>
 
 namespace jobviz {
 
@@ -76,6 +81,47 @@ bool HasGzipMagic(int fd) {
   return pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
 }
 
+// A gzip file small enough to hold whole (an events file of `jobviz
+// extract`: kilobytes to megabytes) is inflated at once with libdeflate, at
+// two to three times zlib's speed: zlib's inflate and crc32 took a quarter
+// of reading 16,384 events files. Its members one after the other, as
+// gzread reads them. Whatever libdeflate refuses (data cut short or
+// corrupt, bytes after a member, more than kWholeGzipOut inflated) is left
+// to zlib, which reads it as before and says what is wrong.
+constexpr off_t kWholeGzipIn = 16 << 20;
+constexpr size_t kWholeGzipOut = 256 << 20;
+
+std::optional<std::string> InflateWhole(int fd, off_t size) {
+  std::string in(static_cast<size_t>(size), '\0');
+  for (size_t got = 0; got < in.size();) {
+    const ssize_t n = pread(fd, in.data() + got, in.size() - got, static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return std::nullopt;
+    got += static_cast<size_t>(n);
+  }
+  const std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)> inflater(
+      libdeflate_alloc_decompressor(), libdeflate_free_decompressor);
+  if (!inflater) return std::nullopt;
+  std::string out;
+  for (size_t at = 0; at < in.size();) {
+    for (size_t room = std::max<size_t>(4 * in.size(), 1 << 16);; room *= 2) {
+      if (out.size() + room > kWholeGzipOut) return std::nullopt;
+      const size_t before = out.size();
+      out.resize(before + room);
+      size_t used_in = 0, used_out = 0;
+      const libdeflate_result result = libdeflate_gzip_decompress_ex(
+          inflater.get(), in.data() + at, in.size() - at, out.data() + before, room, &used_in, &used_out);
+      out.resize(before + (result == LIBDEFLATE_SUCCESS ? used_out : 0));
+      if (result == LIBDEFLATE_SUCCESS) {
+        at += used_in;
+        break;
+      }
+      if (result != LIBDEFLATE_INSUFFICIENT_SPACE) return std::nullopt;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::unique_ptr<ByteSource> OpenByteSource(const std::string& path, std::string* error) {
@@ -95,6 +141,12 @@ std::unique_ptr<ByteSource> OpenByteSource(const std::string& path, std::string*
     return nullptr;
   }
   if (HasGzipMagic(fd)) {
+    struct stat st {};
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= kWholeGzipIn)
+      if (std::optional<std::string> whole = InflateWhole(fd, st.st_size)) {
+        close(fd);
+        return std::make_unique<StringSource>(std::move(*whole));
+      }
     gzFile file = gzdopen(fd, "rb");
     if (!file) {
       close(fd);
