@@ -1,7 +1,6 @@
 // jobviz [--log_dir DIR | FILE...]: the run as a straight line of stages,
 // discover -> read+parse -> build timeline -> align clocks -> find steps ->
 // analyse -> emit (docs/architecture.md).
-#include <algorithm>
 #include <cstdio>
 #include <future>
 #if defined(__GLIBC__)
@@ -104,8 +103,7 @@ int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLo
   // critical paths' step graphs) it would add to. The protobuf trace needs
   // only the marks, from its first slice: paired beside the analysis.
   const bool pair_flows = DrawsFlows(plan.outputs) && ThreadCount(run.threads) > 1;
-  const bool json_trace = std::any_of(plan.outputs.begin(), plan.outputs.end(),
-                                      [](const OutputRequest& o) { return o.format == OutputFormat::kPerfettoJson; });
+  const bool json_trace = DrawsFlowsInOrder(plan.outputs);
   if (pair_flows && !json_trace) run.flows = PairFlowsAside(run.timeline, /*keep_order=*/false);
   if (!plan.gates.empty() || ReadsAnalysis(plan.outputs) || plan.what_if.draw) {  // a trace alone does not need it
     AnalyseRun(&run, plan.what_if);

@@ -21,7 +21,7 @@ constexpr const char* kTraceHint = "choose another path with -o/--output or --ch
 
 // The registry: one line per format.
 const EmitterInfo kEmitters[] = {
-    {OutputFormat::kPerfettoJson, "the trace", true, kTraceHint, EmitPerfettoJson, false, true, true, true},
+    {OutputFormat::kPerfettoJson, "the trace", true, kTraceHint, EmitPerfettoJson, false, true, true, true, true},
     {OutputFormat::kPerfettoProto, "the trace", true, kTraceHint, EmitPerfettoProto, false, true, true, true},
     {OutputFormat::kPerfettoProtoPlain, "the trace", true, kTraceHint, EmitPerfettoProtoPlain, false, true, true, true},
     {OutputFormat::kChromeJson, "the legacy Chrome trace", true, kTraceHint, EmitChromeJson},
@@ -60,6 +60,10 @@ bool MarksCriticalPath(const std::vector<OutputRequest>& outputs) {
 bool DrawsFlows(const std::vector<OutputRequest>& outputs) { return AnyEmitter(outputs, &EmitterInfo::draws_flows); }
 
 bool DrawsWhatIf(const std::vector<OutputRequest>& outputs) { return AnyEmitter(outputs, &EmitterInfo::draws_what_if); }
+
+bool DrawsFlowsInOrder(const std::vector<OutputRequest>& outputs) {
+  return AnyEmitter(outputs, &EmitterInfo::flows_in_order);
+}
 
 
 }  // namespace jobviz
