@@ -79,10 +79,14 @@ Analysis Analyze(const Timeline& timeline, int threads = 1, const WhatIfDrawing&
 
 // Nearest-rank percentile (p in 0..100) of sorted values; 0 when empty.
 // The one definition behind the summary and --fail-on aggregates.
+// Its index among `count` sorted values (count > 0).
+inline size_t PercentileIndex(size_t count, double p) {
+  const size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(count)));
+  return std::clamp<size_t>(rank, 1, count) - 1;
+}
 template <typename T>
 size_t PercentileIndex(const std::vector<T>& values, double p) {
-  const size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(values.size())));
-  return std::clamp<size_t>(rank, 1, values.size()) - 1;
+  return PercentileIndex(values.size(), p);
 }
 template <typename T>
 T Percentile(const std::vector<T>& sorted, double p) {

@@ -29,8 +29,7 @@ Nanos MedianOfSorted(const std::vector<Nanos>& sorted) { return Percentile(sorte
 Nanos MedianWithout(const std::vector<Nanos>& sorted, Nanos left_out) {
   const size_t others = sorted.size() - 1;
   if (others == 0) return 0;
-  const size_t rank = static_cast<size_t>(std::ceil(50 / 100.0 * static_cast<double>(others)));  // as PercentileIndex
-  const size_t k = std::clamp<size_t>(rank, 1, others) - 1;
+  const size_t k = PercentileIndex(others, 50);  // among the others
   const size_t out = static_cast<size_t>(std::lower_bound(sorted.begin(), sorted.end(), left_out) - sorted.begin());
   return sorted[k < out ? k : k + 1];
 }

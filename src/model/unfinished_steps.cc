@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <deque>
 #include <string>
-#include <tuple>
 #include <map>
 #include <set>
 #include <unordered_map>
