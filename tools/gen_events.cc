@@ -18,9 +18,7 @@
 #include <CLI/CLI.hpp>
 
 #include <atomic>
-#include <cinttypes>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -44,17 +42,6 @@ struct Config {
   std::set<int> logs_of;  // nodes whose logs are written too
 };
 
-// xorshift: each replica's durations from a stream of their own.
-struct Random {
-  std::uint64_t state;
-  double Uniform() {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return static_cast<double>(state >> 11) / 9007199254740992.0;
-  }
-};
-
 // Per replica, per step, per stage: its ops timed. Each replica runs its
 // own 1F1B passes; a stage's optimizer waits for that stage's last backward
 // in every replica (the gradient all-reduce, 50 us after it), and the next
@@ -62,14 +49,14 @@ struct Random {
 using Steps = std::vector<std::vector<std::vector<pipeline::TimedOp>>>;
 std::vector<Steps> TimeRun(const Config& c) {
   const pipeline::StepTimes times{1000, 2000, 300, 20};
-  std::vector<Random> random;
-  for (int r = 0; r < c.dp; ++r) random.push_back({c.seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(r) * 7919 + 1});
+  std::vector<pipeline::Random> random;  // each replica's durations from a stream of their own
+  for (int r = 0; r < c.dp; ++r) random.emplace_back(c.seed, static_cast<std::uint64_t>(r));
   std::vector<Steps> replicas(static_cast<size_t>(c.dp));
   double start = static_cast<double>(c.start_ms) * 1000.0 + 200;
   for (int step = 0; step < c.steps; ++step) {
     std::vector<double> reduced(static_cast<size_t>(c.pp), 0);  // per stage: its last backward anywhere
     for (int r = 0; r < c.dp; ++r) {
-      Random& rng = random[static_cast<size_t>(r)];
+      pipeline::Random& rng = random[static_cast<size_t>(r)];
       replicas[r].push_back(pipeline::TimeStep(c.pp, c.microbatches, times, start,
                                                [&](double base) { return base * (1 + 0.02 * (2 * rng.Uniform() - 1)); }));
       for (int s = 0; s < c.pp; ++s) {
@@ -91,43 +78,24 @@ std::vector<Steps> TimeRun(const Config& c) {
   return replicas;
 }
 
-// "I1020 09:15:07.265326 22317 f.cc:217] ": the glog prefix of `epoch_us`, in UTC.
-void Prefix(std::string& out, double epoch_us, int thread, const char* source) {
-  const std::time_t seconds = static_cast<std::time_t>(epoch_us / 1e6);
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  char text[96];
-  std::snprintf(text, sizeof text, "I%02d%02d %02d:%02d:%02d.%06d %5d %s] ", tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                tm.tm_min, tm.tm_sec, static_cast<int>(epoch_us - static_cast<double>(seconds) * 1e6), thread, source);
-  out += text;
-}
-
-// Milliseconds since the epoch with six decimals, as the framework prints them.
-std::string Millis(double epoch_us) {
-  char text[48];
-  const std::int64_t ns = static_cast<std::int64_t>(epoch_us * 1000.0);
-  std::snprintf(text, sizeof text, "%" PRId64 ".%06" PRId64, ns / 1000000, ns % 1000000);
-  return text;
-}
-
 // The log of `rank` (stage, replica, peer) as the framework prints it.
 std::string RankLog(const Config& c, const Steps& steps, int rank,
                     int stage, int replica, int peer) {
   std::string log;
   const int thread = 22317 + rank % 9973;
   const double begin = static_cast<double>(c.start_ms) * 1000.0;
-  Prefix(log, begin, thread, "topology.py:210");
+  pipeline::AppendGlogPrefix(log, begin, thread, "topology.py:210");
   log += "HybridParallelInfo: rank_id: " + std::to_string(rank) + ", pp_rank: " + std::to_string(stage) +
          ", dp_rank: " + std::to_string(replica) + ", tp_rank: " + std::to_string(peer) + "\n";
-  Prefix(log, begin, thread, "pipeline_scheduler.py:88");
+  pipeline::AppendGlogPrefix(log, begin, thread, "pipeline_scheduler.py:88");
   log += "Schedule Profiler start at step 0 and end at step " + std::to_string(c.steps + 1) + "\n";
   for (const auto& step : steps) {
     const std::vector<pipeline::TimedOp>& ops = step[static_cast<size_t>(stage)];
     for (size_t j = 0; j < ops.size(); ++j) {
-      Prefix(log, ops.back().end_us + 30, thread, "standalone_executor.cc:217");
+      pipeline::AppendGlogPrefix(log, ops.back().end_us + 30, thread, "standalone_executor.cc:217");
       log += "Profiler Info: Job (" + std::to_string(j) + "), type = " + pipeline::KindName(ops[j].kind) +
-             ", micro_batch_id = " + std::to_string(ops[j].micro_batch) + ", job_start_time = " + Millis(ops[j].start_us) +
-             ", job_end_time = " + Millis(ops[j].end_us) + "\n";
+             ", micro_batch_id = " + std::to_string(ops[j].micro_batch) + ", job_start_time = " + pipeline::Millis(ops[j].start_us) +
+             ", job_end_time = " + pipeline::Millis(ops[j].end_us) + "\n";
     }
   }
   return log;

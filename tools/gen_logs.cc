@@ -11,9 +11,7 @@
 #include "pipeline_common.h"
 
 #include <algorithm>
-#include <cinttypes>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -40,22 +38,8 @@ struct Config {
   bool sync_outlier = false;  // one round of machine 1 is 500 us off
 };
 
-class Random {
- public:
-  explicit Random(std::uint64_t seed) : state_(seed * 0x9E3779B97F4A7C15ull + 1) {}
-  std::uint64_t Next() {
-    state_ ^= state_ << 13;
-    state_ ^= state_ >> 7;
-    state_ ^= state_ << 17;
-    return state_;
-  }
-  double Uniform() { return static_cast<double>(Next() >> 11) / 9007199254740992.0; }
-  int Below(int n) { return static_cast<int>(Next() % static_cast<std::uint64_t>(n)); }
-
- private:
-  std::uint64_t state_;
-};
-
+using pipeline::Millis;
+using pipeline::Random;
 using pipeline::KindName;
 using Op = pipeline::TimedOp;
 
@@ -78,16 +62,7 @@ class WorkerLog {
   }
   std::uint64_t bytes() const { return bytes_ + buffer_.size(); }
 
-  void Prefix(double epoch_us, const char* source) {
-    const std::time_t seconds = static_cast<std::time_t>(epoch_us / 1e6);
-    std::tm tm{};
-    gmtime_r(&seconds, &tm);
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "I%02d%02d %02d:%02d:%02d.%06d %5d %s] ", tm.tm_mon + 1,
-                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                  static_cast<int>(epoch_us - static_cast<double>(seconds) * 1e6), tid_, source);
-    buffer_ += buf;
-  }
+  void Prefix(double epoch_us, const char* source) { pipeline::AppendGlogPrefix(buffer_, epoch_us, tid_, source); }
   void Line(const std::string& text) {
     buffer_ += text;
     buffer_ += '\n';
@@ -126,13 +101,6 @@ class WorkerLog {
   std::uint64_t bytes_ = 0;
 };
 
-
-std::string Millis(double epoch_us) {
-  char buf[48];
-  const std::int64_t ns = static_cast<std::int64_t>(epoch_us * 1000.0);
-  std::snprintf(buf, sizeof buf, "%" PRId64 ".%06" PRId64, ns / 1000000, ns % 1000000);
-  return buf;
-}
 
 // What machine m's wall clock reads at true time t (microseconds).
 double Observed(const Config& c, int machine, double t_us) {

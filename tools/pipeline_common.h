@@ -1,8 +1,13 @@
 // Shared by the generators and the pipeline demo: the 1F1B schedule, one
-// step of it timed, and the per-machine option values of their command lines.
+// step of it timed, the framework's glog prefix and time format, a seeded
+// random stream, and the per-machine option values of their command lines.
 #pragma once
 
 #include <algorithm>
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <ctime>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -27,6 +32,43 @@ inline std::vector<Op> OneFOneB(int stage, int stages, int microbatches) {
   }
   for (int i = microbatches - warmup; i < microbatches; ++i) ops.push_back({Kind::kBackward, i});
   return ops;
+}
+
+// xorshift64: the generators' randomness, one stream per (seed, stream).
+class Random {
+ public:
+  explicit Random(std::uint64_t seed, std::uint64_t stream = 0)
+      : state_(seed * 0x9E3779B97F4A7C15ull + stream * 7919 + 1) {}
+  std::uint64_t Next() {
+    state_ ^= state_ << 13;
+    state_ ^= state_ >> 7;
+    state_ ^= state_ << 17;
+    return state_;
+  }
+  double Uniform() { return static_cast<double>(Next() >> 11) / 9007199254740992.0; }
+  int Below(int n) { return static_cast<int>(Next() % static_cast<std::uint64_t>(n)); }
+
+ private:
+  std::uint64_t state_;
+};
+
+// "I1020 09:15:07.265326 22317 f.cc:217] ": the glog prefix of `epoch_us`, in UTC, appended to `out`.
+inline void AppendGlogPrefix(std::string& out, double epoch_us, int thread, const char* source) {
+  const std::time_t seconds = static_cast<std::time_t>(epoch_us / 1e6);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char text[96];
+  std::snprintf(text, sizeof text, "I%02d%02d %02d:%02d:%02d.%06d %5d %s] ", tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                tm.tm_min, tm.tm_sec, static_cast<int>(epoch_us - static_cast<double>(seconds) * 1e6), thread, source);
+  out += text;
+}
+
+// Milliseconds since the epoch with six decimals, as the framework prints job times.
+inline std::string Millis(double epoch_us) {
+  char text[48];
+  const std::int64_t ns = static_cast<std::int64_t>(epoch_us * 1000.0);
+  std::snprintf(text, sizeof text, "%" PRId64 ".%06" PRId64, ns / 1000000, ns % 1000000);
+  return text;
 }
 
 // An op of one stage's step, timed (TimeStep); the optimizer comes last.
