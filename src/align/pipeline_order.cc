@@ -129,9 +129,9 @@ void VisitPairs(const Stage& here, const Stage& next, int s, const std::function
     const StageJob* const other = partner[i];
     if (!other) continue;
     if (other->forward)
-      visit({job, other->job, here.machine, next.machine, here.worker, next.worker, s});
+      visit({job, other->job, here.machine, next.machine, here.worker, next.worker, s, true});
     else
-      visit({other->job, job, next.machine, here.machine, next.worker, here.worker, s});
+      visit({other->job, job, next.machine, here.machine, next.worker, here.worker, s, false});
   }
 }
 

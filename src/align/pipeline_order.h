@@ -35,6 +35,7 @@ struct HandOff {
   const Worker* sender_worker;
   const Worker* receiver_worker;
   int stage;  // the pair is stages (stage, stage + 1) in pipeline order
+  bool forward;  // the sender is on `stage`, else on stage + 1 (a backward hand-off)
 };
 
 // The workers, with their machine's index, in pipeline stage order:

@@ -98,13 +98,13 @@ int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLo
   if (run.jobs == 0) return NoJobsError(run);
 
   // The traces' hand-off arrows are paired on a thread of their own. The
-  // JSON trace needs their order (8 bytes a job more) only after its jobs:
-  // paired while it writes them, not beside the analysis, whose peak (the
-  // critical paths' step graphs) it would add to. The protobuf trace needs
-  // only the marks, from its first slice: paired beside the analysis.
+  // JSON trace needs them (4 bytes a job) only after its jobs: paired while
+  // it writes them, not beside the analysis, whose peak (the critical paths'
+  // step graphs) they would add to. The protobuf trace needs them from its
+  // first slice: paired beside the analysis.
   const bool pair_flows = DrawsFlows(plan.outputs) && ThreadCount(run.threads) > 1;
-  const bool json_trace = DrawsFlowsInOrder(plan.outputs);
-  if (pair_flows && !json_trace) run.flows = PairFlowsAside(run.timeline, /*keep_order=*/false);
+  const bool json_trace = DrawsFlowsAfterJobs(plan.outputs);
+  if (pair_flows && !json_trace) run.flows = PairFlowsAside(run.timeline);
   if (!plan.gates.empty() || ReadsAnalysis(plan.outputs) || plan.what_if.draw) {  // a trace alone does not need it
     AnalyseRun(&run, plan.what_if);
     ReportWhatIfNotDrawn(plan, run);

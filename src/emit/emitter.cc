@@ -61,8 +61,8 @@ bool DrawsFlows(const std::vector<OutputRequest>& outputs) { return AnyEmitter(o
 
 bool DrawsWhatIf(const std::vector<OutputRequest>& outputs) { return AnyEmitter(outputs, &EmitterInfo::draws_what_if); }
 
-bool DrawsFlowsInOrder(const std::vector<OutputRequest>& outputs) {
-  return AnyEmitter(outputs, &EmitterInfo::flows_in_order);
+bool DrawsFlowsAfterJobs(const std::vector<OutputRequest>& outputs) {
+  return AnyEmitter(outputs, &EmitterInfo::flows_after_jobs);
 }
 
 

@@ -93,7 +93,7 @@ struct EmitterInfo {
   bool marks_critical_path = false;  // the traces: only analysis.bottleneck's paths (FindCriticalPaths)
   bool draws_flows = false;  // the traces: FinishedRun::flows
   bool draws_what_if = false;  // the traces and the HTML report: analysis.bottleneck.drawn_what_if
-  bool flows_in_order = false;  // the JSON trace: FlowChains::links() (the protobuf binds by the marks alone)
+  bool flows_after_jobs = false;  // the JSON trace: FinishedRun::flows only after all its jobs (the protobuf from its first)
 };
 
 const EmitterInfo& EmitterFor(OutputFormat format);
@@ -113,8 +113,8 @@ bool ReadsAnalysis(const std::vector<OutputRequest>& outputs);
 bool MarksCriticalPath(const std::vector<OutputRequest>& outputs);
 // Whether any of `outputs` draws the hand-off arrows (FinishedRun::flows).
 bool DrawsFlows(const std::vector<OutputRequest>& outputs);
-// Whether any of `outputs` writes the arrows in chain order (FlowChains keep_order).
-bool DrawsFlowsInOrder(const std::vector<OutputRequest>& outputs);
+// Whether any of `outputs` needs the arrows only after all its jobs (paired while it writes them).
+bool DrawsFlowsAfterJobs(const std::vector<OutputRequest>& outputs);
 // Whether any of `outputs` draws a what-if's replay (--what-if).
 bool DrawsWhatIf(const std::vector<OutputRequest>& outputs);
 

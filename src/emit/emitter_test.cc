@@ -92,14 +92,13 @@ TEST_CASE("The traces draw the hand-off chains paired beside the analysis as the
   }
   CHECK(Emit(OutputFormat::kPerfettoJson, own).find("{\"ph\":\"s\",\"id\":") != std::string::npos);
   CHECK(Emit(OutputFormat::kPerfettoJson, none).find("{\"ph\":\"s\",\"id\":") == std::string::npos);
-  // Chains paired without their order (for the protobuf alone): the JSON pairs its own, the protobuf uses them.
-  FinishedRun orderless = SampleRun();
-  orderless.flows = PairFlowsAside(orderless.timeline, /*keep_order=*/false);
-  REQUIRE_FALSE(orderless.flows.get().has_order());
-  CHECK(Emit(OutputFormat::kPerfettoJson, orderless) == Emit(OutputFormat::kPerfettoJson, own));
-  CHECK(Emit(OutputFormat::kPerfettoProto, orderless) == Emit(OutputFormat::kPerfettoProto, own));
-  CHECK(DrawsFlowsInOrder({{OutputFormat::kPerfettoJson, "t.json", false, "-o"}}));
-  CHECK_FALSE(DrawsFlowsInOrder({{OutputFormat::kPerfettoProto, "t.pftrace", false, "-o"}}));
+  // Chains paired on a thread of their own, as the draw command pairs them.
+  FinishedRun aside = SampleRun();
+  aside.flows = PairFlowsAside(aside.timeline);
+  CHECK(Emit(OutputFormat::kPerfettoJson, aside) == Emit(OutputFormat::kPerfettoJson, own));
+  CHECK(Emit(OutputFormat::kPerfettoProto, aside) == Emit(OutputFormat::kPerfettoProto, own));
+  CHECK(DrawsFlowsAfterJobs({{OutputFormat::kPerfettoJson, "t.json", false, "-o"}}));
+  CHECK_FALSE(DrawsFlowsAfterJobs({{OutputFormat::kPerfettoProto, "t.pftrace", false, "-o"}}));
   CHECK(DrawsFlows({{OutputFormat::kPerfettoProto, "t.pftrace", false, "-o"}}));
   CHECK_FALSE(DrawsFlows({{OutputFormat::kChromeJson, "p.json", false, "--chrome-output"},
                           {OutputFormat::kSummaryJson, "s.json", false, "--summary-json"}}));

@@ -6,54 +6,45 @@
 
 namespace jobviz {
 
-FlowChains::FlowChains(const Timeline& timeline, bool keep_order) : keep_order_(keep_order) {
-  // Hand-offs come stage pair by stage pair, so the worker is usually the
-  // one before: looked up in the map only when it changes.
+FlowChains::FlowChains(const Timeline& timeline) {
+  // Hand-offs come stage pair by stage pair, so the worker on each side is
+  // usually the one before: looked up in the map only when it changes.
   struct Last {
     const Worker* worker = nullptr;
     std::uint32_t index = 0;
-  } last_sender, last_receiver;
-  auto index_of = [&](const Worker* worker, Last& last) -> std::uint32_t {
+  } last_lower, last_upper;
+  auto mark_of = [&](const Worker* worker, const Job* job, Last& last) -> FlowMark& {
     if (worker != last.worker) {
       auto [it, inserted] = index_.try_emplace(worker, static_cast<std::uint32_t>(workers_.size()));
       if (inserted) workers_.push_back({worker, std::vector<FlowMark>(worker->jobs.size())});
       last = {worker, it->second};
     }
-    return last.index;
+    return workers_[last.index].marks[static_cast<size_t>(job - worker->jobs.data())];
   };
-  // At most every job once, as nearly every job is at scale: no regrowth.
-  size_t jobs = 0;
-  for (const Machine& machine : timeline.machines)
-    for (const Worker& worker : machine.workers) jobs += worker.jobs.size();
-  if (keep_order) links_.reserve(jobs);
   std::uint32_t next_id = 0;
-  const auto link = [&](const HandOff& h) {
-    const FlowLink from{index_of(h.sender_worker, last_sender), static_cast<std::uint32_t>(h.sender - h.sender_worker->jobs.data())};
-    const FlowLink to{index_of(h.receiver_worker, last_receiver),
-                      static_cast<std::uint32_t>(h.receiver - h.receiver_worker->jobs.data())};
-    FlowMark& sender = workers_[from.worker].marks[from.job];
-    if (sender.id == 0) {
-      // A chain has two jobs at least: a billion chains are 96 GB of jobs.
-      if (next_id == FlowMark::kMaxId) throw std::length_error("more than a billion hand-off chains");
-      sender.id = ++next_id;
-      if (keep_order_) links_.push_back(from);
+  // One walk, stage pairs from the first up, both directions at once. A
+  // chain takes its id on its job of the lowest stage, which that walk meets
+  // first and then hands up the chain: a forward chain's sender there, a
+  // backward chain's last receiver.
+  ForEachHandOff(timeline, [&](const HandOff& h) {
+    FlowMark& sender = mark_of(h.sender_worker, h.sender, h.forward ? last_lower : last_upper);
+    FlowMark& receiver = mark_of(h.receiver_worker, h.receiver, h.forward ? last_upper : last_lower);
+    FlowMark& lower = h.forward ? sender : receiver;
+    if (lower.id == 0) {
+      // A chain has two jobs at least: half a billion chains are 48 GB of jobs.
+      if (next_id == FlowMark::kMaxId) throw std::length_error("more than half a billion hand-off chains");
+      lower.id = ++next_id;
     }
+    (h.forward ? receiver : sender).id = lower.id;
     sender.out = true;
-    FlowMark& receiver = workers_[to.worker].marks[to.job];
-    if (!receiver.in && keep_order_) links_.push_back(to);
-    receiver.id = sender.id;
     receiver.in = true;
+    sender.backward = receiver.backward = !h.forward;
     ++hand_offs_;
-  };
-  // A chain grows from its first sender: forward hand-offs are walked from
-  // stage 0 up, backward ones from the last stage down, each linked as it
-  // comes (nothing is kept but the marks and the order).
-  ForEachHandOff(timeline, link, {.forward = true, .backward = false, .last_stage_first = false});
-  ForEachHandOff(timeline, link, {.forward = false, .backward = true, .last_stage_first = true});
+  }, {.forward = true, .backward = true, .last_stage_first = false});
 }
 
-std::shared_future<FlowChains> PairFlowsAside(const Timeline& timeline, bool keep_order) {
-  return std::async(std::launch::async, [&timeline, keep_order] { return FlowChains(timeline, keep_order); }).share();
+std::shared_future<FlowChains> PairFlowsAside(const Timeline& timeline) {
+  return std::async(std::launch::async, [&timeline] { return FlowChains(timeline); }).share();
 }
 
 std::shared_future<FlowChains> PairFlowsNow(const Timeline& timeline) {

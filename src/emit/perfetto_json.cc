@@ -241,31 +241,64 @@ void AppendFlowEvent(std::string& out, const Job& job, FlowMark mark, int pid, i
 //    (same cat, name and id) together in file order: written in chain order.
 // Not flow v2 (bind_id on the job): DevTools reads only v1, and Perfetto,
 // given both, draws every arrow twice.
-// Written in pieces of this many flow events, on every thread, in order.
-constexpr size_t kFlowPiece = 1 << 14;
+// Chain order is stage order: every pipeline's forward jobs on a chain stage
+// by stage from the first, then its backward ones from the last stage down
+// (as FlowChains paired them). Each stage's jobs are then read in their own
+// order, in pieces of about this many jobs (a piece spans workers: at 2,048
+// stages a worker has a few hundred) written on every thread, in order.
+constexpr size_t kFlowPieceJobs = 1 << 14;
 
-void AppendHandOffArrows(const Sink& sink, int threads, const FlowChains& flows, const std::vector<RowGroup>& groups,
-                         const JobFormat& format) {
-  struct Row {
-    int pid = 0;
-    const WorkerRows* rows = nullptr;
-  };
-  std::unordered_map<const Worker*, Row> row_of;
+// A worker's jobs [first_job, last_job) whose arrows of one direction are written.
+struct FlowSpan {
+  int pid = 0;
+  const WorkerRows* rows = nullptr;
+  const Worker* worker = nullptr;
+  std::span<const FlowMark> marks;
+  size_t first_job = 0, last_job = 0;
+  bool backward = false;  // the jobs of backward chains, else of forward ones
+};
+
+std::vector<FlowSpan> PlanFlowSpans(const Timeline& timeline, const FlowChains& flows, const std::vector<RowGroup>& groups) {
+  std::unordered_map<const Worker*, std::pair<int, const WorkerRows*>> row_of;
   for (size_t g = 0; g < groups.size(); ++g)
-    for (size_t w = 0; w < groups[g].workers.size(); ++w)
-      row_of[groups[g].workers[w].second] = {GroupPid(g), &groups[g].rows[w]};
-  std::vector<Row> rows(flows.worker_count());  // by FlowLink::worker: no map lookup a job
-  for (size_t w = 0; w < rows.size(); ++w) rows[w] = row_of.at(&flows.worker(w));
-  const std::span<const FlowLink> links = flows.links();
-  WriteInOrder((links.size() + kFlowPiece - 1) / kFlowPiece, threads, [&](size_t piece, std::string& out) {
-    const size_t end = std::min(links.size(), (piece + 1) * kFlowPiece);
-    out.reserve(out.size() + (end - piece * kFlowPiece) * 80);  // a flow event is about 70 bytes
-    for (size_t k = piece * kFlowPiece; k < end; ++k) {
-      const FlowLink link = links[k];
-      const Row& row = rows[link.worker];
-      out += ",\n";
-      AppendFlowEvent(out, flows.WorkerOf(link).jobs[link.job], flows.MarkOf(link), row.pid, row.rows->Tid(link.job), format);
-    }
+    for (size_t w = 0; w < groups[g].workers.size(); ++w) row_of[groups[g].workers[w].second] = {GroupPid(g), &groups[g].rows[w]};
+  const std::vector<PipelineChain> chains = PipelineChains(timeline);
+  std::vector<FlowSpan> spans;
+  for (const bool backward : {false, true})
+    for (const PipelineChain& chain : chains)
+      for (size_t k = 0; k < chain.stages.size(); ++k) {
+        const Worker& worker = *chain.stages[backward ? chain.stages.size() - 1 - k : k].second;
+        const std::span<const FlowMark> marks = flows.MarksOf(worker);
+        const auto row = row_of.find(&worker);
+        if (marks.empty() || row == row_of.end()) continue;
+        for (size_t first = 0; first < marks.size(); first += kFlowPieceJobs)
+          spans.push_back({row->second.first, row->second.second, &worker, marks, first,
+                           std::min(marks.size(), first + kFlowPieceJobs), backward});
+      }
+  return spans;
+}
+
+void AppendFlowSpan(std::string& out, const FlowSpan& span, const JobFormat& format) {
+  for (size_t j = span.first_job; j < span.last_job; ++j) {
+    const FlowMark mark = span.marks[j];
+    if (mark.id == 0 || mark.backward != span.backward) continue;
+    out += ",\n";
+    AppendFlowEvent(out, span.worker->jobs[j], mark, span.pid, span.rows->Tid(j), format);
+  }
+}
+
+void AppendHandOffArrows(const Sink& sink, int threads, const Timeline& timeline, const FlowChains& flows,
+                         const std::vector<RowGroup>& groups, const JobFormat& format) {
+  const std::vector<FlowSpan> spans = PlanFlowSpans(timeline, flows, groups);
+  std::vector<size_t> piece_starts;  // into spans: a piece is its spans up to the next one's first
+  for (size_t i = 0, jobs = kFlowPieceJobs; i < spans.size(); ++i) {
+    if (jobs >= kFlowPieceJobs) piece_starts.push_back(i), jobs = 0;
+    jobs += spans[i].last_job - spans[i].first_job;
+  }
+  piece_starts.push_back(spans.size());
+  WriteInOrder(piece_starts.size() - 1, threads, [&](size_t piece, std::string& out) {
+    out.reserve(out.size() + kFlowPieceJobs * 40);  // a flow event is about 70 bytes, on half the jobs read
+    for (size_t i = piece_starts[piece]; i < piece_starts[piece + 1]; ++i) AppendFlowSpan(out, spans[i], format);
   }, sink);
 }
 
@@ -336,9 +369,8 @@ TraceStats WritePerfettoTrace(const Timeline& timeline, const Sink& sink, int th
       AppendPiece(out, timeline, groups, pieces[i - path_pieces], format, critical);
   }, sink);
   std::optional<FlowChains> own;
-  // Only now: paired while the jobs were written (without their order: paired here).
-  const FlowChains& flows = paired && paired->get().has_order() ? paired->get() : own.emplace(timeline);
-  AppendHandOffArrows(sink, threads, flows, groups, format);  // after every job: the viewers bind them so
+  const FlowChains& flows = paired ? paired->get() : own.emplace(timeline);  // only now: paired while the jobs were written
+  AppendHandOffArrows(sink, threads, timeline, flows, groups, format);  // after every job: the viewers bind them so
   stats.flows = flows.hand_offs();
   AppendBusyCounter(sink, timeline, format.origin, threads);
   events.Finish(Trailer(timeline, format));
