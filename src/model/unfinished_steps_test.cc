@@ -70,6 +70,31 @@ TEST_CASE("A worker that never reached the step the others ran stopped before it
   CHECK(u.workers[0].jobs == 0);
 }
 
+TEST_CASE("Micro-batches numbered far from 0 and lines printed twice are counted as the usual ones are") {
+  // A step's count of a type is its distinct micro-batches, whatever their numbers.
+  for (const std::int64_t offset : {std::int64_t{0}, std::int64_t{1} << 40, std::int64_t{-7}}) {
+    INFO("micro-batches from " << offset);
+    Timeline t = TwoWorkers(3);
+    for (Worker& w : t.machines[0].workers)
+      for (Job& job : w.jobs) job.micro_batch += offset;
+    auto& jobs = t.machines[0].workers[1].jobs;
+    jobs.resize(jobs.size() - 3);      // its last backward pair and optimizer never came
+    jobs.insert(jobs.end() - 1, jobs[jobs.size() - 2]);  // a forward line printed twice: one job run once
+    const UnfinishedSteps u = MarkUnfinishedSteps(&t);
+    CHECK(u.first == 2);
+    CHECK(u.steps == 1);
+    CHECK(u.workers[1].step == 2);
+    CHECK(u.workers[1].expected == 5);
+    CHECK(u.workers[0].step == kNoStep);
+    Timeline whole = TwoWorkers(3);  // every step finished, one line printed twice: nobody is short
+    for (Worker& w : whole.machines[0].workers)
+      for (Job& job : w.jobs) job.micro_batch += offset;
+    auto& again = whole.machines[0].workers[1].jobs;
+    again.insert(again.end() - 4, again[again.size() - 5]);
+    CHECK(MarkUnfinishedSteps(&whole).first == kNoStep);
+  }
+}
+
 TEST_CASE("Every log ends mid-step: the last step is unfinished, even with one step only for a worker's own count") {
   Timeline t = TwoWorkers(2);
   for (Worker& w : t.machines[0].workers) w.jobs.resize(w.jobs.size() - 2);
