@@ -199,10 +199,9 @@ void AppendPiece(std::string& out, const Timeline& timeline, const std::vector<R
   if (piece.last_job == worker.jobs.size()) AppendInFlight(out, worker, pid, rows.first_tid, format.origin, format.source_root);
 }
 
-// One job's flow event (AppendHandOffArrows).
-void AppendFlowEvent(std::string& out, const Job& job, FlowMark mark, int pid, int tid, const JobFormat& format) {
-  EventBuffer w(out);
-  w.Char('{');
+// One job's flow event (AppendHandOffArrows), after a ",\n".
+void AppendFlowEvent(EventBuffer& w, const Job& job, FlowMark mark, int pid, int tid, const JobFormat& format) {
+  w.Lit(",\n{");
   if (format.args == JsonArgs::kFull) {  // the job's own category, as DevTools binds by it
     w.Lit("\"cat\":");
     w.JsonString(job.type.str());
@@ -279,11 +278,11 @@ std::vector<FlowSpan> PlanFlowSpans(const Timeline& timeline, const FlowChains& 
 }
 
 void AppendFlowSpan(std::string& out, const FlowSpan& span, const JobFormat& format) {
+  EventBuffer events(out);  // one for the span: an event is too short to append on its own
   for (size_t j = span.first_job; j < span.last_job; ++j) {
     const FlowMark mark = span.marks[j];
     if (mark.id == 0 || mark.backward != span.backward) continue;
-    out += ",\n";
-    AppendFlowEvent(out, span.worker->jobs[j], mark, span.pid, span.rows->Tid(j), format);
+    AppendFlowEvent(events, span.worker->jobs[j], mark, span.pid, span.rows->Tid(j), format);
   }
 }
 
