@@ -42,6 +42,8 @@ int Dispatch(int argc, char** argv) {
   if (subcommand == "extract") return Run(ParseExtractCommandLine(argc - 1, argv + 1), RunExtract);
   if (subcommand == "follow") return Run(ParseFollowCommandLine(argc - 1, argv + 1), RunFollow);
   if (subcommand == "diff") return Run(ParseDiffCommandLine(argc - 1, argv + 1), RunDiff);
+  if (subcommand == "history") return Run(ParseHistoryCommandLine(argc - 1, argv + 1, /*hosts=*/false), RunHistory);
+  if (subcommand == "hosts") return Run(ParseHistoryCommandLine(argc - 1, argv + 1, /*hosts=*/true), RunHistory);
   if (subcommand == "merge" && std::find(argv + 2, argv + argc, std::string_view("--follow")) != argv + argc)
     return Run(ParseFollowCommandLine(argc - 1, argv + 1, /*merge=*/true), RunFollow);
   if (subcommand == "merge") return Run(ParseDrawCommandLine(argc - 1, argv + 1, /*merge=*/true), RunMerge);

@@ -15,6 +15,7 @@
 // --log_dir logs/machineN --machine machineN`, run in OUT, can be compared
 // with the file written here (test/e2e/gen_events.py).
 //   jobviz-gen-events --out DIR [--pp 16 --mp 8 --dp 1024 --per_machine 8 --steps 4 --microbatches 16]
+//                     [--start_ms MS --slow_node N --slow_factor 1.3]
 #include <CLI/CLI.hpp>
 
 #include <atomic>
@@ -39,6 +40,8 @@ struct Config {
   int pp = 16, mp = 8, dp = 1024, per_machine = 8, steps = 4, microbatches = 16, threads = 0;
   std::int64_t start_ms = 1697793307000;
   std::uint64_t seed = 1;
+  int slow_node = -1;        // a node whose GPUs run their jobs slow_factor times longer (docs/history.md's example)
+  double slow_factor = 1.3;
   std::set<int> logs_of;  // nodes whose logs are written too
 };
 
@@ -47,6 +50,14 @@ struct Config {
 // in every replica (the gradient all-reduce, 50 us after it), and the next
 // step starts 500 us after the last optimizer.
 using Steps = std::vector<std::vector<std::vector<pipeline::TimedOp>>>;
+
+// Whether (replica, stage)'s ranks are on --slow_node (rank = ((replica * pp) + stage) * mp + peer).
+bool OnSlowNode(const Config& c, int replica, int stage) {
+  if (c.slow_node < 0) return false;
+  const long long first = (static_cast<long long>(replica) * c.pp + stage) * c.mp;
+  return first / c.per_machine <= c.slow_node && (first + c.mp - 1) / c.per_machine >= c.slow_node;
+}
+
 std::vector<Steps> TimeRun(const Config& c) {
   const pipeline::StepTimes times{1000, 2000, 300, 20};
   std::vector<pipeline::Random> random;  // each replica's durations from a stream of their own
@@ -57,8 +68,10 @@ std::vector<Steps> TimeRun(const Config& c) {
     std::vector<double> reduced(static_cast<size_t>(c.pp), 0);  // per stage: its last backward anywhere
     for (int r = 0; r < c.dp; ++r) {
       pipeline::Random& rng = random[static_cast<size_t>(r)];
-      replicas[r].push_back(pipeline::TimeStep(c.pp, c.microbatches, times, start,
-                                               [&](double base) { return base * (1 + 0.02 * (2 * rng.Uniform() - 1)); }));
+      replicas[r].push_back(pipeline::TimeStep(c.pp, c.microbatches, times, start, [&](double base, int stage) {
+        const double slow = OnSlowNode(c, r, stage) ? c.slow_factor : 1.0;
+        return base * slow * (1 + 0.02 * (2 * rng.Uniform() - 1));
+      }));
       for (int s = 0; s < c.pp; ++s) {
         const auto& ops = replicas[r].back()[s];
         reduced[s] = std::max(reduced[s], ops[ops.size() - 2].end_us);
@@ -168,6 +181,9 @@ int main(int argc, char** argv) {
   app.add_option("--steps", c.steps, "Steps")->check(CLI::Range(1, 100000));
   app.add_option("--microbatches", c.microbatches, "Micro-batches a step")->check(CLI::Range(1, 100000));
   app.add_option("--seed", c.seed, "Random seed");
+  app.add_option("--start_ms", c.start_ms, "Wall clock of the run's start, ms since the epoch");
+  app.add_option("--slow_node", c.slow_node, "A node whose GPUs run their jobs --slow_factor times longer");
+  app.add_option("--slow_factor", c.slow_factor, "How much longer (default 1.3)")->check(CLI::Range(1.0, 100.0));
   app.add_option("--logs_of", c.logs_of, "Nodes whose logs are written too, under OUT/logs/")->delimiter(',');
   app.add_option("-j,--threads", c.threads, "Threads (0: one per core)")->check(CLI::Range(0, 1024));
   CLI11_PARSE(app, argc, argv);

@@ -11,6 +11,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace pipeline {
@@ -89,7 +90,8 @@ struct StepTimes {
 
 // Times every op of one step of `stages` stages starting at `step_start_us`:
 // an op starts when its stage is free and its input has arrived from the
-// neighbouring stage. `duration(base_us)` gives each op's length (jitter).
+// neighbouring stage. `duration(base_us)` gives each op's length (jitter);
+// a `duration(base_us, stage)` is told the stage too (a slow GPU's).
 template <class Duration>
 std::vector<std::vector<TimedOp>> TimeStep(int stages, int microbatches, const StepTimes& times, double step_start_us,
                                            Duration&& duration) {
@@ -120,7 +122,10 @@ std::vector<std::vector<TimedOp>> TimeStep(int stages, int microbatches, const S
                             : op.kind == StepKind::kBackward ? times.backward_us
                                                              : times.optimizer_us;
         op.start_us = ready;
-        op.end_us = ready + duration(base);
+        if constexpr (std::is_invocable_v<Duration, double, int>)
+          op.end_us = ready + duration(base, s);
+        else
+          op.end_us = ready + duration(base);
         free_at[s] = op.end_us;
         if (op.kind == StepKind::kForward) fwd_end[s][op.micro_batch] = op.end_us;
         if (op.kind == StepKind::kBackward) bwd_end[s][op.micro_batch] = op.end_us;

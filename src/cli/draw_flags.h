@@ -25,11 +25,18 @@ struct DrawFlags {
   bool hung = false;  // --hung
   bool allow_stopped = false;  // --allow-stopped: a --baseline gate passes a run that stopped
   bool no_chrome = false, summary_on = false, summary_off = false, quiet = false, verbose = false;
+  std::string record, run_name;  // --record, --run-name
+  std::vector<std::string> tags;  // --tag KEY=VALUE
 };
 
 void AddInputOptions(CLI::App& app, DrawFlags& f);
 void AddOutputOptions(CLI::App& app, DrawFlags& f);
 void AddClockOptions(CLI::App& app, DrawFlags& f);
+// --record, --run-name, --tag (cli/history_options.cc), and the plan they make.
+void AddRecordOptions(CLI::App& app, DrawFlags& f);
+std::optional<RecordPlan> PlanRecord(const DrawFlags& f, bool merge, std::string* error);
+// KEY=VALUE of --tag, or an error that says what is wrong.
+bool ParseTag(const std::string& text, std::pair<std::string, std::string>* tag, std::string* error);
 
 // Which command the flags are for: merge and follow write only the outputs named.
 enum class DrawCommand { kDraw, kMerge, kFollow };

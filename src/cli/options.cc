@@ -299,6 +299,11 @@ Parsed<DrawPlan> ToPlan(DrawFlags& f, DrawCommand kind) {
   plan.what_if = PlanWhatIf(f.what_if, plan.outputs, !plan.gates.empty());
   if (const std::string clash = OutputClash(plan.outputs); !clash.empty())
     return {std::nullopt, UsageError(command, clash, "write each output to a path of its own")};
+  if (kind != DrawCommand::kFollow) {
+    std::string record_error;
+    plan.record = PlanRecord(f, merge, &record_error);
+    if (!record_error.empty()) return {std::nullopt, UsageError(command, record_error, "e.g. --record runs.db --run-name nightly-7b --tag commit=3f2a1c9")};
+  }
   plan.verbosity = f.quiet ? kQuiet : f.verbose ? kVerbose : kNormal;
   return {std::move(plan), kExitOk};
 }
@@ -311,11 +316,13 @@ Parsed<DrawPlan> ParseDrawCommandLine(int argc, char** argv, bool merge) {
   app.get_formatter()->column_width(30);
   app.footer("Subcommands (each with --help): jobviz follow (a running job, step by step), jobviz extract\n"
              "(parse where the logs are), jobviz merge (draw the events files of extract), jobviz diff BASE NEW\n"
-             "(two runs' metrics side by side). docs/usage.md");
+             "(two runs' metrics side by side), jobviz history / jobviz hosts LEDGER (the runs --record kept).\n"
+             "docs/usage.md");
   DrawFlags flags;
   AddInputOptions(app, flags);
   AddOutputOptions(app, flags);
   AddClockOptions(app, flags);
+  AddRecordOptions(app, flags);
   app.set_version_flag("--version", "jobviz " JOBVIZ_VERSION);
   if (auto stop = ParseOrExit<DrawPlan>(app, argc, argv, "jobviz")) return std::move(*stop);
   return ToPlan(flags, merge ? DrawCommand::kMerge : DrawCommand::kDraw);

@@ -26,6 +26,10 @@ Parsed<FollowPlan> ParseFollowCommandLine(int argc, char** argv, bool merge = fa
 // `jobviz diff BASE NEW` (argv without "diff").
 Parsed<DiffPlan> ParseDiffCommandLine(int argc, char** argv);
 
+// `jobviz history LEDGER` and, with `hosts`, `jobviz hosts LEDGER` (argv
+// without the subcommand): cli/history_options.cc.
+Parsed<HistoryPlan> ParseHistoryCommandLine(int argc, char** argv, bool hosts);
+
 // `jobviz extract ...` (argv without "extract").
 Parsed<ExtractPlan> ParseExtractCommandLine(int argc, char** argv);
 

@@ -15,6 +15,7 @@
 #include "analyse/fail_on.h"
 #include "emit/diff_report.h"
 #include "emit/emitter.h"
+#include "history/run_history.h"
 #include "model/step_window.h"
 #include "parse/timeline_builder.h"
 #include "model/topology_resolver.h"
@@ -37,6 +38,13 @@ struct ClockPlan {
   std::map<std::string, Nanos> offsets;  // --clock_offset, by machine name
 };
 
+// --record: the run appended to the run history (docs/history.md).
+struct RecordPlan {
+  std::string ledger;  // the SQLite file
+  std::string name;    // --run-name; by default the log directory's name (merge: the first events file's)
+  std::map<std::string, std::string> tags;  // --tag KEY=VALUE
+};
+
 // `jobviz [--log_dir DIR | FILE...]` and `jobviz merge EVENTS...`.
 struct DrawPlan {
   bool merge = false;
@@ -55,6 +63,7 @@ struct DrawPlan {
   bool critical_path = true;   // mark it in the traces (--no-critical-path)
   WhatIfDrawing what_if;       // --what-if: the replay drawn beside the run
   StopOptions stop;            // --hung
+  std::optional<RecordPlan> record;  // --record
   int verbosity = kNormal;
 };
 
@@ -87,6 +96,16 @@ struct DiffPlan {
   std::string base, now;
   DiffFormat format = DiffFormat::kTable;
   int verbosity = kNormal;
+};
+
+// `jobviz history LEDGER` and `jobviz hosts LEDGER`.
+struct HistoryPlan {
+  bool hosts = false;  // jobviz hosts
+  std::string ledger;
+  RunFilter filter;    // --name, --tag, --since
+  HistoryOptions options;  // --last, --compare
+  size_t top = 20;     // hosts: lines of each table
+  bool json = false;
 };
 
 }  // namespace jobviz

@@ -13,7 +13,11 @@ int RunMerge(const DrawPlan& plan);       // jobviz merge EVENTS...            (
 int RunExtract(const ExtractPlan& plan);  // jobviz extract --log_dir DIR ...   (extract.cc)
 int RunExtractFollow(const ExtractPlan& plan);  // jobviz extract --follow ...  (extract_follow.cc)
 int RunDiff(const DiffPlan& plan);        // jobviz diff BASE NEW               (diff.cc)
-int RunFollow(const FollowPlan& plan);    // jobviz follow --log_dir DIR ...    (follow.cc),
+int RunFollow(const FollowPlan& plan);
+int RunHistory(const HistoryPlan& plan);  // jobviz history LEDGER, jobviz hosts LEDGER (history.cc)
+// --record: appends the finished run (its analysis made) to the run history;
+// kExitLedger when the ledger cannot be used (history.cc).
+int RecordRun(const RecordPlan& plan, const FinishedRun& run, const char* command, int verbosity);    // jobviz follow --log_dir DIR ...    (follow.cc),
                                           // jobviz merge --follow STREAMS...
 
 // Everything after read+parse; merge enters here with the events files'

@@ -105,7 +105,7 @@ int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLo
   const bool pair_flows = DrawsFlows(plan.outputs) && ThreadCount(run.threads) > 1;
   const bool json_trace = DrawsFlowsAfterJobs(plan.outputs);
   if (pair_flows && !json_trace) run.flows = PairFlowsAside(run.timeline);
-  if (!plan.gates.empty() || ReadsAnalysis(plan.outputs) || plan.what_if.draw) {  // a trace alone does not need it
+  if (!plan.gates.empty() || ReadsAnalysis(plan.outputs) || plan.what_if.draw || plan.record) {  // a trace alone does not need it
     AnalyseRun(&run, plan.what_if);
     ReportWhatIfNotDrawn(plan, run);
     run.gates = EvaluateGates(plan.gates, run.summary, plan.baseline ? &*plan.baseline : nullptr);
@@ -120,7 +120,9 @@ int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLo
 
   if (!EmitAll(plan.outputs, run, plan.verbosity >= kNormal)) return kExitBadInput;
   stage_done("write");
+  const int recorded = plan.record ? RecordRun(*plan.record, run, plan.merge ? "jobviz merge" : "jobviz", plan.verbosity) : kExitOk;
   status = ReportGates(run.gates);
+  if (status == kExitOk) status = recorded;  // a gate's verdict first: the ledger's trouble is said either way
   if (status == kExitOk && plan.verbosity >= kVerbose) PrintReport(TimingLine(run, SecondsSince(started)));
   return status;
 }

@@ -1,0 +1,118 @@
+// The run history's options: --record, --run-name and --tag on `jobviz`
+// and `jobviz merge`, and the command lines of `jobviz history` and
+// `jobviz hosts` (docs/history.md).
+#include <ctime>
+#include <filesystem>
+
+#include "cli/draw_flags.h"
+#include "cli/exit_status.h"
+#include "cli/options.h"
+
+namespace jobviz {
+
+namespace {
+
+const char* kTagHint = "e.g. --tag commit=3f2a1c9 --tag cluster=a100-east (KEY=VALUE, repeatable)";
+
+// --since: YYYY-MM-DD (UTC midnight) or Nd (N days before now), as unix seconds.
+std::optional<std::int64_t> ParseSince(const std::string& text, std::int64_t now) {
+  if (!text.empty() && text.back() == 'd') {
+    const std::string days = text.substr(0, text.size() - 1);
+    if (days.empty() || days.size() > 5 || days.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    return now - std::stoll(days) * 86'400;
+  }
+  std::tm date{};
+  if (text.size() != 10 || !strptime(text.c_str(), "%Y-%m-%d", &date)) return std::nullopt;
+  return static_cast<std::int64_t>(timegm(&date));
+}
+
+void AddFilterOptions(CLI::App& app, std::string& name, std::vector<std::string>& tags, std::string& since) {
+  app.add_option("--name", name, "Only runs of this --run-name")->type_name("NAME");
+  app.add_option("--tag", tags, "Only runs with this tag (repeatable: all must match)")->type_name("KEY=VALUE");
+  app.add_option("--since", since, "Only runs that started on or after this day (UTC), or in the last N days")
+      ->type_name("YYYY-MM-DD|Nd");
+}
+
+}  // namespace
+
+bool ParseTag(const std::string& text, std::pair<std::string, std::string>* tag, std::string* error) {
+  const size_t equals = text.find('=');
+  if (equals == std::string::npos || equals == 0) {
+    *error = "--tag '" + text + "': expected KEY=VALUE";
+    return false;
+  }
+  *tag = {text.substr(0, equals), text.substr(equals + 1)};
+  return true;
+}
+
+void AddRecordOptions(CLI::App& app, DrawFlags& f) {
+  app.add_option("--record", f.record,
+                 "Append this run to the run history in LEDGER (an SQLite file, created on first use; the same logs "
+                 "twice are one run): jobviz history / jobviz hosts read it (docs/history.md)")
+      ->type_name("LEDGER");
+  app.add_option("--run-name", f.run_name, "With --record: the run's name (default: the log directory's name)")
+      ->type_name("NAME");
+  app.add_option("--tag", f.tags, "With --record: KEY=VALUE to keep with the run, e.g. commit=3f2a1c9 (repeatable)")
+      ->type_name("KEY=VALUE");
+}
+
+std::optional<RecordPlan> PlanRecord(const DrawFlags& f, bool merge, std::string* error) {
+  if (f.record.empty()) {
+    if (!f.run_name.empty() || !f.tags.empty()) *error = "--run-name and --tag say what to record: give --record LEDGER";
+    return std::nullopt;
+  }
+  RecordPlan plan;
+  plan.ledger = f.record;
+  for (const std::string& text : f.tags) {
+    std::pair<std::string, std::string> tag;
+    if (!ParseTag(text, &tag, error)) return std::nullopt;
+    plan.tags[tag.first] = tag.second;
+  }
+  plan.name = f.run_name;
+  if (plan.name.empty()) {  // the log directory's name; given files (merge's events): their directory's
+    std::filesystem::path source = std::filesystem::absolute(f.inputs.log_dir.empty() || merge
+                                                                 ? std::filesystem::path(f.inputs.files.at(0)).parent_path()
+                                                                 : std::filesystem::path(f.inputs.log_dir));
+    source = source.lexically_normal();
+    if (!source.has_filename()) source = source.parent_path();  // "logs/" -> "logs"
+    plan.name = source.filename().string();
+  }
+  return plan;
+}
+
+Parsed<HistoryPlan> ParseHistoryCommandLine(int argc, char** argv, bool hosts) {
+  const char* command = hosts ? "jobviz hosts" : "jobviz history";
+  CLI::App app{hosts ? "jobviz hosts: hosts and GPUs across the recorded runs, ranked by the step time lost to them,\n"
+                       "with how often each was a slow worker or the first to stop (docs/history.md)."
+                     : "jobviz history: the recorded runs, each beside the median of the runs before it, regressions\n"
+                       "marked (docs/history.md)."};
+  HistoryPlan plan;
+  plan.hosts = hosts;
+  std::string since;
+  std::vector<std::string> tags;
+  app.add_option("ledger", plan.ledger, "The run history: an SQLite file that --record wrote")->required()->type_name("LEDGER");
+  AddFilterOptions(app, plan.filter.name, tags, since);
+  if (hosts) {
+    app.add_option("--top", plan.top, "Lines of each table (default 20)")->check(CLI::Range(size_t{1}, size_t{1'000'000}));
+  } else {
+    app.add_option("--last", plan.options.last, "Runs shown, the latest (default 20)")->check(CLI::Range(size_t{1}, size_t{1'000'000}));
+    app.add_option("--compare", plan.options.compare, "Runs before each that its median is taken over (default 10)")
+        ->check(CLI::Range(size_t{1}, size_t{10'000}));
+  }
+  app.add_flag("--json", plan.json, "JSON lines, one object per run (or host), instead of a table");
+  if (auto stop = ParseOrExit<HistoryPlan>(app, argc, argv, command)) return std::move(*stop);
+  for (const std::string& text : tags) {
+    std::pair<std::string, std::string> tag;
+    std::string error;
+    if (!ParseTag(text, &tag, &error)) return {std::nullopt, UsageError(command, error, kTagHint)};
+    plan.filter.tags[tag.first] = tag.second;
+  }
+  if (!since.empty()) {
+    plan.filter.since = ParseSince(since, static_cast<std::int64_t>(std::time(nullptr)));
+    if (!plan.filter.since)
+      return {std::nullopt, UsageError(command, "--since '" + since + "': expected YYYY-MM-DD or Nd", "e.g. --since 2026-11-01 or --since 30d")};
+  }
+  return {std::move(plan), kExitOk};
+}
+
+}  // namespace jobviz

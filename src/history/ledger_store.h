@@ -1,0 +1,48 @@
+// Runs into the ledger and back out: one transaction a run, read with the
+// filters `jobviz history` and `jobviz hosts` take.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "history/ledger_db.h"
+#include "history/run_record.h"
+
+namespace jobviz {
+
+struct StoredRun {
+  std::int64_t id = 0;
+  bool already = false;  // the same logs were recorded before: nothing written
+};
+
+// Writes `record` with its steps, workers, what-ifs and tags in one
+// transaction; a run of the same identity is kept as it was.
+std::optional<StoredRun> StoreRun(LedgerDb& db, const RunRecord& record, LedgerError* error);
+
+struct RunFilter {
+  std::map<std::string, std::string> tags;  // every one must match
+  std::optional<std::int64_t> since;         // unix seconds: runs that started then or later
+  std::string name;                          // "" = any
+};
+
+// A run as history lists it (its workers are not loaded).
+struct LedgerRun {
+  std::int64_t id = 0;
+  RunRecord record;  // worker_rows and step_rows left empty
+};
+
+// Every run that `filter` lets through, oldest first (by start, then by
+// when it was recorded).
+std::optional<std::vector<LedgerRun>> LoadRuns(LedgerDb& db, const RunFilter& filter, LedgerError* error);
+
+// A worker of a recorded run, with what the host ledger needs of its run.
+struct LedgerWorker {
+  std::int64_t run = 0;
+  std::string run_name;
+  RecordedWorker worker;
+};
+std::optional<std::vector<LedgerWorker>> LoadWorkers(LedgerDb& db, const RunFilter& filter, LedgerError* error);
+
+}  // namespace jobviz
