@@ -25,7 +25,7 @@ struct DrawFlags {
   bool hung = false;  // --hung
   bool allow_stopped = false;  // --allow-stopped: a --baseline gate passes a run that stopped
   bool no_chrome = false, summary_on = false, summary_off = false, quiet = false, verbose = false;
-  std::string record, run_name;  // --record, --run-name
+  std::string record, run_name, baseline_history;  // --record, --run-name, --baseline-history
   std::vector<std::string> tags;  // --tag KEY=VALUE
 };
 
@@ -35,6 +35,11 @@ void AddClockOptions(CLI::App& app, DrawFlags& f);
 // --record, --run-name, --tag (cli/history_options.cc), and the plan they make.
 void AddRecordOptions(CLI::App& app, DrawFlags& f);
 std::optional<RecordPlan> PlanRecord(const DrawFlags& f, bool merge, std::string* error);
+// --run-name, or the log directory's name (merge: the events files' directory's).
+std::string RunName(const DrawFlags& f, bool merge);
+// --baseline-history: the baseline made from the ledger now, so that a bad
+// ledger or an unknown name fails before the logs are read; an exit code.
+int LoadHistoryBaseline(const DrawFlags& f, bool merge, std::optional<nlohmann::json>* baseline);
 // KEY=VALUE of --tag, or an error that says what is wrong.
 bool ParseTag(const std::string& text, std::pair<std::string, std::string>* tag, std::string* error);
 

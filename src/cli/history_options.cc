@@ -7,6 +7,8 @@
 #include "cli/draw_flags.h"
 #include "cli/exit_status.h"
 #include "cli/options.h"
+#include "cli/report.h"
+#include "history/history_baseline.h"
 
 namespace jobviz {
 
@@ -35,6 +37,45 @@ void AddFilterOptions(CLI::App& app, std::string& name, std::vector<std::string>
 
 }  // namespace
 
+std::string RunName(const DrawFlags& f, bool merge) {
+  if (!f.run_name.empty()) return f.run_name;
+  // The log directory's name; given files (merge's events): their directory's.
+  std::filesystem::path source = std::filesystem::absolute(f.inputs.log_dir.empty() || merge
+                                                               ? std::filesystem::path(f.inputs.files.at(0)).parent_path()
+                                                               : std::filesystem::path(f.inputs.log_dir));
+  source = source.lexically_normal();
+  if (!source.has_filename()) source = source.parent_path();  // "logs/" -> "logs"
+  return source.filename().string();
+}
+
+int LoadHistoryBaseline(const DrawFlags& f, bool merge, std::optional<nlohmann::json>* baseline) {
+  const char* hint = "e.g. --baseline-history runs.db:10 (the median of the last 10 runs of this --run-name)";
+  const auto source = ParseHistoryBaseline(f.baseline_history);
+  if (!source) {
+    PrintError("--baseline-history " + f.baseline_history + ": K must be a number from 1", hint);
+    return kExitUsage;
+  }
+  LedgerError error;
+  std::optional<LedgerDb> db = LedgerDb::Open(source->ledger, /*for_writing=*/false, &error);
+  const std::string name = RunName(f, merge);
+  RunFilter filter;
+  filter.name = name;
+  const auto runs = db ? LoadRuns(*db, filter, &error) : std::nullopt;
+  if (!runs) {
+    PrintError("--baseline-history: " + error.message, error.hint);
+    return kExitLedger;
+  }
+  std::string described;
+  *baseline = BaselineOfRuns(*runs, source->runs, &described);
+  if (!*baseline) {
+    PrintError("--baseline-history " + source->ledger + ": no finished run named '" + name + "' recorded",
+               "record a run of it first (--record " + source->ledger + " --run-name " + name + "), or name another with --run-name");
+    return kExitUsage;
+  }
+  PrintReport("jobviz: baseline: " + described + " in " + source->ledger + "\n");
+  return kExitOk;
+}
+
 bool ParseTag(const std::string& text, std::pair<std::string, std::string>* tag, std::string* error) {
   const size_t equals = text.find('=');
   if (equals == std::string::npos || equals == 0) {
@@ -54,11 +95,16 @@ void AddRecordOptions(CLI::App& app, DrawFlags& f) {
       ->type_name("NAME");
   app.add_option("--tag", f.tags, "With --record: KEY=VALUE to keep with the run, e.g. commit=3f2a1c9 (repeatable)")
       ->type_name("KEY=VALUE");
+  app.add_option("--baseline-history", f.baseline_history,
+                 "As --baseline, the median of the last K finished runs of this --run-name in LEDGER (default K 10): "
+                 "--fail-on 'bubble_ratio > baseline + 0.02' (docs/history.md)")
+      ->type_name("LEDGER[:K]");
 }
 
 std::optional<RecordPlan> PlanRecord(const DrawFlags& f, bool merge, std::string* error) {
-  if (f.record.empty()) {
-    if (!f.run_name.empty() || !f.tags.empty()) *error = "--run-name and --tag say what to record: give --record LEDGER";
+  if (f.record.empty()) {  // --run-name also names the runs --baseline-history compares with
+    if (!f.tags.empty() || (!f.run_name.empty() && f.baseline_history.empty()))
+      *error = "--run-name and --tag say what to record: give --record LEDGER (or --baseline-history)";
     return std::nullopt;
   }
   RecordPlan plan;
@@ -68,15 +114,7 @@ std::optional<RecordPlan> PlanRecord(const DrawFlags& f, bool merge, std::string
     if (!ParseTag(text, &tag, error)) return std::nullopt;
     plan.tags[tag.first] = tag.second;
   }
-  plan.name = f.run_name;
-  if (plan.name.empty()) {  // the log directory's name; given files (merge's events): their directory's
-    std::filesystem::path source = std::filesystem::absolute(f.inputs.log_dir.empty() || merge
-                                                                 ? std::filesystem::path(f.inputs.files.at(0)).parent_path()
-                                                                 : std::filesystem::path(f.inputs.log_dir));
-    source = source.lexically_normal();
-    if (!source.has_filename()) source = source.parent_path();  // "logs/" -> "logs"
-    plan.name = source.filename().string();
-  }
+  plan.name = RunName(f, merge);
   return plan;
 }
 

@@ -284,7 +284,11 @@ Parsed<DrawPlan> ToPlan(DrawFlags& f, DrawCommand kind) {
         return {std::nullopt, UsageError(command, "--rank-order: " + error, "e.g. --rank-order pp,dp,mp (outermost first)")};
     }
   }
+  if (!f.baseline.empty() && !f.baseline_history.empty())
+    return {std::nullopt, UsageError(command, "--baseline and --baseline-history both give the baseline; give one", "")};
   if (!f.baseline.empty() && !LoadBaseline(f.baseline, &plan.baseline)) return {std::nullopt, kExitUsage};
+  if (!f.baseline_history.empty())
+    if (const int code = LoadHistoryBaseline(f, merge, &plan.baseline); code != kExitOk) return {std::nullopt, code};
   // A run held against a baseline that stopped is no faster or slower: it failed (docs/ci.md).
   if (plan.baseline && !f.allow_stopped &&
       std::none_of(f.fail_on.begin(), f.fail_on.end(), [](const std::string& c) { return c.starts_with("stopped"); }))

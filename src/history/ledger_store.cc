@@ -150,6 +150,11 @@ std::optional<std::vector<LedgerRun>> LoadRuns(LedgerDb& db, const RunFilter& fi
         if (const auto it = by_id.find(IntOf(v[0])); it != by_id.end()) it->second->tags[TextOf(v[1])] = TextOf(v[2]);
       }, error))
     return std::nullopt;
+  if (!db.Query("SELECT run, key, applies, gain, saved_us FROM what_ifs", {}, [&](const std::vector<LedgerValue>& v) {
+        if (const auto it = by_id.find(IntOf(v[0])); it != by_id.end())
+          it->second->what_ifs.push_back({TextOf(v[1]), IntOf(v[2]) != 0, RealOf(v[3]), RealOf(v[4])});
+      }, error))
+    return std::nullopt;
   return runs;
 }
 

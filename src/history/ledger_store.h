@@ -27,7 +27,7 @@ struct RunFilter {
   std::string name;                          // "" = any
 };
 
-// A run as history lists it (its workers are not loaded).
+// A run as history lists it, with its tags and what-ifs (its workers and steps are not loaded).
 struct LedgerRun {
   std::int64_t id = 0;
   RunRecord record;  // worker_rows and step_rows left empty

@@ -6,12 +6,6 @@ namespace jobviz {
 
 namespace {
 
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 bool Stopped(const RunRecord& r) { return r.stop_kind != "finished"; }
 
 }  // namespace

@@ -42,13 +42,6 @@ std::optional<T> Optional(const json& doc, const char* key) {
   return it->get<T>();
 }
 
-double Median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 void AddTopology(const json& summary, RunRecord& r) {
   const auto topology = summary.find("topology");
   if (topology == summary.end()) return;
@@ -148,6 +141,13 @@ void AddWorkers(const FinishedRun& run, RunRecord& r) {
 }
 
 }  // namespace
+
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
 
 std::string RunIdentity(const Timeline& timeline) {
   RunHash hash;

@@ -61,6 +61,9 @@ struct RunRecord {
   std::vector<RecordedWhatIf> what_ifs;
 };
 
+// The median of `values` (the mean of the middle two of an even count); 0 when empty.
+double Median(std::vector<double> values);
+
 // The run's identity: a hash of every job (machine, worker, type,
 // micro-batch, start, end) and the machines' names, as 16 hex digits.
 std::string RunIdentity(const Timeline& timeline);

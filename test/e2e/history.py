@@ -8,7 +8,8 @@ host turns slow on night 6, a config change raises the bubble on night 9.
 history must mark those nights and no other, hosts must rank that host
 first as the host's doing; the same logs recorded twice are one run; twelve
 writers at once lose no run while history reads; bad ledgers and bad options
-exit with their documented codes and leave the files alone.
+exit with their documented codes and leave the files alone; --baseline-history
+fails the slow night's gates against the nights before it and passes a healthy one.
 """
 import json
 import os
@@ -85,6 +86,31 @@ with tempfile.TemporaryDirectory() as out:
     again = jobviz("merge", *events, "-o", os.path.join(out, "again.pftrace"), "--record", db)
     check(again.returncode == 0 and "already" in again.stderr, f"recorded again: {again.returncode} {again.stderr[-300:]}")
     check(len(json_lines(jobviz("history", db, "--json", "--last", "100").stdout)) == NIGHTS, "a run recorded twice")
+
+    # --baseline-history: the gates against the median of the nights before the slow host.
+    base = os.path.join(out, "before.db")
+    def night_events(night):
+        d = os.path.join(out, f"night{night}")
+        return sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".jsonl.gz"))
+    for night in range(1, SLOW_FROM):
+        check(jobviz("merge", *night_events(night), "-o", os.path.join(out, "b.pftrace"), "-q", "--record", base,
+                     "--run-name", "nightly-7b").returncode == 0, f"recording night {night} into before.db")
+    gates = ["--fail-on", "bubble_ratio > baseline + 0.02", "--fail-on", "steps.duration_us.p50 > baseline * 1.05"]
+    junit = os.path.join(out, "gates.xml")
+    slow = jobviz("merge", *night_events(SLOW_FROM), "-o", os.path.join(out, "b.pftrace"), "--run-name", "nightly-7b",
+                  "--baseline-history", base + ":3", *gates, "--junit", junit)
+    check(slow.returncode == 3, f"the slow night against history: exit {slow.returncode} {slow.stderr[-400:]}")
+    check("the median of 3 runs" in slow.stderr, f"the baseline is not said: {slow.stderr[-400:]}")
+    check(os.path.exists(junit) and open(junit).read().count("<failure") == 2, "JUnit does not fail both gates")
+    fine = jobviz("merge", *night_events(2), "-o", os.path.join(out, "b.pftrace"), "--run-name", "nightly-7b",
+                  "--baseline-history", base, *gates)
+    check(fine.returncode == 0, f"a healthy night against history: exit {fine.returncode} {fine.stderr[-400:]}")
+    unknown = jobviz("merge", *night_events(2), "-o", os.path.join(out, "b.pftrace"), "--run-name", "other",
+                     "--baseline-history", base, *gates)
+    check(unknown.returncode == 2 and "no finished run named 'other'" in unknown.stderr, f"unknown name: {unknown.stderr}")
+    both = jobviz("merge", *night_events(2), "-o", os.path.join(out, "b.pftrace"), "--baseline", junit,
+                  "--baseline-history", base)
+    check(both.returncode == 2, f"--baseline with --baseline-history: exit {both.returncode}")
 
     # Many writers at once, and a reader while they write: no run lost.
     many = os.path.join(out, "many.db")
