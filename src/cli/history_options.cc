@@ -89,7 +89,8 @@ bool ParseTag(const std::string& text, std::pair<std::string, std::string>* tag,
 void AddRecordOptions(CLI::App& app, DrawFlags& f) {
   app.add_option("--record", f.record,
                  "Append this run to the run history in LEDGER (an SQLite file, created on first use; the same logs "
-                 "twice are one run): jobviz history / jobviz hosts read it (docs/history.md)")
+                 "twice are one run), or as one file in LEDGER/ when it is a directory (NFS, Lustre): jobviz history / "
+                 "jobviz hosts read it (docs/history.md)")
       ->type_name("LEDGER");
   app.add_option("--run-name", f.run_name, "With --record: the run's name (default: the log directory's name)")
       ->type_name("NAME");
@@ -128,7 +129,8 @@ Parsed<HistoryPlan> ParseHistoryCommandLine(int argc, char** argv, bool hosts) {
   plan.hosts = hosts;
   std::string since;
   std::vector<std::string> tags;
-  app.add_option("ledger", plan.ledger, "The run history: an SQLite file that --record wrote")->required()->type_name("LEDGER");
+  app.add_option("ledger", plan.ledger, "The run history: the SQLite file (or the directory of run files) that --record wrote")
+      ->required()->type_name("LEDGER");
   AddFilterOptions(app, plan.filter.name, tags, since);
   if (hosts) {
     app.add_option("--top", plan.top, "Lines of each table (default 20)")->check(CLI::Range(size_t{1}, size_t{1'000'000}));
@@ -138,6 +140,18 @@ Parsed<HistoryPlan> ParseHistoryCommandLine(int argc, char** argv, bool hosts) {
         ->check(CLI::Range(size_t{1}, size_t{10'000}));
   }
   app.add_flag("--json", plan.json, "JSON lines, one object per run (or host), instead of a table");
+  app.add_option("--html", plan.html, hosts ? "Also write the tables as a self-contained HTML page to FILE"
+                                            : "Also write a self-contained HTML page to FILE: step time and bubble over "
+                                              "the runs as charts, each point opening its run's line")
+      ->type_name("FILE");
+  if (!hosts)
+    app.add_option("--import", plan.import,
+                   "Add the run files that --record DIR wrote to LEDGER (created on first use), and stop")
+        ->type_name("DIR");
+  if (!hosts)
+    app.add_option("--series", plan.series,
+                   "With --html: one series a value of this tag key (or name) (default: the first tag that changes)")
+        ->type_name("KEY");
   if (auto stop = ParseOrExit<HistoryPlan>(app, argc, argv, command)) return std::move(*stop);
   for (const std::string& text : tags) {
     std::pair<std::string, std::string> tag;

@@ -106,6 +106,9 @@ struct HistoryPlan {
   HistoryOptions options;  // --last, --compare
   size_t top = 20;     // hosts: lines of each table
   bool json = false;
+  std::string html;    // --html FILE: the page (history/history_html.h)
+  std::string series;  // history --series KEY: a tag key, or "name"; "" = the first tag that changes
+  std::string import;  // history --import DIR: the run files of --record DIR, added to `ledger`
 };
 
 }  // namespace jobviz

@@ -13,6 +13,7 @@ fails the slow night's gates against the nights before it and passes a healthy o
 """
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -69,6 +70,25 @@ with tempfile.TemporaryDirectory() as out:
     since = json_lines(jobviz("history", db, "--json", "--since", "2026-11-05").stdout)
     check(len(since) == NIGHTS - 6, f"--since 2026-11-05: {len(since)} runs")  # night 1 is 2026-10-30
 
+    # --html: a self-contained page; every point links to its run's line; the regressions ringed.
+    page = os.path.join(out, "history.html")
+    r = jobviz("history", db, "--html", page, "--last", "100")
+    check(r.returncode == 0 and os.path.exists(page), f"history --html: {r.returncode} {r.stderr}")
+    if os.path.exists(page):
+        html = open(page).read()
+        rows = set(re.findall(r'<tr id="(run-\d+)"', html))
+        links = re.findall(r'<a href="#(run-\d+)">', html)
+        check(len(rows) == NIGHTS and len(links) == 2 * NIGHTS, f"{len(rows)} rows, {len(links)} points")
+        check(set(links) == rows, "a point links to no run's line")
+        marked = sum(r["regressed"]["step"] for r in runs) + sum(r["regressed"]["bubble"] for r in runs)
+        rings = html.count('class="regressed"')
+        check(rings == marked, f"{rings} rings, {marked} regressions")
+        check("microbatches" in html, "the series are not the tag that changes")
+        check(not re.search(r'<script|src="http|href="http', html), "the page is not self-contained")
+    hosts_page = os.path.join(out, "hosts.html")
+    r = jobviz("hosts", db, "--html", hosts_page)
+    check(r.returncode == 0 and "machine5" in open(hosts_page).read(), f"hosts --html: {r.returncode} {r.stderr}")
+
     # hosts: machine5 first, the host's doing, slow from night SLOW_FROM on.
     hosts = [h for h in json_lines(jobviz("hosts", db, "--json").stdout) if h["kind"] == "host"]
     check(hosts and hosts[0]["host"] == "machine5", f"first host {hosts[0] if hosts else None}")
@@ -111,6 +131,25 @@ with tempfile.TemporaryDirectory() as out:
     both = jobviz("merge", *night_events(2), "-o", os.path.join(out, "b.pftrace"), "--baseline", junit,
                   "--baseline-history", base)
     check(both.returncode == 2, f"--baseline with --baseline-history: exit {both.returncode}")
+
+    # --record DIR: a file a run; history and hosts read the directory; --import adds its runs to a ledger.
+    runs_dir = os.path.join(out, "runs") + "/"
+    for night in (1, 2, 3, 3):
+        r = jobviz("merge", *night_events(night), "-o", os.path.join(out, "d.pftrace"), "--record", runs_dir)
+        check(r.returncode == 0, f"--record DIR night {night}: {r.returncode} {r.stderr[-300:]}")
+    check("already" in r.stderr, "night 3 recorded twice into DIR is not said")
+    check(len([f for f in os.listdir(runs_dir) if f.endswith(".json")]) == 3, "run files in DIR")
+    check(len(json_lines(jobviz("history", runs_dir, "--json").stdout)) == 3, "history DIR")
+    check(jobviz("hosts", runs_dir, "--json").returncode == 0, "hosts DIR")
+    imported = os.path.join(out, "imported.db")
+    r = jobviz("history", "--import", runs_dir, imported)
+    check(r.returncode == 0 and "imported 3 of 3" in r.stderr, f"--import: {r.returncode} {r.stderr}")
+    r = jobviz("history", "--import", runs_dir, imported)
+    check(r.returncode == 0 and "imported 0 of 3" in r.stderr, f"--import again: {r.returncode} {r.stderr}")
+    with open(os.path.join(runs_dir, "stray.json"), "w") as f:
+        f.write('{"hello": 1}\n')
+    r = jobviz("history", runs_dir)
+    check(r.returncode == 5 and "stray.json" in r.stderr, f"a stray file in DIR: {r.returncode} {r.stderr}")
 
     # Many writers at once, and a reader while they write: no run lost.
     many = os.path.join(out, "many.db")
