@@ -92,9 +92,9 @@ int RunHistory(const HistoryPlan& plan) {
   if (!db) return LedgerFailure(command, error);
   std::string out;
   if (plan.hosts) {
-    const auto workers = LoadWorkers(*db, plan.filter, &error);
-    if (!workers) return LedgerFailure(command, error);
-    const HostLedger ledger = RankHosts(*workers);
+    const auto facts = LoadHostFacts(*db, plan.filter, &error);
+    if (!facts) return LedgerFailure(command, error);
+    const HostLedger ledger = RankHosts(*facts);
     out = plan.json ? HostsJsonLines(ledger) : HostsTable(ledger, plan.top);
     if (!plan.html.empty() && !WriteHtml(command, plan.html, HostsHtml(ledger, plan.top, plan.ledger))) return kExitBadInput;
   } else {

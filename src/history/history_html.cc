@@ -179,10 +179,10 @@ std::string HistoryHtml(const std::vector<HistoryLine>& lines, const HistoryOpti
 
 std::string HostsHtml(const HostLedger& ledger, size_t top, const std::string& path) {
   std::string body = "<h1>jobviz hosts: " + MarkupText(path) + "</h1>\n<p class=\"note\">" + std::to_string(ledger.runs) +
-                     " runs, " + std::to_string(ledger.hosts.size()) + " hosts, " + std::to_string(ledger.gpus.size()) +
-                     " GPUs. Step time lost: per step, summed over runs (each run's no-slow-workers what-if, shared among "
-                     "its slow workers by how much slower each was). The job's: slow only where most hosts that ran that "
-                     "stage were too.</p>\n";
+                     " runs: " + std::to_string(ledger.hosts.size()) + " hosts and " + std::to_string(ledger.gpus.size()) +
+                     " GPUs were slow or stopped first. Step time lost: per step, summed over runs (each run's no-slow-workers what-if, shared among "
+                     "its slow workers by how much slower each was). The job's: slow only at a job's stage that is slow in "
+                     "most of that job's runs.</p>\n";
   return Page("jobviz hosts", body + HostRows(ledger.hosts, top, "host") + HostRows(ledger.gpus, top, "GPU"));
 }
 

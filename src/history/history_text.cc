@@ -155,12 +155,13 @@ std::string HostsTable(const HostLedger& ledger, size_t top) {
   gpus[0][0] = "GPU";
   AppendHostRows(hosts, ledger.hosts, top);
   AppendHostRows(gpus, ledger.gpus, top);
-  std::string out = std::to_string(ledger.runs) + (ledger.runs == 1 ? " run" : " runs") + ", " +
-                    std::to_string(ledger.hosts.size()) + " hosts, " + std::to_string(ledger.gpus.size()) + " GPUs\n";
+  const auto count = [](size_t n, const char* one, const char* many) { return std::to_string(n) + (n == 1 ? one : many); };
+  std::string out = count(ledger.runs, " run: ", " runs: ") + count(ledger.hosts.size(), " host and ", " hosts and ") +
+                    count(ledger.gpus.size(), " GPU were", " GPUs were") + " slow or stopped first\n";
   if (hosts.size() == 1) return out + "no host was a slow worker or the first to stop in any of them\n";
   out += TextTable(hosts) + "\n" + TextTable(gpus);
   out += "  step time lost: per step, summed over runs (each run's no-slow-workers what-if, shared among its slow\n"
-         "  workers by how much slower each was); the job's: slow only where most hosts that ran that stage were too\n";
+         "  workers by how much slower each was); the job's: slow only at a job's stage slow in most of its runs\n";
   return out;
 }
 

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,8 +18,8 @@ namespace jobviz {
 
 enum class SlowCause {
   kNone,  // never a slow worker
-  kHost,  // slow in runs of different jobs or stages, or where the others that ran the same were not
-  kJob,   // slow only where most hosts that ran that job's stage were slow too
+  kHost,  // slow in runs of different jobs or stages, or at a stage that is slow in few of its job's runs
+  kJob,   // slow only at a job's stage that is slow in most of that job's runs
 };
 const char* SlowCauseKey(SlowCause cause);  // "", "host", "job"
 
@@ -33,10 +35,14 @@ struct HostLine {
 };
 
 struct HostLedger {
-  std::vector<HostLine> hosts, gpus;  // each ranked: most lost first, then first to stop, then slow
+  std::vector<HostLine> hosts, gpus;  // those that lost time, were slow or stopped first; ranked: most lost first,
+                                      // then first to stop, then slow
   size_t runs = 0;
 };
 
-HostLedger RankHosts(const std::vector<LedgerWorker>& workers);
+// The facts of every worker row (tests, and small ledgers).
+HostFacts FactsOfWorkers(const std::vector<LedgerWorker>& workers);
+
+HostLedger RankHosts(const HostFacts& facts);
 
 }  // namespace jobviz

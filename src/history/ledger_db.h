@@ -20,9 +20,13 @@ namespace jobviz {
 
 // The schema this jobviz writes and reads (PRAGMA user_version); a ledger of
 // an older one is migrated when opened for writing.
-inline constexpr int kLedgerSchema = 1;
+inline constexpr int kLedgerSchema = 2;
 // PRAGMA application_id of a jobviz ledger: "JBVZ".
 inline constexpr std::int32_t kLedgerApplicationId = 0x4A42565A;
+
+// The SQL that takes a ledger from schema `from` to `from` + 1 (tests build
+// an older ledger with it).
+std::string_view LedgerMigration(int from);
 
 enum class LedgerProblem {
   kCannotOpen,   // no such directory, no permission

@@ -116,6 +116,49 @@ TEST_CASE("Filters by name, tag and start") {
   CHECK(count({{}, 1'850'000'000, ""}) == 1);
 }
 
+TEST_CASE("A ledger of schema 1 is migrated by the first writer, its runs and workers kept") {
+  TempDir dir;
+  const std::string path = (dir.path / "old.db").string();
+  {  // schema 1 as a jobviz of then wrote it: one run of two workers on one host, one slow
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db, std::string(LedgerMigration(0)).c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+    const char* rows =
+        "INSERT INTO runs (id, identity, recorded_at, started_at, name, command, steps, step_us, bubble, stop_kind) "
+        "VALUES (1, 'old', 1, 1, 'nightly', 'jobviz', 2, 100.0, 0.2, 'finished');"
+        "INSERT INTO workers VALUES (1, 'node7', 'machine0', 0, 0, 0, 0, 0, 10.4, 2.6, 1.0, NULL, 0, 0, 0);"
+        "INSERT INTO workers VALUES (1, 'node7', 'machine0', 1, 1, 1, 0, 0, 9.0, 4.0, 0.8, 1.3, 25.0, 0.25, 0);"
+        "PRAGMA user_version = 1; PRAGMA application_id = 1245861466;";
+    REQUIRE(sqlite3_exec(db, rows, nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+  }
+  LedgerError error;
+  {
+    auto reader = LedgerDb::Open(path, false, &error);  // a reader does not migrate: it says so
+    CHECK_FALSE(reader);
+    CHECK(error.hint.find("migrates") != std::string::npos);
+  }
+  auto db = LedgerDb::Open(path, true, &error);
+  REQUIRE(db);
+  std::int64_t version = 0;
+  REQUIRE(db->Query("PRAGMA user_version", {}, [&](const std::vector<LedgerValue>& row) { version = std::get<std::int64_t>(row[0]); }, &error));
+  CHECK(version == kLedgerSchema);
+  auto workers = LoadWorkers(*db, {}, &error);
+  REQUIRE(workers);
+  REQUIRE(workers->size() == 2);
+  CHECK(workers->at(1).worker.host == "node7");
+  CHECK(workers->at(1).worker.slow_factor == 1.3);
+  CHECK(workers->at(0).worker.busy_us == 10);  // whole microseconds since schema 2
+  auto facts = LoadHostFacts(*db, {}, &error);
+  REQUIRE(facts);
+  CHECK(facts->notable.size() == 1);
+  CHECK(facts->took_part("node7", std::nullopt) == 1);
+  CHECK(facts->took_part("node7", 1) == 1);
+  CHECK(facts->took_part("node7", 5) == 0);
+  REQUIRE(StoreRun(*db, Sample("new", 100), &error));  // and it takes new runs
+  CHECK(CountRuns(path) == 2);
+}
+
 TEST_CASE("What is not a jobviz ledger, or is one of a newer schema, is refused and left alone") {
   TempDir dir;
   LedgerError error;

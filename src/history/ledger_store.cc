@@ -1,5 +1,9 @@
 #include "history/ledger_store.h"
 
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
 namespace jobviz {
 
 namespace {
@@ -49,6 +53,22 @@ bool InsertRun(LedgerDb& db, const RunRecord& r, LedgerError* error) {
       nullptr, error);
 }
 
+// The id of each (host, machine directory) of the run, added to `hosts` when new.
+bool HostIds(LedgerDb& db, const RunRecord& r, std::map<std::pair<std::string, std::string>, std::int64_t>* ids,
+             LedgerError* error) {
+  LedgerDb::Statement add(db, "INSERT OR IGNORE INTO hosts (host, machine_dir) VALUES (?1, ?2)", error);
+  LedgerDb::Statement find(db, "SELECT id FROM hosts WHERE host = ?1 AND machine_dir = ?2", error);
+  if (!add.ok() || !find.ok()) return false;
+  for (const RecordedWorker& w : r.worker_rows) {
+    const auto [it, inserted] = ids->try_emplace({w.host, w.machine_dir}, 0);
+    if (!inserted) continue;
+    if (!add.Run({w.host, w.machine_dir}, nullptr, error) ||
+        !find.Run({w.host, w.machine_dir}, [&](const std::vector<LedgerValue>& row) { it->second = IntOf(row[0]); }, error))
+      return false;
+  }
+  return true;
+}
+
 bool InsertDetails(LedgerDb& db, std::int64_t run, const RunRecord& r, LedgerError* error) {
   LedgerDb::Statement tag(db, "INSERT INTO tags (run, key, value) VALUES (?1, ?2, ?3)", error);
   if (!tag.ok()) return false;
@@ -62,18 +82,48 @@ bool InsertDetails(LedgerDb& db, std::int64_t run, const RunRecord& r, LedgerErr
   if (!what_if.ok()) return false;
   for (const RecordedWhatIf& w : r.what_ifs)
     if (!what_if.Run({run, w.key, Int(w.applies), w.gain, w.saved_us}, nullptr, error)) return false;
+  std::map<std::pair<std::string, std::string>, std::int64_t> host_ids;
+  if (!HostIds(db, r, &host_ids, error)) return false;
   LedgerDb::Statement worker(db,
-                             "INSERT INTO workers (run, host, machine_dir, gpu, rank, stage, mp, replica, busy_us, "
-                             "idle_us, speed, slow_factor, cost_us, score, first_stop) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-                             "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                             "INSERT INTO workers (run, host_id, gpu, rank, stage, mp, replica, busy_us, idle_us, speed, "
+                             "slow_factor, cost_us, score, first_stop) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+                             "?11, ?12, ?13, ?14)",
                              error);
   if (!worker.ok()) return false;
-  for (const RecordedWorker& w : r.worker_rows)
-    if (!worker.Run({run, w.host, w.machine_dir, Int(w.gpu), Value(w.rank), Value(w.stage), Int(w.mp), Int(w.replica),
-                     w.busy_us, w.idle_us, Value(w.speed), Value(w.slow_factor), w.cost_us, w.score, Int(w.first_stop)},
-                    nullptr, error))
-      return false;
+  std::map<std::int64_t, std::uint64_t> gpu_masks;  // host id -> its GPUs in this run
+  std::vector<LedgerValue> args(14);  // one vector for every row (and no initializer list: GCC 12 warns falsely on it)
+  for (const RecordedWorker& w : r.worker_rows) {
+    const std::int64_t host = host_ids.at({w.host, w.machine_dir});
+    gpu_masks[host] |= std::uint64_t{1} << std::clamp(w.gpu, 0, 63);
+    args[0] = run, args[1] = host, args[2] = Int(w.gpu), args[3] = Value(w.rank), args[4] = Value(w.stage);
+    args[5] = Int(w.mp), args[6] = Int(w.replica), args[7] = Int(std::llround(w.busy_us));
+    args[8] = Int(std::llround(w.idle_us)), args[9] = Value(w.speed), args[10] = Value(w.slow_factor);
+    args[11] = w.cost_us, args[12] = w.score, args[13] = Int(w.first_stop);
+    if (!worker.Run(args, nullptr, error)) return false;
+  }
+  LedgerDb::Statement host_run(db, "INSERT INTO host_runs (host_id, run, gpu_mask) VALUES (?1, ?2, ?3)", error);
+  if (!host_run.ok()) return false;
+  for (const auto& [host, mask] : gpu_masks)
+    if (!host_run.Run({host, run, static_cast<std::int64_t>(mask)}, nullptr, error)) return false;
   return true;
+}
+
+constexpr const char* kWorkerColumns =
+    "SELECT w.run, runs.name, h.host, h.machine_dir, w.gpu, w.rank, w.stage, w.mp, w.replica, w.busy_us, w.idle_us, "
+    "w.speed, w.slow_factor, w.cost_us, w.score, w.first_stop";
+
+LedgerWorker WorkerOf(const std::vector<LedgerValue>& v) {
+  LedgerWorker row;
+  row.run = IntOf(v[0]);
+  row.run_name = TextOf(v[1]);
+  RecordedWorker& w = row.worker;
+  w.host = TextOf(v[2]), w.machine_dir = TextOf(v[3]), w.gpu = static_cast<int>(IntOf(v[4]));
+  w.rank = OptionalOf<std::int64_t>(v[5]), w.stage = OptionalOf<int>(v[6]);
+  w.mp = static_cast<int>(IntOf(v[7])), w.replica = static_cast<int>(IntOf(v[8]));
+  w.busy_us = RealOf(v[9]), w.idle_us = RealOf(v[10]), w.speed = OptionalOf<double>(v[11]);
+  w.slow_factor = OptionalOf<double>(v[12]), w.cost_us = RealOf(v[13]), w.score = RealOf(v[14]);
+  w.first_stop = IntOf(v[15]) != 0;
+  return row;
 }
 
 // "WHERE ..." for `filter`, its arguments appended to `args`.
@@ -163,23 +213,46 @@ std::optional<std::vector<LedgerWorker>> LoadWorkers(LedgerDb& db, const RunFilt
   if (db.empty()) return workers;
   std::vector<LedgerValue> args;
   const std::string sql =
-      "SELECT w.run, runs.name, w.host, w.machine_dir, w.gpu, w.rank, w.stage, w.mp, w.replica, w.busy_us, w.idle_us, "
-      "w.speed, w.slow_factor, w.cost_us, w.score, w.first_stop FROM workers AS w JOIN runs ON runs.id = w.run" +
+      std::string(kWorkerColumns) + " FROM workers AS w JOIN hosts AS h ON h.id = w.host_id JOIN runs ON runs.id = w.run" +
       Where(filter, args);
-  const bool read = db.Query(sql, args, [&](const std::vector<LedgerValue>& v) {
-    LedgerWorker& row = workers.emplace_back();
-    row.run = IntOf(v[0]);
-    row.run_name = TextOf(v[1]);
-    RecordedWorker& w = row.worker;
-    w.host = TextOf(v[2]), w.machine_dir = TextOf(v[3]), w.gpu = static_cast<int>(IntOf(v[4]));
-    w.rank = OptionalOf<std::int64_t>(v[5]), w.stage = OptionalOf<int>(v[6]);
-    w.mp = static_cast<int>(IntOf(v[7])), w.replica = static_cast<int>(IntOf(v[8]));
-    w.busy_us = RealOf(v[9]), w.idle_us = RealOf(v[10]), w.speed = OptionalOf<double>(v[11]);
-    w.slow_factor = OptionalOf<double>(v[12]), w.cost_us = RealOf(v[13]), w.score = RealOf(v[14]);
-    w.first_stop = IntOf(v[15]) != 0;
-  }, error);
-  if (!read) return std::nullopt;
+  if (!db.Query(sql, args, [&](const std::vector<LedgerValue>& v) { workers.push_back(WorkerOf(v)); }, error)) return std::nullopt;
   return workers;
+}
+
+std::optional<HostFacts> LoadHostFacts(LedgerDb& db, const RunFilter& filter, LedgerError* error) {
+  HostFacts facts;
+  if (db.empty()) return facts;
+  std::vector<LedgerValue> args;
+  std::string where = Where(filter, args);
+  // The slow and first-to-stop workers, through their partial index (workers_notable).
+  const std::string notable = std::string(kWorkerColumns) +
+                              " FROM workers AS w JOIN hosts AS h ON h.id = w.host_id JOIN runs ON runs.id = w.run" + where +
+                              " AND (w.slow_factor IS NOT NULL OR w.first_stop = 1)";
+  if (!db.Query(notable, args, [&](const std::vector<LedgerValue>& v) { facts.notable.push_back(WorkerOf(v)); }, error))
+    return std::nullopt;
+  if (!db.Query("SELECT runs.name, count(*) FROM runs" + where + " GROUP BY runs.name", args,
+                [&](const std::vector<LedgerValue>& v) {
+                  facts.runs_of_name[TextOf(v[0])] = static_cast<size_t>(IntOf(v[1]));
+                  facts.runs += static_cast<size_t>(IntOf(v[1]));
+                },
+                error))
+    return std::nullopt;
+  // Runs a host (or a GPU of it: its bit in gpu_mask) took part in: its host_runs rows, by their key.
+  std::vector<LedgerValue> counted = {std::string(), std::int64_t{-1}};
+  const std::string took_part =
+      "SELECT count(DISTINCT hr.run) FROM host_runs AS hr JOIN hosts AS h ON h.id = hr.host_id JOIN runs ON runs.id = hr.run" +
+      Where(filter, counted) + " AND h.host = ?1 AND (?2 < 0 OR (hr.gpu_mask >> min(?2, 63)) & 1)";
+  auto statement = std::make_shared<LedgerDb::Statement>(db, took_part, error);
+  if (!statement->ok()) return std::nullopt;
+  facts.took_part = [statement, counted](const std::string& host, std::optional<int> gpu) mutable {
+    counted[0] = host;
+    counted[1] = static_cast<std::int64_t>(gpu.value_or(-1));
+    size_t runs = 0;
+    LedgerError ignored;  // read in the same snapshot as the facts above: it does not fail where they did not
+    statement->Run(counted, [&](const std::vector<LedgerValue>& v) { runs = static_cast<size_t>(IntOf(v[0])); }, &ignored);
+    return runs;
+  };
+  return facts;
 }
 
 }  // namespace jobviz

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,6 +45,20 @@ struct LedgerWorker {
   std::string run_name;
   RecordedWorker worker;
 };
+// Every worker row: tests and small ledgers (hosts reads LoadHostFacts).
 std::optional<std::vector<LedgerWorker>> LoadWorkers(LedgerDb& db, const RunFilter& filter, LedgerError* error);
+
+// What `jobviz hosts` ranks by (history/host_ledger.h), which a ledger of 20 M worker rows gives without
+// reading them all: the workers that were slow or stopped first, the runs
+// of each name, and how many runs a host (or one GPU of it) took part in.
+struct HostFacts {
+  std::vector<LedgerWorker> notable;
+  std::map<std::string, size_t> runs_of_name;
+  size_t runs = 0;
+  std::function<size_t(const std::string& host, std::optional<int> gpu)> took_part;
+};
+
+// The facts of the runs `filter` lets through; took_part queries `db`, which must outlive it.
+std::optional<HostFacts> LoadHostFacts(LedgerDb& db, const RunFilter& filter, LedgerError* error);
 
 }  // namespace jobviz
