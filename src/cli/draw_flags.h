@@ -33,7 +33,7 @@ void AddInputOptions(CLI::App& app, DrawFlags& f);
 void AddOutputOptions(CLI::App& app, DrawFlags& f);
 void AddClockOptions(CLI::App& app, DrawFlags& f);
 // --record, --run-name, --tag (cli/history_options.cc), and the plan they make.
-void AddRecordOptions(CLI::App& app, DrawFlags& f);
+void AddRecordOptions(CLI::App& app, DrawFlags& f, bool baseline);  // baseline: --baseline-history too
 std::optional<RecordPlan> PlanRecord(const DrawFlags& f, bool merge, std::string* error);
 // --run-name, or the log directory's name (merge: the events files' directory's).
 std::string RunName(const DrawFlags& f, bool merge);

@@ -66,6 +66,7 @@ Parsed<FollowPlan> ParseFollowCommandLine(int argc, char** argv, bool merge) {
   AddFollowOptions(app, follow);
   AddOutputOptions(app, flags);
   AddClockOptions(app, flags);
+  AddRecordOptions(app, flags, /*baseline=*/false);
   if (auto stop = ParseOrExit<FollowPlan>(app, argc, argv, "jobviz follow")) return std::move(*stop);
   const char* command = merge ? "jobviz merge --follow" : "jobviz follow";
   if (merge && (!flags.inputs.log_dir.empty() || flags.inputs.multi_machine || !flags.inputs.devices.empty() ||

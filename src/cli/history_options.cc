@@ -86,7 +86,7 @@ bool ParseTag(const std::string& text, std::pair<std::string, std::string>* tag,
   return true;
 }
 
-void AddRecordOptions(CLI::App& app, DrawFlags& f) {
+void AddRecordOptions(CLI::App& app, DrawFlags& f, bool baseline) {
   app.add_option("--record", f.record,
                  "Append this run to the run history in LEDGER (an SQLite file, created on first use; the same logs "
                  "twice are one run), or as one file in LEDGER/ when it is a directory (NFS, Lustre): jobviz history / "
@@ -96,6 +96,7 @@ void AddRecordOptions(CLI::App& app, DrawFlags& f) {
       ->type_name("NAME");
   app.add_option("--tag", f.tags, "With --record: KEY=VALUE to keep with the run, e.g. commit=3f2a1c9 (repeatable)")
       ->type_name("KEY=VALUE");
+  if (!baseline) return;
   app.add_option("--baseline-history", f.baseline_history,
                  "As --baseline, the median of the last K finished runs of this --run-name in LEDGER (default K 10): "
                  "--fail-on 'bubble_ratio > baseline + 0.02' (docs/history.md)")

@@ -303,11 +303,10 @@ Parsed<DrawPlan> ToPlan(DrawFlags& f, DrawCommand kind) {
   plan.what_if = PlanWhatIf(f.what_if, plan.outputs, !plan.gates.empty());
   if (const std::string clash = OutputClash(plan.outputs); !clash.empty())
     return {std::nullopt, UsageError(command, clash, "write each output to a path of its own")};
-  if (kind != DrawCommand::kFollow) {
-    std::string record_error;
-    plan.record = PlanRecord(f, merge, &record_error);
-    if (!record_error.empty()) return {std::nullopt, UsageError(command, record_error, "e.g. --record runs.db --run-name nightly-7b --tag commit=3f2a1c9")};
-  }
+  std::string record_error;
+  plan.record = PlanRecord(f, merge || (kind == DrawCommand::kFollow && f.inputs.log_dir.empty()), &record_error);
+  if (!record_error.empty())
+    return {std::nullopt, UsageError(command, record_error, "e.g. --record runs.db --run-name nightly-7b --tag commit=3f2a1c9")};
   plan.verbosity = f.quiet ? kQuiet : f.verbose ? kVerbose : kNormal;
   return {std::move(plan), kExitOk};
 }
@@ -326,7 +325,7 @@ Parsed<DrawPlan> ParseDrawCommandLine(int argc, char** argv, bool merge) {
   AddInputOptions(app, flags);
   AddOutputOptions(app, flags);
   AddClockOptions(app, flags);
-  AddRecordOptions(app, flags);
+  AddRecordOptions(app, flags, /*baseline=*/true);
   app.set_version_flag("--version", "jobviz " JOBVIZ_VERSION);
   if (auto stop = ParseOrExit<DrawPlan>(app, argc, argv, "jobviz")) return std::move(*stop);
   return ToPlan(flags, merge ? DrawCommand::kMerge : DrawCommand::kDraw);

@@ -18,6 +18,7 @@
 #include "cli/report.h"
 #include "cli/run_report.h"
 #include "commands/commands.h"
+#include "commands/follow_record.h"
 #include "commands/follow_run.h"
 #include "commands/printed_steps.h"
 #include "emit/step_line.h"
@@ -52,6 +53,7 @@ class Follower {
       : plan_(plan),
         source_(MakeSource(plan.draw)),
         tree_(*source_),
+        recorder_(plan.draw.record ? std::make_unique<FollowRecorder>(*plan.draw.record, plan.draw.verbosity) : nullptr),
         queue_(plan.draw.inputs.threads, [this](const StepReport& report) { PrintStep(report); }) {}
   int Run();
 
@@ -103,6 +105,8 @@ class Follower {
   std::uint64_t status_lines_ = 0;
   // JOBVIZ_FOLLOW_TURNS set: each turn's phases timed on stderr (tools/bench-follow).
   const bool time_turns_ = std::getenv("JOBVIZ_FOLLOW_TURNS") != nullptr;
+  std::unique_ptr<FollowRecorder> recorder_;  // --record
+  bool recorded_end_ = false;  // the run's end is in the ledger, no step printed since
   // Last: its thread prints through the members above, and is joined first.
   StepQueue queue_;
 };
@@ -159,6 +163,7 @@ void Follower::PrintStep(const StepReport& report) {
   const std::string json = plan_.json || server_ ? StepJson(report).dump() : "";
   const std::string line = plan_.json ? json : StepLine(report);
   if (server_) server_->Publish("step", json);
+  if (recorder_) recorder_->OnStep(report);
   std::lock_guard lock(terminal_);
   if (status_shown_) std::fputs("\r\x1b[K", stderr);
   status_shown_ = false;
@@ -183,6 +188,7 @@ void Follower::Turn(Clock::time_point now) {
   if (poll.jobs > 0) {
     if (stalled_ || finished_said_)
       Alarm("resumed", "resumed after " + FormatDuration(static_cast<Nanos>(Seconds(now - last_job_at_) * 1e9)));
+    recorded_end_ = false;
     stalled_ = false;
     finished_said_ = false;
     quiet_checked_ = false;
@@ -281,6 +287,7 @@ std::optional<int> Follower::CheckStall(Clock::time_point now) {
     Alarm("stall", "stalled: no job line in " + FormatDuration(static_cast<Nanos>(silent * 1e9)) + "\n" + messages);
     return plan_.exit_on_stall ? std::optional<int>(kExitStalled) : std::nullopt;
   }
+  if (recorder_) recorder_->OnRunEnd(run), recorded_end_ = true;  // finished or stalled: the run's summary
   const std::int64_t last_step = run.timeline.steps.empty() ? printed_.last() : run.timeline.steps.back().step;
   // The stall alarm knows what --hung says (BuildFollowedRun): the stop
   // report says whether the logs call the run's end after its last step.
@@ -416,6 +423,11 @@ int Follower::Run() {
   if (status_shown_) std::fputs("\r\x1b[K", stderr);
   status_shown_ = false;
   const bool written = stall_exit || WriteOutputs();
+  if (recorder_ && !recorded_end_ && printed_.any()) {  // --record: the run as it stands when follow stops
+    FinishedRun run;
+    std::string messages;
+    if (BuildFollowedRun(plan_.draw, tree_, FollowedBuild::kWhole, clock_jumps_, &run, &messages)) recorder_->OnRunEnd(run);
+  }
   SayWhatWasRead();
   if (server_) server_->Stop();
   if (stall_exit) return *stall_exit;
@@ -423,7 +435,7 @@ int Follower::Run() {
     Say("jobviz follow: stopped" +
         (stdout_gone_ ? std::string(" (standard output closed: its reader went away)") : ChangeWaker::StopCause()) + " after " + std::to_string(printed_.count()) + (printed_.count() == 1 ? " step" : " steps") +
         (plan_.draw.outputs.empty() || !printed_.any() ? "" : written ? "; outputs written" : "; an output could not be written") + "\n");
-  return written ? kExitOk : kExitBadInput;
+  return !written ? kExitBadInput : recorder_ && recorder_->failed() ? kExitLedger : kExitOk;
 }
 
 }  // namespace

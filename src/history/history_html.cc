@@ -29,12 +29,6 @@ td.bad { color: #c00; font-weight: 600; } td.runs { white-space: normal; text-al
 
 constexpr const char* kColors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"};
 
-std::string Fixed(double value, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
-}
-
 std::string Page(const std::string& title, const std::string& body) {
   return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + MarkupText(title) +
          "</title><style>" + kStyle + "</style></head><body>\n" + body + "</body></html>\n";
@@ -73,16 +67,16 @@ std::string Svg(const Chart& chart, const std::vector<HistoryLine>& lines, const
   const double step = lines.size() > 1 ? (kWidth - kLeft - kRight) / static_cast<double>(lines.size() - 1) : 0;
   const auto x = [&](size_t i) { return kLeft + step * static_cast<double>(i); };
   const auto y = [&](double v) { return kTop + (kHeight - kTop - kBottom) * (1 - v / top); };
-  std::string svg = "<h2>" + MarkupText(chart.title) + "</h2>\n<svg width=\"" + Fixed(kWidth, 0) + "\" height=\"" +
-                    Fixed(kHeight, 0) + "\" role=\"img\" aria-label=\"" + MarkupText(chart.title) + "\">\n";
+  std::string svg = "<h2>" + MarkupText(chart.title) + "</h2>\n<svg width=\"" + FixedText(kWidth, 0) + "\" height=\"" +
+                    FixedText(kHeight, 0) + "\" role=\"img\" aria-label=\"" + MarkupText(chart.title) + "\">\n";
   for (int tick = 0; tick <= 4; ++tick) {
     const double v = top * tick / 4;
-    svg += "<line class=\"grid\" x1=\"" + Fixed(kLeft, 1) + "\" x2=\"" + Fixed(kWidth - kRight, 1) + "\" y1=\"" + Fixed(y(v), 1) +
-           "\" y2=\"" + Fixed(y(v), 1) + "\"/><text x=\"4\" y=\"" + Fixed(y(v) + 4, 1) + "\">" + MarkupText(chart.text(v)) + "</text>\n";
+    svg += "<line class=\"grid\" x1=\"" + FixedText(kLeft, 1) + "\" x2=\"" + FixedText(kWidth - kRight, 1) + "\" y1=\"" + FixedText(y(v), 1) +
+           "\" y2=\"" + FixedText(y(v), 1) + "\"/><text x=\"4\" y=\"" + FixedText(y(v) + 4, 1) + "\">" + MarkupText(chart.text(v)) + "</text>\n";
   }
   std::map<size_t, std::string> paths;  // series -> its polyline's points
   for (size_t i = 0; i < lines.size(); ++i)
-    if (const auto v = chart.value(lines[i])) paths[series_of[i]] += Fixed(x(i), 1) + "," + Fixed(y(*v), 1) + " ";
+    if (const auto v = chart.value(lines[i])) paths[series_of[i]] += FixedText(x(i), 1) + "," + FixedText(y(*v), 1) + " ";
   for (const auto& [series, points] : paths)
     svg += "<polyline class=\"line\" stroke=\"" + std::string(kColors[series % 8]) + "\" points=\"" + points + "\"/>\n";
   for (size_t i = 0; i < lines.size(); ++i) {
@@ -90,11 +84,11 @@ std::string Svg(const Chart& chart, const std::vector<HistoryLine>& lines, const
     if (!v) continue;
     const RunRecord& r = lines[i].run->record;
     const std::string id = std::to_string(lines[i].run->id);
-    svg += "<a href=\"#run-" + id + "\"><circle cx=\"" + Fixed(x(i), 1) + "\" cy=\"" + Fixed(y(*v), 1) + "\" r=\"4\" fill=\"" +
+    svg += "<a href=\"#run-" + id + "\"><circle cx=\"" + FixedText(x(i), 1) + "\" cy=\"" + FixedText(y(*v), 1) + "\" r=\"4\" fill=\"" +
            kColors[series_of[i] % 8] + "\"><title>#" + id + " " + MarkupText(LedgerTime(r.started_at ? r.started_at : r.recorded_at)) +
            " " + MarkupText(r.name) + ": " + MarkupText(chart.text(*v)) + "</title></circle></a>";
     if (chart.regressed(lines[i]))
-      svg += "<circle class=\"regressed\" cx=\"" + Fixed(x(i), 1) + "\" cy=\"" + Fixed(y(*v), 1) + "\" r=\"7\"/>";
+      svg += "<circle class=\"regressed\" cx=\"" + FixedText(x(i), 1) + "\" cy=\"" + FixedText(y(*v), 1) + "\" r=\"7\"/>";
     svg += "\n";
   }
   return svg + "</svg>\n";
@@ -110,11 +104,11 @@ std::string RunTable(const std::vector<HistoryLine>& lines) {
     const std::string id = std::to_string(line.run->id);
     out += "<tr id=\"run-" + id + "\"><td>#" + id + "</td><td>" + MarkupText(LedgerTime(r.started_at ? r.started_at : r.recorded_at)) +
            "</td><td class=\"text\">" + MarkupText(r.name) + "</td><td class=\"text\">" + MarkupText(tags) + "</td><td>" +
-           std::to_string(r.steps) + "</td><td>" + Fixed(r.step_us / 1000, 2) + " ms</td><td" +
+           std::to_string(r.steps) + "</td><td>" + FixedText(r.step_us / 1000, 2) + " ms</td><td" +
            (line.step_regressed ? " class=\"bad\">" : ">") +
-           (line.step_change ? (*line.step_change >= 0 ? "+" : "") + Fixed(*line.step_change * 100, 1) + "%" : "") + "</td><td>" +
-           Fixed(r.bubble * 100, 1) + "%</td><td" + (line.bubble_regressed ? " class=\"bad\">" : ">") +
-           (line.bubble_change ? (*line.bubble_change >= 0 ? "+" : "") + Fixed(*line.bubble_change * 100, 1) + " pt" : "") +
+           (line.step_change ? (*line.step_change >= 0 ? "+" : "") + FixedText(*line.step_change * 100, 1) + "%" : "") + "</td><td>" +
+           FixedText(r.bubble * 100, 1) + "%</td><td" + (line.bubble_regressed ? " class=\"bad\">" : ">") +
+           (line.bubble_change ? (*line.bubble_change >= 0 ? "+" : "") + FixedText(*line.bubble_change * 100, 1) + " pt" : "") +
            "</td><td class=\"text\" title=\"" + MarkupText(r.top_cause) + "\">" + MarkupText(r.top_what_if) +
            "</td><td class=\"text\">" + MarkupText(r.stop_kind == "finished" ? "no" : r.stop_sentence) + "</td></tr>\n";
   }
@@ -136,8 +130,8 @@ std::string HostRows(const std::vector<HostLine>& lines, size_t top, const char*
     const std::string cause = line.cause == SlowCause::kJob ? "the job's (" + line.where + ")"
                               : line.cause == SlowCause::kHost ? "the host's" : "";
     out += "<tr><td>" + MarkupText(line.host + (line.gpu ? " gpu " + std::to_string(*line.gpu) : "")) + "</td><td>" +
-           Fixed(line.lost_us / 1000, 2) + " ms</td><td class=\"text\"><span class=\"bar\" style=\"width:" +
-           Fixed(most > 0 ? 160 * line.lost_us / most : 0, 0) + "px\"></span></td><td>" + std::to_string(line.slow) + "</td><td>" +
+           FixedText(line.lost_us / 1000, 2) + " ms</td><td class=\"text\"><span class=\"bar\" style=\"width:" +
+           FixedText(most > 0 ? 160 * line.lost_us / most : 0, 0) + "px\"></span></td><td>" + std::to_string(line.slow) + "</td><td>" +
            std::to_string(line.first_stop) + "</td><td>" + std::to_string(line.runs) + "</td><td class=\"text\">" +
            MarkupText(cause) + "</td><td class=\"runs\">" + runs + "</td><td class=\"runs\">" + stops + "</td></tr>\n";
   }
@@ -160,7 +154,7 @@ std::string HistoryHtml(const std::vector<HistoryLine>& lines, const HistoryOpti
   std::string body = "<h1>jobviz history: " + MarkupText(ledger) + "</h1>\n<p class=\"note\">" + std::to_string(lines.size()) +
                      " runs; each beside the median of up to " + std::to_string(options.compare) +
                      " finished runs of its name before it; ringed: a regression (step time over +" +
-                     Fixed(options.step_regression * 100, 0) + "%, bubble over +" + Fixed(options.bubble_regression * 100, 0) +
+                     FixedText(options.step_regression * 100, 0) + "%, bubble over +" + FixedText(options.bubble_regression * 100, 0) +
                      " pt). A point opens its run's line.</p>\n<p class=\"legend\">" + MarkupText(series) + ": ";
   for (size_t i = 0; i < values.size(); ++i)
     body += "<span><i style=\"background:" + std::string(kColors[i % 8]) + "\"></i>" + MarkupText(values[i]) + "</span>";
@@ -168,11 +162,11 @@ std::string HistoryHtml(const std::vector<HistoryLine>& lines, const HistoryOpti
   const auto has_steps = [](const HistoryLine& l) { return l.run->record.steps > 0; };
   body += Svg({"Step time (the median step)",
                [&](const HistoryLine& l) { return has_steps(l) ? std::optional(l.run->record.step_us / 1000) : std::nullopt; },
-               [](const HistoryLine& l) { return l.step_regressed; }, [](double v) { return Fixed(v, 1) + " ms"; }},
+               [](const HistoryLine& l) { return l.step_regressed; }, [](double v) { return FixedText(v, 1) + " ms"; }},
               lines, series_of);
   body += Svg({"Bubble",
                [&](const HistoryLine& l) { return has_steps(l) ? std::optional(l.run->record.bubble * 100) : std::nullopt; },
-               [](const HistoryLine& l) { return l.bubble_regressed; }, [](double v) { return Fixed(v, 1) + "%"; }},
+               [](const HistoryLine& l) { return l.bubble_regressed; }, [](double v) { return FixedText(v, 1) + "%"; }},
               lines, series_of);
   return Page("jobviz history", body + RunTable(lines));
 }

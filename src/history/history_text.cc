@@ -12,14 +12,8 @@ namespace {
 
 using nlohmann::json;
 
-std::string Fixed(double value, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
-}
-
 std::string Signed(double value, int digits, const char* unit) {
-  return (value >= 0 ? "+" : "") + Fixed(value, digits) + unit;
+  return (value >= 0 ? "+" : "") + FixedText(value, digits) + unit;
 }
 
 std::string Tags(const std::map<std::string, std::string>& tags) {
@@ -31,7 +25,7 @@ std::string Tags(const std::map<std::string, std::string>& tags) {
 std::string StepCell(const HistoryLine& line) {
   const RunRecord& r = line.run->record;
   if (r.steps == 0) return "-";
-  std::string cell = Fixed(r.step_us / 1000, 1) + " ms";
+  std::string cell = FixedText(r.step_us / 1000, 1) + " ms";
   if (line.step_change) cell += " (" + Signed(*line.step_change * 100, 1, "%") + ")";
   return cell + (line.step_regressed ? " !" : "");
 }
@@ -74,7 +68,7 @@ void AppendHostRows(std::vector<std::vector<std::string>>& rows, const std::vect
   // Ranked: those that lost time, stopped first or were slow come first.
   for (const HostLine& line : lines) {
     if (rows.size() > top || (line.lost_us <= 0 && line.first_stop == 0 && line.slow == 0)) break;
-    rows.push_back({HostName(line), Fixed(line.lost_us / 1000, 2) + " ms", std::to_string(line.slow),
+    rows.push_back({HostName(line), FixedText(line.lost_us / 1000, 2) + " ms", std::to_string(line.slow),
                     std::to_string(line.first_stop), std::to_string(line.runs), CauseCell(line),
                     Ids(line.slow_runs), Ids(line.stop_runs)});
   }
@@ -91,6 +85,12 @@ json HostJson(const HostLine& line, const char* kind) {
 }
 
 }  // namespace
+
+std::string FixedText(double value, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
 
 std::string LedgerTime(std::int64_t seconds) {
   const std::time_t t = static_cast<std::time_t>(seconds);
@@ -115,8 +115,8 @@ std::string HistoryTable(const std::vector<HistoryLine>& lines, const HistoryOpt
   }
   std::string out = TextTable(rows);
   out += "  changes against the median of up to " + std::to_string(options.compare) +
-         " finished runs of its name before each; ! marks a regression (step time over +" + Fixed(options.step_regression * 100, 0) +
-         "%, bubble over +" + Fixed(options.bubble_regression * 100, 0) + " pt)";
+         " finished runs of its name before each; ! marks a regression (step time over +" + FixedText(options.step_regression * 100, 0) +
+         "%, bubble over +" + FixedText(options.bubble_regression * 100, 0) + " pt)";
   out += regressions ? ": " + std::to_string(regressions) + (regressions == 1 ? " run regressed\n" : " runs regressed\n") : "\n";
   return out;
 }

@@ -19,6 +19,9 @@ std::string HistoryJsonLines(const std::vector<HistoryLine>& lines);
 std::string HostsTable(const HostLedger& ledger, size_t top);
 std::string HostsJsonLines(const HostLedger& ledger);
 
+// `value` with `digits` decimals ("%.*f").
+std::string FixedText(double value, int digits);
+
 // "2026-11-28 02:00" (UTC) of unix seconds.
 std::string LedgerTime(std::int64_t seconds);
 

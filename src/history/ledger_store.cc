@@ -148,18 +148,36 @@ std::string Where(const RunFilter& filter, std::vector<LedgerValue>& args) {
 
 }  // namespace
 
-std::optional<StoredRun> StoreRun(LedgerDb& db, const RunRecord& record, LedgerError* error) {
+std::optional<StoredRun> StoreRun(LedgerDb& db, const RunRecord& record, LedgerError* error, const std::string& replacing) {
   LedgerTransaction transaction(db, error);
   if (!transaction.ok()) return std::nullopt;
+  if (!replacing.empty() && replacing != record.identity &&
+      !db.Query("DELETE FROM runs WHERE identity = ?1", {replacing}, nullptr, error))  // its rows go with it (CASCADE)
+    return std::nullopt;
   std::optional<std::int64_t> existing;
   if (!db.Query("SELECT id FROM runs WHERE identity = ?1", {record.identity},
                 [&](const std::vector<LedgerValue>& row) { existing = IntOf(row[0]); }, error))
     return std::nullopt;
-  if (existing) return StoredRun{*existing, true};  // rolled back: nothing was written
+  if (existing) {  // nothing written (but what it replaces removed)
+    if (!replacing.empty() && !transaction.Commit(error)) return std::nullopt;
+    return StoredRun{*existing, true};
+  }
   if (!InsertRun(db, record, error)) return std::nullopt;
   const std::int64_t run = db.LastInsertId();
   if (!InsertDetails(db, run, record, error) || !transaction.Commit(error)) return std::nullopt;
   return StoredRun{run, false};
+}
+
+bool AddStepRow(LedgerDb& db, const std::string& identity, std::int64_t step, double duration_us, double bubble,
+                size_t steps, double step_us, double run_bubble, LedgerError* error) {
+  LedgerTransaction transaction(db, error);
+  return transaction.ok() &&
+         db.Query("INSERT OR REPLACE INTO steps (run, step, duration_us, bubble) SELECT id, ?2, ?3, ?4 FROM runs WHERE identity = ?1",
+                  {identity, step, duration_us, bubble}, nullptr, error) &&
+         db.Query("UPDATE runs SET steps = ?2, step_us = ?3, bubble = ?4, stop_kind = 'running', "
+                  "stop_sentence = 'jobviz follow is following it' WHERE identity = ?1",
+                  {identity, static_cast<std::int64_t>(steps), step_us, run_bubble}, nullptr, error) &&
+         transaction.Commit(error);
 }
 
 std::optional<std::vector<LedgerRun>> LoadRuns(LedgerDb& db, const RunFilter& filter, LedgerError* error) {

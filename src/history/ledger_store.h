@@ -20,8 +20,17 @@ struct StoredRun {
 };
 
 // Writes `record` with its steps, workers, what-ifs and tags in one
-// transaction; a run of the same identity is kept as it was.
-std::optional<StoredRun> StoreRun(LedgerDb& db, const RunRecord& record, LedgerError* error);
+// transaction; a run of the same identity is kept as it was. `replacing`:
+// the identity of a run that this one replaces, removed in the same
+// transaction (jobviz follow's run while live, then as it ended).
+std::optional<StoredRun> StoreRun(LedgerDb& db, const RunRecord& record, LedgerError* error,
+                                  const std::string& replacing = "");
+
+// jobviz follow: one printed step added to the run of `identity` (or
+// written again), with the run's step count, median step and bubble so far;
+// the run is running (again).
+bool AddStepRow(LedgerDb& db, const std::string& identity, std::int64_t step, double duration_us, double bubble,
+                size_t steps, double step_us, double run_bubble, LedgerError* error);
 
 struct RunFilter {
   std::map<std::string, std::string> tags;  // every one must match

@@ -36,13 +36,13 @@ class RunHash {
 };
 
 template <typename T>
-std::optional<T> Optional(const json& doc, const char* key) {
+std::optional<T> SummaryValue(const json& doc, const char* key) {
   const auto it = doc.find(key);
   if (it == doc.end() || it->is_null()) return std::nullopt;
   return it->get<T>();
 }
 
-void AddTopology(const json& summary, RunRecord& r) {
+void RecordTopology(const json& summary, RunRecord& r) {
   const auto topology = summary.find("topology");
   if (topology == summary.end()) return;
   const json& degrees = topology->at("degrees");
@@ -52,7 +52,7 @@ void AddTopology(const json& summary, RunRecord& r) {
 }
 
 // Per step: its duration and the bubble of its workers together.
-void AddSteps(const json& summary, RunRecord& r) {
+void RecordSteps(const json& summary, RunRecord& r) {
   std::map<std::int64_t, std::pair<double, double>> busy_idle;
   for (const json& worker : summary.at("workers"))
     for (const json& step : worker.at("steps")) {
@@ -72,7 +72,7 @@ void AddSteps(const json& summary, RunRecord& r) {
   r.step_us = Median(durations);
 }
 
-void AddWhatIfs(const json& summary, RunRecord& r) {
+void RecordWhatIfs(const json& summary, RunRecord& r) {
   const json what_ifs = summary.value("what_if", json::object());  // kept: items() refers into it
   for (const auto& [key, w] : what_ifs.items())
     r.what_ifs.push_back({key, w.value("applies", false), w.value("gain", 0.0), w.value("saved_us", 0.0)});
@@ -84,16 +84,16 @@ void AddWhatIfs(const json& summary, RunRecord& r) {
   }
 }
 
-void AddStop(const json& summary, RunRecord& r) {
+void RecordStop(const json& summary, RunRecord& r) {
   const json stopped = summary.value("stopped", json::object());
   r.stop_kind = stopped.value("kind", "finished");
   r.stop_sentence = stopped.value("sentence", "");
-  r.stop_step = Optional<std::int64_t>(stopped, "step");
+  r.stop_step = SummaryValue<std::int64_t>(stopped, "step");
   const auto first = stopped.find("first");
   if (first == stopped.end() || first->is_null()) return;
   r.stop_host = first->value("host", "");
   r.stop_gpu = first->value("worker", 0);
-  r.stop_rank = Optional<std::int64_t>(*first, "rank");
+  r.stop_rank = SummaryValue<std::int64_t>(*first, "rank");
 }
 
 // The no-slow-workers what-if's gain, shared among the slow workers.
@@ -114,7 +114,7 @@ void ShareSlowWorkersCost(const json& summary, RunRecord& r, const std::map<std:
   }
 }
 
-void AddWorkers(const FinishedRun& run, RunRecord& r) {
+void RecordWorkers(const FinishedRun& run, RunRecord& r) {
   const json& summary = run.summary;
   std::map<std::pair<int, int>, size_t> row_of;  // (machine, worker) -> its row
   for (const json& w : summary.at("workers")) {
@@ -126,13 +126,13 @@ void AddWorkers(const FinishedRun& run, RunRecord& r) {
     const std::string_view host = worker != m.workers.end() ? WorkerHost(*worker) : std::string_view();
     row.host = host.empty() ? m.name : std::string(host);
     row.gpu = index;
-    row.rank = Optional<std::int64_t>(w, "rank");
-    row.stage = Optional<int>(w, "stage");
+    row.rank = SummaryValue<std::int64_t>(w, "rank");
+    row.stage = SummaryValue<int>(w, "stage");
     row.mp = w.value("mp", 0);
     row.replica = w.value("replica", 0);
     row.busy_us = w.value("busy_us", 0.0);
     row.idle_us = w.value("idle_us", 0.0);
-    row.speed = Optional<double>(w, "speed");
+    row.speed = SummaryValue<double>(w, "speed");
     row.first_stop = r.stop_gpu == index && !r.stop_host.empty() && (r.stop_host == row.host || r.stop_host == m.name);
     row_of[{machine, index}] = r.worker_rows.size();
     r.worker_rows.push_back(std::move(row));
@@ -179,18 +179,18 @@ RunRecord RecordOf(const FinishedRun& run, std::string name, std::map<std::strin
   r.name = std::move(name);
   r.tags = std::move(tags);
   r.command = std::move(command);
-  AddTopology(summary, r);
+  RecordTopology(summary, r);
   r.stages = summary.value("stages", 0);
   r.micro_batches = summary.value("micro_batches", 0);
   r.machines = run.timeline.machines.size();
   r.jobs = run.jobs;
   r.schedule = summary.value("schedule", "");
   r.bubble = summary.value("bubble_ratio", 0.0);
-  r.ideal_bubble = Optional<double>(summary, "ideal_bubble_ratio");
-  AddSteps(summary, r);
-  AddWhatIfs(summary, r);
-  AddStop(summary, r);
-  AddWorkers(run, r);
+  r.ideal_bubble = SummaryValue<double>(summary, "ideal_bubble_ratio");
+  RecordSteps(summary, r);
+  RecordWhatIfs(summary, r);
+  RecordStop(summary, r);
+  RecordWorkers(run, r);
   r.workers = r.worker_rows.size();
   return r;
 }
