@@ -27,6 +27,7 @@ struct DrawFlags {
   bool no_chrome = false, summary_on = false, summary_off = false, quiet = false, verbose = false;
   std::string record, run_name, baseline_history;  // --record, --run-name, --baseline-history
   std::vector<std::string> tags;  // --tag KEY=VALUE
+  std::vector<std::string> baseline_match;  // --baseline-match KEY
 };
 
 void AddInputOptions(CLI::App& app, DrawFlags& f);

@@ -60,6 +60,20 @@ int LoadHistoryBaseline(const DrawFlags& f, bool merge, std::optional<nlohmann::
   const std::string name = RunName(f, merge);
   RunFilter filter;
   filter.name = name;
+  for (const std::string& key : f.baseline_match) {  // this run's value of each key
+    std::string value;
+    bool given = false;
+    for (const std::string& text : f.tags) {
+      std::pair<std::string, std::string> tag;
+      std::string ignored;
+      if (ParseTag(text, &tag, &ignored) && tag.first == key) value = tag.second, given = true;
+    }
+    if (!given) {
+      PrintError("--baseline-match " + key + ": this run has no --tag " + key + "=VALUE to match", hint);
+      return kExitUsage;
+    }
+    filter.tags[key] = value;
+  }
   const auto runs = db ? LoadRuns(*db, filter, &error) : std::nullopt;
   if (!runs) {
     PrintError("--baseline-history: " + error.message, error.hint);
@@ -68,7 +82,8 @@ int LoadHistoryBaseline(const DrawFlags& f, bool merge, std::optional<nlohmann::
   std::string described;
   *baseline = BaselineOfRuns(*runs, source->runs, &described);
   if (!*baseline) {
-    PrintError("--baseline-history " + source->ledger + ": no finished run named '" + name + "' recorded",
+    PrintError("--baseline-history " + source->ledger + ": no finished run named '" + name + "'" +
+                   (filter.tags.empty() ? "" : " with those --baseline-match tags") + " recorded",
                "record a run of it first (--record " + source->ledger + " --run-name " + name + "), or name another with --run-name");
     return kExitUsage;
   }
@@ -101,12 +116,19 @@ void AddRecordOptions(CLI::App& app, DrawFlags& f, bool baseline) {
                  "As --baseline, the median of the last K finished runs of this --run-name in LEDGER (default K 10): "
                  "--fail-on 'bubble_ratio > baseline + 0.02' (docs/history.md)")
       ->type_name("LEDGER[:K]");
+  app.add_option("--baseline-match", f.baseline_match,
+                 "With --baseline-history: only runs whose tag KEY has this run's value (its --tag KEY=VALUE), "
+                 "e.g. --tag config=7b-mb16 --baseline-match config (repeatable)")
+      ->type_name("KEY");
 }
 
 std::optional<RecordPlan> PlanRecord(const DrawFlags& f, bool merge, std::string* error) {
   if (f.record.empty()) {  // --run-name also names the runs --baseline-history compares with
-    if (!f.tags.empty() || (!f.run_name.empty() && f.baseline_history.empty()))
+    if ((!f.tags.empty() || !f.run_name.empty()) && f.baseline_history.empty())
       *error = "--run-name and --tag say what to record: give --record LEDGER (or --baseline-history)";
+    std::pair<std::string, std::string> tag;
+    for (const std::string& text : f.tags)
+      if (error->empty() && !ParseTag(text, &tag, error)) break;
     return std::nullopt;
   }
   RecordPlan plan;

@@ -60,10 +60,11 @@ bool HostIds(LedgerDb& db, const RunRecord& r, std::map<std::pair<std::string, s
   LedgerDb::Statement find(db, "SELECT id FROM hosts WHERE host = ?1 AND machine_dir = ?2", error);
   if (!add.ok() || !find.ok()) return false;
   for (const RecordedWorker& w : r.worker_rows) {
-    const auto [it, inserted] = ids->try_emplace({w.host, w.machine_dir}, 0);
-    if (!inserted) continue;
+    const auto added = ids->try_emplace({w.host, w.machine_dir}, 0);
+    if (!added.second) continue;
+    std::int64_t& id = added.first->second;  // (clang 14 captures no structured binding)
     if (!add.Run({w.host, w.machine_dir}, nullptr, error) ||
-        !find.Run({w.host, w.machine_dir}, [&](const std::vector<LedgerValue>& row) { it->second = IntOf(row[0]); }, error))
+        !find.Run({w.host, w.machine_dir}, [&id](const std::vector<LedgerValue>& row) { id = IntOf(row[0]); }, error))
       return false;
   }
   return true;

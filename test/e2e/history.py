@@ -6,7 +6,7 @@ usage: history.py JOBVIZ SOURCE_ROOT BUILD_ROOT
 Twelve nightly runs of docs/history.md's example (tools/history-example): one
 host turns slow on night 6, a config change raises the bubble on night 9.
 history must mark those nights and no other, hosts must rank that host
-first as the host's doing; the same logs recorded twice are one run; twelve
+first as the host's doing; the same logs recorded twice are one run; 32
 writers at once lose no run while history reads; bad ledgers and bad options
 exit with their documented codes and leave the files alone; --baseline-history
 fails the slow night's gates against the nights before it and passes a healthy one.
@@ -20,7 +20,7 @@ import sys
 import tempfile
 
 JOBVIZ, SOURCE, BUILD = (os.path.abspath(a) for a in sys.argv[1:4])
-NIGHTS, SLOW_FROM, CONFIG_FROM = 12, 6, 9
+NIGHTS, SLOW_FROM, CONFIG_FROM = 32, 6, 9
 failures = []
 
 
@@ -44,7 +44,7 @@ with tempfile.TemporaryDirectory() as out:
     db = os.path.join(out, "runs.db")
 
     # history: the slow host's nights and the config change, marked; the others not.
-    r = jobviz("history", db, "--json")
+    r = jobviz("history", db, "--json", "--last", "100")
     check(r.returncode == 0, f"history exit {r.returncode}: {r.stderr}")
     runs = json_lines(r.stdout)
     check(len(runs) == NIGHTS, f"{len(runs)} runs, expected {NIGHTS}")
@@ -64,10 +64,10 @@ with tempfile.TemporaryDirectory() as out:
     table = jobviz("history", db, "--last", "5")
     check(table.returncode == 0 and table.stdout.count("nightly-7b") == 5, f"--last 5 table:\n{table.stdout}")
     check("!" in table.stdout, "the table marks no regression")
-    eight = json_lines(jobviz("history", db, "--json", "--tag", "microbatches=8").stdout)
+    eight = json_lines(jobviz("history", db, "--json", "--last", "100", "--tag", "microbatches=8").stdout)
     check(len(eight) == NIGHTS - CONFIG_FROM + 1, f"--tag microbatches=8: {len(eight)} runs")
     check(not eight[-1]["regressed"]["bubble"], "within one config the bubble is not a regression")
-    since = json_lines(jobviz("history", db, "--json", "--since", "2026-11-05").stdout)
+    since = json_lines(jobviz("history", db, "--json", "--last", "100", "--since", "2026-11-05").stdout)
     check(len(since) == NIGHTS - 6, f"--since 2026-11-05: {len(since)} runs")  # night 1 is 2026-10-30
 
     # --html: a self-contained page; every point links to its run's line; the regressions ringed.
@@ -114,7 +114,8 @@ with tempfile.TemporaryDirectory() as out:
         return sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".jsonl.gz"))
     for night in range(1, SLOW_FROM):
         check(jobviz("merge", *night_events(night), "-o", os.path.join(out, "b.pftrace"), "-q", "--record", base,
-                     "--run-name", "nightly-7b").returncode == 0, f"recording night {night} into before.db")
+                     "--run-name", "nightly-7b", "--tag", "microbatches=16").returncode == 0,
+              f"recording night {night} into before.db")
     gates = ["--fail-on", "bubble_ratio > baseline + 0.02", "--fail-on", "steps.duration_us.p50 > baseline * 1.05"]
     junit = os.path.join(out, "gates.xml")
     slow = jobviz("merge", *night_events(SLOW_FROM), "-o", os.path.join(out, "b.pftrace"), "--run-name", "nightly-7b",
@@ -125,6 +126,13 @@ with tempfile.TemporaryDirectory() as out:
     fine = jobviz("merge", *night_events(2), "-o", os.path.join(out, "b.pftrace"), "--run-name", "nightly-7b",
                   "--baseline-history", base, *gates)
     check(fine.returncode == 0, f"a healthy night against history: exit {fine.returncode} {fine.stderr[-400:]}")
+    matched = jobviz("merge", *night_events(2), "-o", os.path.join(out, "b.pftrace"), "--run-name", "nightly-7b",
+                     "--baseline-history", base, "--tag", "microbatches=8", "--baseline-match", "microbatches", *gates)
+    check(matched.returncode == 2 and "--baseline-match" in matched.stderr,
+          f"no earlier run with microbatches=8: exit {matched.returncode} {matched.stderr[-300:]}")
+    matched = jobviz("merge", *night_events(2), "-o", os.path.join(out, "b.pftrace"), "--run-name", "nightly-7b",
+                     "--baseline-history", base, "--tag", "microbatches=16", "--baseline-match", "microbatches", *gates)
+    check(matched.returncode == 0 and "the median of 5 runs" in matched.stderr, f"--baseline-match: {matched.stderr[-300:]}")
     unknown = jobviz("merge", *night_events(2), "-o", os.path.join(out, "b.pftrace"), "--run-name", "other",
                      "--baseline-history", base, *gates)
     check(unknown.returncode == 2 and "no finished run named 'other'" in unknown.stderr, f"unknown name: {unknown.stderr}")
