@@ -1,6 +1,5 @@
 #include "commands/follow_record.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <map>
@@ -60,17 +59,16 @@ void FollowRecorder::OnStep(const StepReport& report) {
   }
   const std::int64_t number = StepNumber(report.span.step);  // as the summary numbers it
   const double duration_us = static_cast<double>(report.span.end - report.span.start) / 1000;
-  const auto at = std::find_if(steps_.begin(), steps_.end(), [&](const auto& s) { return s.first == number; });
-  if (at == steps_.end()) steps_.push_back({number, {duration_us, report.bubble_ratio}});
+  if (steps_.try_emplace(number, duration_us, report.bubble_ratio).second) {
+    step_median_.Add(duration_us);
+    bubble_sum_ += report.bubble_ratio;
+  }
   // A step the run's end already holds (printed after the end was recorded) changes nothing; a later one
   // means the run goes on: running again.
   if (ended_at_ && number <= *ended_at_) return;
   ended_at_.reset();
-  std::vector<double> durations;
-  double bubbles = 0;
-  for (const auto& [step, values] : steps_) durations.push_back(values.first), bubbles += values.second;
-  if (!AddStepRow(*db_, identity_, number, duration_us, report.bubble_ratio, steps_.size(), Median(durations),
-                  bubbles / static_cast<double>(steps_.size()), &error))
+  if (!AddStepRow(*db_, identity_, number, duration_us, report.bubble_ratio, steps_.size(), step_median_.median(),
+                  bubble_sum_ / static_cast<double>(steps_.size()), &error))
     Fail(error);
 }
 
@@ -80,7 +78,7 @@ void FollowRecorder::OnRunEnd(FinishedRun& run) {
   if (run.summary.is_null()) AnalyseRun(&run);  // follow's builds stop at the steps; the stop report is kept
   RunRecord record = RecordOf(run, plan_.name, plan_.tags, "jobviz follow", Now());
   // The steps printed (--keep-steps may have dropped early ones from the run) and the summary's.
-  std::map<std::int64_t, std::pair<double, double>> steps(steps_.begin(), steps_.end());
+  std::map<std::int64_t, std::pair<double, double>> steps = steps_;
   for (const auto& [step, values] : record.step_rows) steps[step] = values;
   record.step_rows.assign(steps.begin(), steps.end());
   record.steps = record.step_rows.size();

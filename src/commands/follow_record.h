@@ -6,6 +6,7 @@
 // a batch run's, its printed steps kept). A later step adds to it again.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -33,7 +34,9 @@ class FollowRecorder {
   mutable std::mutex mutex_;  // the queue's thread and the main one
   std::optional<LedgerDb> db_;
   std::string identity_;  // the run's in the ledger now: live, or as it last ended
-  std::vector<std::pair<std::int64_t, std::pair<double, double>>> steps_;  // printed: step -> (duration, bubble)
+  std::map<std::int64_t, std::pair<double, double>> steps_;  // printed: step -> (duration, bubble)
+  RunningMedian step_median_;  // of steps_' durations: not sorted again at each step of a long run
+  double bubble_sum_ = 0;                                    // of steps_' bubbles
   std::optional<std::int64_t> ended_at_;  // the last step of the run's end as recorded, until a later step
   bool failed_ = false;
 };

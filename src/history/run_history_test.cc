@@ -66,4 +66,18 @@ TEST_CASE("--last shows the latest runs, --compare bounds the runs a median is t
   CHECK_FALSE(lines[3].step_regressed);
 }
 
+TEST_CASE("A running median agrees with Median at every count, values in any order and repeated") {
+  RunningMedian running;
+  std::vector<double> values;
+  CHECK(running.median() == 0);
+  std::uint64_t x = 12345;
+  for (int i = 0; i < 500; ++i) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    const double value = static_cast<double>((x >> 33) % 50);  // repeats, and runs up and down
+    running.Add(value);
+    values.push_back(value);
+    REQUIRE(running.median() == Median(values));
+  }
+}
+
 }  // namespace unit_run_history_test

@@ -149,6 +149,25 @@ double Median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+void RunningMedian::Add(double value) {
+  if (lower_.empty() || value <= lower_.top())
+    lower_.push(value);
+  else
+    upper_.push(value);
+  if (lower_.size() > upper_.size() + 1) {
+    upper_.push(lower_.top());
+    lower_.pop();
+  } else if (upper_.size() > lower_.size()) {
+    lower_.push(upper_.top());
+    upper_.pop();
+  }
+}
+
+double RunningMedian::median() const {
+  if (lower_.empty()) return 0;
+  return lower_.size() > upper_.size() ? lower_.top() : (lower_.top() + upper_.top()) / 2;
+}
+
 std::string RunIdentity(const Timeline& timeline) {
   RunHash hash;
   for (const Machine& machine : timeline.machines) {

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
+#include <queue>
 #include <string>
 #include <vector>
 
@@ -63,6 +65,18 @@ struct RunRecord {
 
 // The median of `values` (the mean of the middle two of an even count); 0 when empty.
 double Median(std::vector<double> values);
+
+// Median's value of the values added so far, in O(log n) an addition: the
+// lower half in a max-heap, the upper in a min-heap.
+class RunningMedian {
+ public:
+  void Add(double value);
+  double median() const;
+
+ private:
+  std::priority_queue<double> lower_;  // holds as many as upper_, or one more
+  std::priority_queue<double, std::vector<double>, std::greater<>> upper_;
+};
 
 // The run's identity: a hash of every job (machine, worker, type,
 // micro-batch, start, end) and the machines' names, as 16 hex digits.
