@@ -41,8 +41,8 @@ std::string RunName(const DrawFlags& f, bool merge);
 // --baseline-history: the baseline made from the ledger now, so that a bad
 // ledger or an unknown name fails before the logs are read; an exit code.
 int LoadHistoryBaseline(const DrawFlags& f, bool merge, std::optional<nlohmann::json>* baseline);
-// KEY=VALUE of --tag, or an error that says what is wrong.
-bool ParseTag(const std::string& text, std::pair<std::string, std::string>* tag, std::string* error);
+// Every KEY=VALUE of --tag into `tags`, or an error that names the first that is not.
+bool ParseTags(const std::vector<std::string>& texts, std::map<std::string, std::string>* tags, std::string* error);
 
 // Which command the flags are for: merge and follow write only the outputs named.
 enum class DrawCommand { kDraw, kMerge, kFollow };

@@ -60,19 +60,19 @@ int LoadHistoryBaseline(const DrawFlags& f, bool merge, std::optional<nlohmann::
   const std::string name = RunName(f, merge);
   RunFilter filter;
   filter.name = name;
+  std::map<std::string, std::string> tags;
+  std::string tag_error;
+  if (!ParseTags(f.tags, &tags, &tag_error)) {
+    PrintError(tag_error, kTagHint);
+    return kExitUsage;
+  }
   for (const std::string& key : f.baseline_match) {  // this run's value of each key
-    std::string value;
-    bool given = false;
-    for (const std::string& text : f.tags) {
-      std::pair<std::string, std::string> tag;
-      std::string ignored;
-      if (ParseTag(text, &tag, &ignored) && tag.first == key) value = tag.second, given = true;
-    }
-    if (!given) {
+    const auto tag = tags.find(key);
+    if (tag == tags.end()) {
       PrintError("--baseline-match " + key + ": this run has no --tag " + key + "=VALUE to match", hint);
       return kExitUsage;
     }
-    filter.tags[key] = value;
+    filter.tags[key] = tag->second;
   }
   const auto runs = db ? LoadRuns(*db, filter, &error) : std::nullopt;
   if (!runs) {
@@ -91,13 +91,15 @@ int LoadHistoryBaseline(const DrawFlags& f, bool merge, std::optional<nlohmann::
   return kExitOk;
 }
 
-bool ParseTag(const std::string& text, std::pair<std::string, std::string>* tag, std::string* error) {
-  const size_t equals = text.find('=');
-  if (equals == std::string::npos || equals == 0) {
-    *error = "--tag '" + text + "': expected KEY=VALUE";
-    return false;
+bool ParseTags(const std::vector<std::string>& texts, std::map<std::string, std::string>* tags, std::string* error) {
+  for (const std::string& text : texts) {
+    const size_t equals = text.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      *error = "--tag '" + text + "': expected KEY=VALUE";
+      return false;
+    }
+    (*tags)[text.substr(0, equals)] = text.substr(equals + 1);
   }
-  *tag = {text.substr(0, equals), text.substr(equals + 1)};
   return true;
 }
 
@@ -124,20 +126,16 @@ void AddRecordOptions(CLI::App& app, DrawFlags& f, bool baseline) {
 
 std::optional<RecordPlan> PlanRecord(const DrawFlags& f, bool merge, std::string* error) {
   if (f.record.empty()) {  // --run-name also names the runs --baseline-history compares with
+    std::map<std::string, std::string> checked;
     if ((!f.tags.empty() || !f.run_name.empty()) && f.baseline_history.empty())
       *error = "--run-name and --tag say what to record: give --record LEDGER (or --baseline-history)";
-    std::pair<std::string, std::string> tag;
-    for (const std::string& text : f.tags)
-      if (error->empty() && !ParseTag(text, &tag, error)) break;
+    else
+      ParseTags(f.tags, &checked, error);
     return std::nullopt;
   }
   RecordPlan plan;
   plan.ledger = f.record;
-  for (const std::string& text : f.tags) {
-    std::pair<std::string, std::string> tag;
-    if (!ParseTag(text, &tag, error)) return std::nullopt;
-    plan.tags[tag.first] = tag.second;
-  }
+  if (!ParseTags(f.tags, &plan.tags, error)) return std::nullopt;
   plan.name = RunName(f, merge);
   return plan;
 }
@@ -176,12 +174,7 @@ Parsed<HistoryPlan> ParseHistoryCommandLine(int argc, char** argv, bool hosts) {
                    "With --html: one series a value of this tag key (or name) (default: the first tag that changes)")
         ->type_name("KEY");
   if (auto stop = ParseOrExit<HistoryPlan>(app, argc, argv, command)) return std::move(*stop);
-  for (const std::string& text : tags) {
-    std::pair<std::string, std::string> tag;
-    std::string error;
-    if (!ParseTag(text, &tag, &error)) return {std::nullopt, UsageError(command, error, kTagHint)};
-    plan.filter.tags[tag.first] = tag.second;
-  }
+  if (std::string error; !ParseTags(tags, &plan.filter.tags, &error)) return {std::nullopt, UsageError(command, error, kTagHint)};
   if (!since.empty()) {
     plan.filter.since = ParseSince(since, static_cast<std::int64_t>(std::time(nullptr)));
     if (!plan.filter.since)

@@ -19,7 +19,7 @@ std::optional<nlohmann::json> BaselineOfRuns(const std::vector<LedgerRun>& runs,
   using nlohmann::json;
   std::vector<const LedgerRun*> chosen;  // the latest k that finished, newest first
   for (auto it = runs.rbegin(); it != runs.rend() && chosen.size() < k; ++it)
-    if (it->record.stop_kind == "finished" && it->record.steps > 0) chosen.push_back(&*it);
+    if (it->record.comparable()) chosen.push_back(&*it);
   if (chosen.empty()) return std::nullopt;
   std::reverse(chosen.begin(), chosen.end());
   std::vector<double> bubble, ideal, stages, micro_batches, step;

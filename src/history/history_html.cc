@@ -85,7 +85,7 @@ std::string Svg(const Chart& chart, const std::vector<HistoryLine>& lines, const
     const RunRecord& r = lines[i].run->record;
     const std::string id = std::to_string(lines[i].run->id);
     svg += "<a href=\"#run-" + id + "\"><circle cx=\"" + FixedText(x(i), 1) + "\" cy=\"" + FixedText(y(*v), 1) + "\" r=\"4\" fill=\"" +
-           kColors[series_of[i] % 8] + "\"><title>#" + id + " " + MarkupText(LedgerTime(r.started_at ? r.started_at : r.recorded_at)) +
+           kColors[series_of[i] % 8] + "\"><title>#" + id + " " + MarkupText(LedgerTime(r.when())) +
            " " + MarkupText(r.name) + ": " + MarkupText(chart.text(*v)) + "</title></circle></a>";
     if (chart.regressed(lines[i]))
       svg += "<circle class=\"regressed\" cx=\"" + FixedText(x(i), 1) + "\" cy=\"" + FixedText(y(*v), 1) + "\" r=\"7\"/>";
@@ -102,7 +102,7 @@ std::string RunTable(const std::vector<HistoryLine>& lines) {
     std::string tags;
     for (const auto& [key, value] : r.tags) tags += (tags.empty() ? "" : ", ") + key + "=" + value;
     const std::string id = std::to_string(line.run->id);
-    out += "<tr id=\"run-" + id + "\"><td>#" + id + "</td><td>" + MarkupText(LedgerTime(r.started_at ? r.started_at : r.recorded_at)) +
+    out += "<tr id=\"run-" + id + "\"><td>#" + id + "</td><td>" + MarkupText(LedgerTime(r.when())) +
            "</td><td class=\"text\">" + MarkupText(r.name) + "</td><td class=\"text\">" + MarkupText(tags) + "</td><td>" +
            std::to_string(r.steps) + "</td><td>" + FixedText(r.step_us / 1000, 2) + " ms</td><td" +
            (line.step_regressed ? " class=\"bad\">" : ">") +
@@ -110,7 +110,7 @@ std::string RunTable(const std::vector<HistoryLine>& lines) {
            FixedText(r.bubble * 100, 1) + "%</td><td" + (line.bubble_regressed ? " class=\"bad\">" : ">") +
            (line.bubble_change ? (*line.bubble_change >= 0 ? "+" : "") + FixedText(*line.bubble_change * 100, 1) + " pt" : "") +
            "</td><td class=\"text\" title=\"" + MarkupText(r.top_cause) + "\">" + MarkupText(r.top_what_if) +
-           "</td><td class=\"text\">" + MarkupText(r.stop_kind == "finished" ? "no" : r.stop_sentence) + "</td></tr>\n";
+           "</td><td class=\"text\">" + MarkupText(r.finished() ? "no" : r.stop_sentence) + "</td></tr>\n";
   }
   return out + "</table>\n";
 }
@@ -127,13 +127,11 @@ std::string HostRows(const std::vector<HostLine>& lines, size_t top, const char*
     std::string runs, stops;
     for (std::int64_t id : line.slow_runs) runs += (runs.empty() ? "#" : ", #") + std::to_string(id);
     for (std::int64_t id : line.stop_runs) stops += (stops.empty() ? "#" : ", #") + std::to_string(id);
-    const std::string cause = line.cause == SlowCause::kJob ? "the job's (" + line.where + ")"
-                              : line.cause == SlowCause::kHost ? "the host's" : "";
     out += "<tr><td>" + MarkupText(line.host + (line.gpu ? " gpu " + std::to_string(*line.gpu) : "")) + "</td><td>" +
            FixedText(line.lost_us / 1000, 2) + " ms</td><td class=\"text\"><span class=\"bar\" style=\"width:" +
            FixedText(most > 0 ? 160 * line.lost_us / most : 0, 0) + "px\"></span></td><td>" + std::to_string(line.slow) + "</td><td>" +
            std::to_string(line.first_stop) + "</td><td>" + std::to_string(line.runs) + "</td><td class=\"text\">" +
-           MarkupText(cause) + "</td><td class=\"runs\">" + runs + "</td><td class=\"runs\">" + stops + "</td></tr>\n";
+           MarkupText(SlowCauseText(line)) + "</td><td class=\"runs\">" + runs + "</td><td class=\"runs\">" + stops + "</td></tr>\n";
   }
   return out + "</table>\n";
 }

@@ -39,7 +39,7 @@ std::string BubbleCell(const HistoryLine& line) {
 }
 
 std::string StopCell(const RunRecord& r) {
-  if (r.stop_kind == "finished") return "no";
+  if (r.finished()) return "no";
   std::string cell = r.stop_kind;
   if (r.stop_step) cell += " at step " + std::to_string(*r.stop_step);
   if (!r.stop_host.empty()) cell += ", " + r.stop_host + (r.stop_gpu ? " gpu " + std::to_string(*r.stop_gpu) : "");
@@ -59,9 +59,8 @@ std::string HostName(const HostLine& line) {
 }
 
 std::string CauseCell(const HostLine& line) {
-  if (line.cause == SlowCause::kJob) return "the job's (" + line.where + ")";
-  if (line.cause == SlowCause::kHost) return "the host's";
-  return "-";
+  const std::string cause = SlowCauseText(line);
+  return cause.empty() ? "-" : cause;
 }
 
 void AppendHostRows(std::vector<std::vector<std::string>>& rows, const std::vector<HostLine>& lines, size_t top) {
@@ -86,6 +85,12 @@ json HostJson(const HostLine& line, const char* kind) {
 
 }  // namespace
 
+std::string SlowCauseText(const HostLine& line) {
+  if (line.cause == SlowCause::kJob) return "the job's (" + line.where + ")";
+  if (line.cause == SlowCause::kHost) return "the host's";
+  return "";
+}
+
 std::string FixedText(double value, int digits) {
   char text[64];
   std::snprintf(text, sizeof text, "%.*f", digits, value);
@@ -108,7 +113,7 @@ std::string HistoryTable(const std::vector<HistoryLine>& lines, const HistoryOpt
   size_t regressions = 0;
   for (const HistoryLine& line : lines) {
     const RunRecord& r = line.run->record;
-    rows.push_back({"#" + std::to_string(line.run->id), LedgerTime(r.started_at ? r.started_at : r.recorded_at), r.name,
+    rows.push_back({"#" + std::to_string(line.run->id), LedgerTime(r.when()), r.name,
                     Tags(r.tags), std::to_string(r.steps), StepCell(line), BubbleCell(line),
                     r.top_what_if.empty() ? "-" : r.top_what_if, StopCell(r)});
     regressions += line.step_regressed || line.bubble_regressed;

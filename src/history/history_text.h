@@ -19,6 +19,9 @@ std::string HistoryJsonLines(const std::vector<HistoryLine>& lines);
 std::string HostsTable(const HostLedger& ledger, size_t top);
 std::string HostsJsonLines(const HostLedger& ledger);
 
+// "the host's", "the job's (stage 3 of nightly-7b)", or "" when never slow.
+std::string SlowCauseText(const HostLine& line);
+
 // `value` with `digits` decimals ("%.*f").
 std::string FixedText(double value, int digits);
 

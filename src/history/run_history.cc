@@ -4,22 +4,16 @@
 
 namespace jobviz {
 
-namespace {
-
-bool Stopped(const RunRecord& r) { return r.stop_kind != "finished"; }
-
-}  // namespace
-
 std::vector<HistoryLine> CompareRuns(const std::vector<LedgerRun>& runs, const HistoryOptions& options) {
   std::vector<HistoryLine> lines;
   const size_t first = runs.size() > options.last ? runs.size() - options.last : 0;
   for (size_t i = first; i < runs.size(); ++i) {
     HistoryLine line;
     line.run = &runs[i];
-    line.stopped = Stopped(runs[i].record);
+    line.stopped = !runs[i].record.finished();
     std::vector<double> steps, bubbles;  // of the finished runs before it, the latest K
     for (size_t j = i; j-- > 0 && steps.size() < options.compare;) {
-      if (runs[j].record.name != runs[i].record.name || Stopped(runs[j].record) || runs[j].record.steps == 0) continue;
+      if (runs[j].record.name != runs[i].record.name || !runs[j].record.comparable()) continue;
       steps.push_back(runs[j].record.step_us);
       bubbles.push_back(runs[j].record.bubble);
     }

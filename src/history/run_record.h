@@ -61,6 +61,12 @@ struct RunRecord {
   std::vector<std::pair<std::int64_t, std::pair<double, double>>> step_rows;  // step -> (duration_us, bubble)
   std::vector<RecordedWorker> worker_rows;
   std::vector<RecordedWhatIf> what_ifs;
+
+  bool finished() const { return stop_kind == "finished"; }
+  // Whether the medians of history and --baseline-history take it: a run
+  // that stopped says where it stopped, not how fast it ran.
+  bool comparable() const { return finished() && steps > 0; }
+  std::int64_t when() const { return started_at ? started_at : recorded_at; }  // unix seconds
 };
 
 // The median of `values` (the mean of the middle two of an even count); 0 when empty.
