@@ -8,6 +8,7 @@
 
 #include "analyse/analysis.h"
 #include "analyse/summary.h"
+#include "analyse/summary_workers.h"
 #include "model/time_value.h"
 
 namespace jobviz {
@@ -101,6 +102,12 @@ const nlohmann::json* Element(const nlohmann::json& array, const std::string& ke
   return nullptr;
 }
 
+std::string FoldedWorkersText(const nlohmann::json& root) {
+  return "this summary folds its " + std::to_string(SummaryWorkerCount(root)) +
+         " workers and lists only some (workers_folded has each stage's and replica's spread; --summary-workers all "
+         "lists every worker)";
+}
+
 // Follows `path` through objects (kAnyKey matching any key when
 // `any_key`) and elements named in brackets (workers[machine0 worker 1],
 // stage_table[2]); an array must be followed by a field and an aggregate.
@@ -118,6 +125,10 @@ std::optional<Target> Follow(const nlohmann::json& root, const std::string& path
         return std::nullopt;
       }
       node = Element(*it, key, any_key);
+      if (!node && member == "workers" && SummaryFoldsWorkers(root)) {
+        *error = "'" + path + "': " + FoldedWorkersText(root);
+        return std::nullopt;
+      }
       if (!node) {
         *error = "'" + path + "': no element '" + key + "' in '" + member + "' (elements are named by their \"name\", "
                  "or by \"stage\")";
@@ -144,6 +155,12 @@ std::optional<Target> Follow(const nlohmann::json& root, const std::string& path
       const auto* end = std::end(kAggregates);
       if (std::find(std::begin(kAggregates), end, parts[i + 1]) == end) {
         *error = "'" + path + "': unknown aggregate '" + parts[i + 1] + "' (min, max, mean, sum, count, p50, p95, p99)";
+        return std::nullopt;
+      }
+      // A folded list keeps each stage's most and least idle worker: its
+      // min and max are the run's, no other aggregate is.
+      if (i == 1 && parts[0] == "workers" && SummaryFoldsWorkers(root) && parts[i + 1] != "min" && parts[i + 1] != "max") {
+        *error = "'" + path + "': " + FoldedWorkersText(root) + "; min and max are the run's";
         return std::nullopt;
       }
       return Target{node, parts[i], parts[i + 1]};

@@ -1,6 +1,7 @@
 #include "analyse/summary.h"
 
 #include "analyse/stop_sentence.h"
+#include "analyse/summary_workers.h"
 #include "read/byte_source.h"
 
 namespace jobviz {
@@ -23,14 +24,6 @@ void AddTopology(const Analysis& a, nlohmann::json& doc) {
   for (size_t axis = 0; axis < kAxes; ++axis) degrees[AxisName(static_cast<ParallelAxis>(axis))] = t.degrees[axis];
   doc["topology"] = {{"source", TopologySourceText(t.source)}, {"degrees", degrees}, {"replicas", t.replicas()},
                      {"pipelines", t.replicas() * t.peer_degree()}, {"detail", t.detail}};
-  for (size_t w = 0; w < a.workers.size(); ++w) {
-    const WorkerRole& role = a.workers[w].role;
-    json& entry = doc["workers"][w];
-    entry["stage"] = role.known() ? json(role.stage) : json(nullptr);
-    entry["mp"] = role.peer;
-    entry["replica"] = role.replica;
-    entry["rank"] = role.rank >= 0 ? json(role.rank) : json(nullptr);
-  }
   doc["stage_table"] = json::array();
   for (const StageAnalysis& s : a.stage_table)
     doc["stage_table"].push_back({{"stage", s.stage}, {"workers", s.workers},
@@ -47,6 +40,18 @@ void AddTopology(const Analysis& a, nlohmann::json& doc) {
     doc["last_replicas"].push_back({{"step", StepNumber(r.step)}, {"replica", r.replica}, {"late_by_us", Micros(r.late_by)}});
     AddRun(doc["last_replicas"].back(), r.step);
   }
+}
+
+// The step's bubble over every worker: idle over the step's window times
+// the workers (each worker's steps are the analysis's windows, in order).
+double StepBubble(const Analysis& a, size_t step) {
+  Nanos busy = 0, idle = 0;
+  for (const WorkerAnalysis& w : a.workers)
+    if (step < w.steps.size()) {
+      busy = SaturatingAdd(busy, w.steps[step].busy);
+      idle = SaturatingAdd(idle, w.steps[step].idle);
+    }
+  return busy + idle > 0 ? static_cast<double>(idle) / static_cast<double>(busy + idle) : 0;
 }
 
 nlohmann::json RoleJson(const WorkerRole& role) {
@@ -202,30 +207,18 @@ void AddStop(const Analysis& a, const Timeline& timeline, nlohmann::json& doc) {
 
 }  // namespace
 
-nlohmann::json SummaryJson(const Analysis& a, const Timeline& timeline, const RunCounts& counts) {
+nlohmann::json SummaryJson(const Analysis& a, const Timeline& timeline, const RunCounts& counts, WorkerListing listing) {
   using nlohmann::json;
   json doc;
   doc["steps"] = json::array();
-  for (const StepWindow& s : a.steps) {
+  for (size_t i = 0; i < a.steps.size(); ++i) {
+    const StepWindow& s = a.steps[i];
     doc["steps"].push_back({{"step", StepNumber(s.step)}, {"start_us", Micros(s.start)}, {"end_us", Micros(s.end)},
-                            {"start_ns", s.start}, {"end_ns", s.end}, {"duration_us", Micros(s.duration())}});
+                            {"start_ns", s.start}, {"end_ns", s.end}, {"duration_us", Micros(s.duration())},
+                            {"bubble_ratio", StepBubble(a, i)}});
     AddRun(doc["steps"].back(), s.step);
   }
-  doc["workers"] = json::array();
-  for (const WorkerAnalysis& w : a.workers) {
-    json steps = json::array();
-    for (const WorkerStep& ws : w.steps)
-    {
-      steps.push_back({{"step", StepNumber(ws.step)}, {"busy_us", Micros(ws.busy)}, {"idle_us", Micros(ws.idle)}});
-      AddRun(steps.back(), ws.step);
-    }
-    const double speed = SpeedOf(a.bottleneck, doc["workers"].size());
-    doc["workers"].push_back({{"machine", w.machine}, {"worker", w.worker}, {"name", w.name},
-                              {"busy_us", Micros(w.busy)}, {"idle_us", Micros(w.idle)},
-                              {"bubble_ratio", w.bubble_ratio}, {"speed", speed > 0 ? json(speed) : json(nullptr)},
-                              {"steps", steps}});
-    if (w.role.known()) doc["workers"].back()["stage"] = w.role.stage;  // hybrid runs: diff folds workers by it
-  }
+  AddSummaryWorkers(a, listing, doc);
   doc["bubble_ratio"] = a.bubble_ratio;
   doc["ideal_bubble_ratio"] = a.schedule.ideal_bubble ? json(*a.schedule.ideal_bubble) : json(nullptr);
   doc["schedule"] = a.schedule.name;
@@ -284,7 +277,9 @@ const nlohmann::json& SummarySchema() {
     one.stop.workers.push_back({});
     Timeline timeline;
     timeline.machines.emplace_back();
-    return SummaryJson(one, timeline, {});
+    nlohmann::json doc = SummaryJson(one, timeline, {});
+    doc["workers_folded"] = SummaryJson(one, timeline, {}, WorkerListing::kFolded)["workers_folded"];  // its keys too
+    return doc;
   }();
   return schema;
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "analyse/analysis.h"
+#include "analyse/summary_workers.h"
 
 namespace jobviz {
 
@@ -14,7 +15,8 @@ struct RunCounts {
   std::uint64_t files = 0, lines = 0, jobs = 0, skipped = 0;
 };
 
-nlohmann::json SummaryJson(const Analysis& analysis, const Timeline& timeline, const RunCounts& counts);
+nlohmann::json SummaryJson(const Analysis& analysis, const Timeline& timeline, const RunCounts& counts,
+                           WorkerListing listing = WorkerListing::kAuto);
 
 // The document's shape, made by SummaryJson itself from an analysis with one
 // element in every array. Keys that depend on the logs (the job types) are

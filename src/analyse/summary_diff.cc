@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "analyse/fail_on.h"
+#include "analyse/summary_workers.h"
 
 namespace jobviz {
 
@@ -55,6 +56,10 @@ std::map<WorkerKey, WorkerPair> MatchWorkers(const nlohmann::json& base, const n
         (is_now ? pair.now : pair.base) = worker["bubble_ratio"].get<double>();
     }
   }
+  // A folded summary lists only some workers: one listed on one side only
+  // is not a worker that came or went.
+  if (SummaryFoldsWorkers(base) || SummaryFoldsWorkers(now))
+    std::erase_if(workers, [](const auto& item) { return !item.second.base || !item.second.now; });
   return workers;
 }
 
@@ -95,7 +100,7 @@ void SetEffect(const nlohmann::json& base, MetricChange* row) {
   double per_step = 1;  // how many times the metric's time falls in a step (of one worker)
   if (m.rfind("job_types.", 0) == 0) {
     const std::string type = m.substr(10, m.size() - 10 - 8);  // job_types.TYPE.mean_us
-    const double steps = std::max(1.0, Number(base, "steps.step.count")), workers = std::max(1.0, Number(base, "workers"));
+    const double steps = std::max(1.0, Number(base, "steps.step.count")), workers = std::max<double>(1, SummaryWorkerCount(base));
     per_step = Number(base, "job_types." + type + ".count") / steps / workers;
     row->label = type + " jobs";
   } else if (m.rfind("stage_table[", 0) == 0) {
@@ -123,7 +128,7 @@ std::vector<std::string> ConfigurationChanges(const nlohmann::json& base, const 
   const auto text = [](const nlohmann::json& summary, const char* key) -> std::string {
     if (!summary.contains(key)) return "-";
     const nlohmann::json& value = summary[key];
-    if (std::string(key) == "workers") return value.is_array() ? std::to_string(value.size()) : "-";
+    if (std::string(key) == "workers") return value.is_array() ? std::to_string(SummaryWorkerCount(summary)) : "-";
     return value.is_string() ? value.get<std::string>() : value.dump();
   };
   for (const auto& [key, label] : {std::pair{"micro_batches", "micro-batches"}, {"stages", "stages"},

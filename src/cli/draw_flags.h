@@ -18,7 +18,7 @@ struct DrawFlags {
   InputPlan inputs;
   std::string run = "last", steps, output, chrome_output, align = "auto", offsets, clock_ref, stage_order, summary_json;
   std::string topology, rank_order;
-  std::string summary_md, junit, baseline, html, json_args = "compact", rows = "machine", what_if;
+  std::string summary_md, junit, baseline, html, json_args = "compact", summary_workers = "auto", rows = "machine", what_if;
   size_t html_max_jobs = kDefaultHtmlMaxJobs;
   std::vector<std::string> fail_on;
   bool no_critical_path = false;

@@ -107,6 +107,10 @@ void AddOutputOptions(CLI::App& app, DrawFlags& f) {
   app.add_flag("--no-summary", f.summary_off, "Do not print the analysis tables")->excludes(summary);
   app.add_option("--summary-json", f.summary_json, "Write the analysis as JSON to PATH, or - for stdout")
       ->type_name("PATH|-")->check(kNotEmpty);
+  app.add_option("--summary-workers", f.summary_workers,
+                 "--summary-json's workers: each listed up to 4,096 workers and folded by stage and replica past that "
+                 "(auto, the default), all listed, or folded (docs/analysis.md, \"The summary at scale\")")
+      ->check(CLI::IsMember({"auto", "all", "folded"}));
   app.add_option("--summary-md", f.summary_md, "Write the analysis as GitHub-flavoured Markdown to PATH, or - for stdout")
       ->type_name("PATH|-")->check(kNotEmpty);
   app.add_option("--junit", f.junit, "Write each --fail-on condition as a JUnit XML test case to PATH")
@@ -297,6 +301,9 @@ Parsed<DrawPlan> ToPlan(DrawFlags& f, DrawCommand kind) {
   plan.outputs = PlanOutputs(f, kind);
   plan.html_max_jobs = f.html_max_jobs;
   plan.json_args = f.json_args == "full" ? JsonArgs::kFull : JsonArgs::kCompact;
+  plan.summary_workers = f.summary_workers == "all"      ? WorkerListing::kAll
+                         : f.summary_workers == "folded" ? WorkerListing::kFolded
+                                                         : WorkerListing::kAuto;
   plan.rows_by_stage = f.rows == "stage";
   plan.critical_path = !f.no_critical_path;
   plan.stop.hung = f.hung;

@@ -59,6 +59,7 @@ struct DrawPlan {
   std::vector<OutputRequest> outputs; // in the order they are written
   size_t html_max_jobs = kDefaultHtmlMaxJobs;
   JsonArgs json_args = JsonArgs::kCompact;
+  WorkerListing summary_workers = WorkerListing::kAuto;  // --summary-workers
   bool rows_by_stage = false;  // --rows stage
   bool critical_path = true;   // mark it in the traces (--no-critical-path)
   WhatIfDrawing what_if;       // --what-if: the replay drawn beside the run

@@ -52,6 +52,7 @@ bool AnalyseDirectory(const std::string& dir, int verbosity, nlohmann::json* sum
     *status = kExitBadInput;
     return false;
   }
+  run.summary_workers = WorkerListing::kAll;  // matched worker by worker here; the report folds them
   AnalyseRun(&run);
   *summary = std::move(run.summary);
   if (verbosity >= kNormal)

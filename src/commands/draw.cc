@@ -71,6 +71,7 @@ int DrawFromScans(const DrawPlan& plan, const LogSet& logs, std::vector<WorkerLo
   run.read.seconds = SecondsSince(started);
   run.html_max_jobs = plan.html_max_jobs;
   run.json_args = plan.json_args;
+  run.summary_workers = plan.summary_workers;
   run.threads = plan.inputs.threads;
   auto stage_start = StageClock::now();
   const auto stage_done = [&](const char* name) {

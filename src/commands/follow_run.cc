@@ -14,6 +14,7 @@ bool BuildFollowedRun(const DrawPlan& plan, const FollowedSource& tree, Followed
   int status = 0;
   run->html_max_jobs = plan.html_max_jobs;
   run->json_args = plan.json_args;
+  run->summary_workers = plan.summary_workers;
   run->threads = plan.inputs.threads;
   bool ok = !tree.logs().files.empty() && BuildRun(tree.logs(), tree.Scans(what == FollowedBuild::kSteps || what == FollowedBuild::kStalled, plan.inputs.threads), plan.run, run, &status);
   AlignOptions align;

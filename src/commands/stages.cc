@@ -201,7 +201,8 @@ void AnalyseRun(FinishedRun* run, WhatIfDrawing what_if) {
   run->what_if = MakeWhatIfRows(run->timeline, &run->analysis.bottleneck);
   run->analysis.stop = std::move(stop);
   run->summary = SummaryJson(run->analysis, run->timeline,
-                             RunCounts{run->read.files.size(), run->read.lines, run->jobs, run->skipped.total()});
+                             RunCounts{run->read.files.size(), run->read.lines, run->jobs, run->skipped.total()},
+                             run->summary_workers);
 }
 
 // Every gate's outcome is printed, a gate that cannot be evaluated (exit 2)

@@ -19,6 +19,7 @@
 #include "align/clock_align.h"
 #include "analyse/analysis.h"
 #include "analyse/fail_on.h"
+#include "analyse/summary_workers.h"
 #include "emit/flow_chains.h"
 #include "emit/html_timeline.h"
 #include "emit/what_if_rows.h"
@@ -53,6 +54,7 @@ struct FinishedRun {
   size_t outside_steps = 0;         // --steps: jobs in no step, dropped
   size_t html_max_jobs = kDefaultHtmlMaxJobs;  // --html-max-jobs
   JsonArgs json_args = JsonArgs::kCompact;     // --json-args
+  WorkerListing summary_workers = WorkerListing::kAuto;  // --summary-workers
   bool mark_critical_path = false;  // the traces mark analysis.bottleneck's paths (not --no-critical-path)
   // The traces' hand-off arrows when a trace is written (DrawsFlows),
   // paired on a thread of their own while the outputs are written (the

@@ -53,19 +53,10 @@ void RecordTopology(const json& summary, RunRecord& r) {
 
 // Per step: its duration and the bubble of its workers together.
 void RecordSteps(const json& summary, RunRecord& r) {
-  std::map<std::int64_t, std::pair<double, double>> busy_idle;
-  for (const json& worker : summary.at("workers"))
-    for (const json& step : worker.at("steps")) {
-      auto& [busy, idle] = busy_idle[step.at("step").get<std::int64_t>()];
-      busy += step.value("busy_us", 0.0);
-      idle += step.value("idle_us", 0.0);
-    }
   std::vector<double> durations;
   for (const json& step : summary.at("steps")) {
-    const std::int64_t number = step.at("step").get<std::int64_t>();
     const double duration = step.value("duration_us", 0.0);
-    const auto [busy, idle] = busy_idle[number];
-    r.step_rows.push_back({number, {duration, busy + idle > 0 ? idle / (busy + idle) : 0.0}});
+    r.step_rows.push_back({step.at("step").get<std::int64_t>(), {duration, step.value("bubble_ratio", 0.0)}});
     durations.push_back(duration);
   }
   r.steps = r.step_rows.size();
@@ -114,30 +105,33 @@ void ShareSlowWorkersCost(const json& summary, RunRecord& r, const std::map<std:
   }
 }
 
+// Every worker, from the analysis: the summary lists them all only up to
+// kListedWorkers (analyse/summary_workers.h).
 void RecordWorkers(const FinishedRun& run, RunRecord& r) {
-  const json& summary = run.summary;
+  const Analysis& a = run.analysis;
+  const bool hybrid = a.topology.hybrid();
   std::map<std::pair<int, int>, size_t> row_of;  // (machine, worker) -> its row
-  for (const json& w : summary.at("workers")) {
-    const int machine = w.value("machine", 0), index = w.value("worker", 0);
-    const Machine& m = run.timeline.machines.at(static_cast<size_t>(machine));
-    const auto worker = std::find_if(m.workers.begin(), m.workers.end(), [&](const Worker& x) { return x.index == index; });
+  for (size_t i = 0; i < a.workers.size(); ++i) {
+    const WorkerAnalysis& w = a.workers[i];
+    const Machine& m = run.timeline.machines.at(static_cast<size_t>(w.machine));
+    const auto worker = std::find_if(m.workers.begin(), m.workers.end(), [&](const Worker& x) { return x.index == w.worker; });
     RecordedWorker row;
     row.machine_dir = m.name;
     const std::string_view host = worker != m.workers.end() ? WorkerHost(*worker) : std::string_view();
     row.host = host.empty() ? m.name : std::string(host);
-    row.gpu = index;
-    row.rank = SummaryValue<std::int64_t>(w, "rank");
-    row.stage = SummaryValue<int>(w, "stage");
-    row.mp = w.value("mp", 0);
-    row.replica = w.value("replica", 0);
-    row.busy_us = w.value("busy_us", 0.0);
-    row.idle_us = w.value("idle_us", 0.0);
-    row.speed = SummaryValue<double>(w, "speed");
-    row.first_stop = r.stop_gpu == index && !r.stop_host.empty() && (r.stop_host == row.host || r.stop_host == m.name);
-    row_of[{machine, index}] = r.worker_rows.size();
+    row.gpu = w.worker;
+    if (hybrid && w.role.rank >= 0) row.rank = w.role.rank;
+    if (w.role.known()) row.stage = w.role.stage;
+    row.mp = hybrid ? w.role.peer : 0;
+    row.replica = hybrid ? w.role.replica : 0;
+    row.busy_us = static_cast<double>(w.busy) / 1000.0;
+    row.idle_us = static_cast<double>(w.idle) / 1000.0;
+    if (const double speed = SpeedOf(a.bottleneck, i); speed > 0) row.speed = speed;
+    row.first_stop = r.stop_gpu == w.worker && !r.stop_host.empty() && (r.stop_host == row.host || r.stop_host == m.name);
+    row_of[{w.machine, w.worker}] = r.worker_rows.size();
     r.worker_rows.push_back(std::move(row));
   }
-  ShareSlowWorkersCost(summary, r, row_of);
+  ShareSlowWorkersCost(run.summary, r, row_of);
 }
 
 }  // namespace
