@@ -147,7 +147,7 @@ ClockAlignment AlignClocks(Timeline& timeline, const AlignOptions& options) {
     UndoClockJumps(result.jumps, timeline);
     for (const ClockJump& jump : result.jumps) result.warnings.push_back(ClockJumpText(jump));
   }
-  result.violations_before = CountOrderViolations(timeline, result.clocks);
+  result.violations_before = CountOrderViolations(timeline, result.clocks, options.threads);
   if (n == 0) return result;
 
   const auto readings = SyncReadings(timeline, &result.warnings);
@@ -178,7 +178,7 @@ ClockAlignment AlignClocks(Timeline& timeline, const AlignOptions& options) {
   // counting again would walk every hand-off a second time.
   const bool unchanged = std::all_of(result.clocks.begin(), result.clocks.end(),
                                      [](const MachineClock& c) { return c.offset == 0 && c.drift_ppm == 0; });
-  result.violations_after = unchanged ? result.violations_before : CountOrderViolations(timeline, result.clocks);
+  result.violations_after = unchanged ? result.violations_before : CountOrderViolations(timeline, result.clocks, options.threads);
   if (options.mode == AlignMode::kAuto && mode == AlignMode::kNone && result.violations_after == 0)
     for (MachineClock& clock : result.clocks)
       if (clock.method == ClockMethod::kNone) clock.method = ClockMethod::kUnneeded;

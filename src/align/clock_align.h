@@ -25,7 +25,7 @@ struct AlignOptions {
   std::map<int, Nanos> manual_offsets;    // --clock_offset, by machine index
   // Jumps found before (jobviz follow, in earlier turns): undone first.
   std::vector<ClockJump> known_jumps;
-  int threads = 1;  // for the machines' clock jumps (0: one per core)
+  int threads = 1;  // for the clock jumps and the pipeline order checks (0: one per core)
 };
 
 struct ClockAlignment {

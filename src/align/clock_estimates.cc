@@ -5,6 +5,7 @@
 
 #include "align/pipeline_order.h"
 #include "align/replica_ties.h"
+#include "read/parallel_for.h"
 
 namespace jobviz {
 
@@ -96,14 +97,19 @@ std::optional<MachineClock> EstimateSyncClock(const std::vector<SyncReading>& ma
   return clock;
 }
 
-size_t CountOrderViolations(const Timeline& timeline, const std::vector<MachineClock>& clocks) {
-  size_t violations = 0;
-  ForEachHandOff(timeline, [&](const HandOff& h) {
-    if (h.sender_machine != h.receiver_machine)
-      violations += OnReference(clocks[h.receiver_machine], h.receiver->start) <
-                    OnReference(clocks[h.sender_machine], h.sender->end);
-  }, {.across_machines_only = true});
-  return violations;
+size_t CountOrderViolations(const Timeline& timeline, const std::vector<MachineClock>& clocks, int threads) {
+  const std::vector<PipelineChain> chains = PipelineChains(timeline);
+  std::vector<size_t> violations(chains.size(), 0);
+  ParallelFor(chains.size(), threads, [&](size_t c) {
+    ForEachHandOffInChain(chains[c], [&](const HandOff& h) {
+      if (h.sender_machine != h.receiver_machine)
+        violations[c] += OnReference(clocks[h.receiver_machine], h.receiver->start) <
+                         OnReference(clocks[h.sender_machine], h.sender->end);
+    }, {.across_machines_only = true});
+  });
+  size_t total = 0;
+  for (size_t v : violations) total += v;
+  return total;
 }
 
 std::vector<MachineClock> EstimateCausalClocks(const Timeline& timeline, int reference, std::vector<std::string>* warnings) {

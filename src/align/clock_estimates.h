@@ -69,7 +69,8 @@ std::optional<MachineClock> EstimateSyncClock(const std::vector<SyncReading>& ma
 // a machine all workers share one clock, so clocks cannot explain them):
 // stage order is global rank order (machine, then worker); jobs pair by
 // type, micro-batch and how many of that pair came before on the worker.
-size_t CountOrderViolations(const Timeline& timeline, const std::vector<MachineClock>& clocks);
+// Each pipeline on one of up to `threads` threads (0: one per core).
+size_t CountOrderViolations(const Timeline& timeline, const std::vector<MachineClock>& clocks, int threads = 1);
 
 // Per-machine offsets from pipeline order alone (Timeline::stage_order),
 // machine by machine outward from the reference along the machines that

@@ -201,8 +201,6 @@ bool ResolveStageOrder(const std::vector<StageRef>& stages, const Timeline& time
   return true;
 }
 
-namespace {
-
 void ForEachHandOffInChain(const PipelineChain& chain, const std::function<void(const HandOff&)>& visit,
                            const HandOffWalk& walk) {
   const std::vector<std::pair<int, const Worker*>>& order = chain.stages;
@@ -233,8 +231,6 @@ void ForEachHandOffInChain(const PipelineChain& chain, const std::function<void(
     VisitPairs(here, next, chain.numbers[s], visit);
   }
 }
-
-}  // namespace
 
 void ForEachHandOff(const Timeline& timeline, const std::function<void(const HandOff&)>& visit,
                     const HandOffWalk& walk) {

@@ -65,6 +65,10 @@ struct HandOffWalk {
 };
 void ForEachHandOff(const Timeline& timeline, const std::function<void(const HandOff&)>& visit,
                     const HandOffWalk& walk = {});
+// One pipeline's: chains are apart from each other, so each may be walked
+// on a thread of its own.
+void ForEachHandOffInChain(const PipelineChain& chain, const std::function<void(const HandOff&)>& visit,
+                           const HandOffWalk& walk = {});
 
 // One MACHINE:WORKER of --stage_order, as named on the command line.
 struct StageRef {

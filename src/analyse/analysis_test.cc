@@ -43,6 +43,44 @@ TEST_CASE("Union of intervals") {
   CHECK(UnionLength({{5, 5}}) == 0);
 }
 
+TEST_CASE("A worker's busy time in a step is the union of its jobs of that step clipped to the window, however they overlap") {
+  // Random jobs of four steps on four workers, in start order as the model
+  // keeps them, with overlaps, and jobs reaching past their step's window
+  // (the windows are clipped so that steps do not overlap); step 3 has no
+  // span of its own: its window is its jobs'.
+  std::uint64_t state = 42;
+  const auto next = [&](int n) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int>((state >> 33) % static_cast<std::uint64_t>(n));
+  };
+  Timeline t;
+  t.machines.emplace_back("m");
+  for (int w = 0; w < 4; ++w) {
+    Worker worker;
+    worker.index = w;
+    for (int k = 0; k < 60; ++k) {
+      const std::int64_t step = next(4);
+      const Nanos start = step * 100 + next(110) - 5;
+      worker.jobs.push_back(J("forward", k, start, start + next(30), step));
+    }
+    std::sort(worker.jobs.begin(), worker.jobs.end(), StartsBefore);
+    t.machines[0].workers.push_back(worker);
+  }
+  for (std::int64_t step = 0; step < 3; ++step) t.steps.push_back({step, step * 100 * kUs, (step * 100 + 100) * kUs});
+  const Analysis a = Analyze(t, 2);
+  REQUIRE(a.steps.size() == 4);
+  for (size_t w = 0; w < 4; ++w)
+    for (size_t s = 0; s < 4; ++s) {
+      const StepWindow& window = a.steps[s];
+      std::vector<std::pair<Nanos, Nanos>> inside;
+      for (const Job& job : t.machines[0].workers[w].jobs)
+        if (job.step == window.step) inside.emplace_back(std::max(job.start, window.start), std::min(job.end, window.end));
+      INFO("worker " << w << " step " << s);
+      CHECK(a.workers[w].steps[s].busy == UnionLength(inside));
+      CHECK(a.workers[w].steps[s].idle == window.duration() - UnionLength(inside));
+    }
+}
+
 TEST_CASE("Nearest-rank percentiles") {
   const std::vector<Nanos> v = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
   CHECK(Percentile(v, 50) == 5);

@@ -220,7 +220,8 @@ Bottleneck Bottlenecks(const Timeline& timeline, const std::vector<StepWindow>& 
   std::vector<std::uint32_t> counting(most_jobs);
   std::iota(counting.begin(), counting.end(), 0u);
   bool peers_or_replicas = false;
-  for (const StageLane& lane : lanes.lanes) peers_or_replicas |= lane.workers.size() > 1 || !lane.other_replicas.empty();
+  for (size_t l = 0; l < lanes.lanes.size(); ++l)
+    peers_or_replicas |= lanes.lanes[l].workers.size() > 1 || lanes.HasOtherReplicas(static_cast<int>(l));
   b.per_worker_only = !peers_or_replicas;
   Speeds speeds = slow_workers ? MeasureSpeeds(timeline, lanes, threads, slow_workers) : Speeds();
   if (slow_workers) {

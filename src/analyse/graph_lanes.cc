@@ -13,12 +13,14 @@ namespace jobviz {
 
 GraphLanes MakeGraphLanes(const Timeline& timeline) {
   GraphLanes g;
-  std::map<const Worker*, std::uint32_t> index;
+  std::unordered_map<const Worker*, std::uint32_t> index;
+  for (const Machine& machine : timeline.machines) index.reserve(index.size() + machine.workers.size());
   for (const Machine& machine : timeline.machines)
     for (const Worker& worker : machine.workers) {
-      index[&worker] = static_cast<std::uint32_t>(g.workers.size());
+      index.emplace(&worker, static_cast<std::uint32_t>(g.workers.size()));
       g.workers.push_back(&worker);
     }
+  const auto index_of = [&](const Worker* worker) { return index.at(worker); };
   g.lane_of.assign(g.workers.size(), -1);
   // Chains are per (replica, peer); a lane joins the peers of one stage.
   const std::vector<PipelineChain> chains = PipelineChains(timeline);
@@ -28,7 +30,7 @@ GraphLanes MakeGraphLanes(const Timeline& timeline) {
   std::map<int, int> stage_rank;
   for (auto& [key, lane] : lane_at) {
     lane = static_cast<int>(g.lanes.size());
-    g.lanes.push_back({key.first, key.second, {}, -1, -1, -1, -1, {}});
+    g.lanes.push_back({key.first, key.second, {}, -1, -1, -1, -1});
     stage_rank.try_emplace(key.second, 0);
   }
   for (auto& [stage, rank] : stage_rank) rank = g.stage_count++;
@@ -36,15 +38,15 @@ GraphLanes MakeGraphLanes(const Timeline& timeline) {
   for (const PipelineChain& chain : chains)
     for (size_t k = 0; k < chain.stages.size(); ++k) {
       const int lane = lane_at.at({chain.replica, chain.numbers[k]});
-      const std::uint32_t w = index.at(chain.stages[k].second);
+      const std::uint32_t w = index_of(chain.stages[k].second);
       g.lanes[lane].workers.push_back(w);
       g.lane_of[w] = lane;
     }
   // Neighbours; the first and last stage of a replica only when none between is missing.
   std::map<int, std::vector<int>> by_replica;
   for (size_t l = 0; l < g.lanes.size(); ++l) by_replica[g.lanes[l].replica].push_back(static_cast<int>(l));
-  std::map<int, std::vector<int>> by_stage;
-  for (size_t l = 0; l < g.lanes.size(); ++l) by_stage[g.lanes[l].stage].push_back(static_cast<int>(l));
+  g.stage_lanes.resize(static_cast<size_t>(g.stage_count));
+  for (size_t l = 0; l < g.lanes.size(); ++l) g.stage_lanes[static_cast<size_t>(g.stage_rank[l])].push_back(static_cast<int>(l));
   for (const auto& [replica, lanes] : by_replica) {  // sorted by stage (lane_at's order)
     bool contiguous = true;
     for (size_t k = 0; k + 1 < lanes.size(); ++k) {
@@ -61,10 +63,6 @@ GraphLanes MakeGraphLanes(const Timeline& timeline) {
         g.lanes[l].last = lanes.back();
       }
   }
-  for (const auto& [stage, lanes] : by_stage)
-    for (int l : lanes)
-      for (int o : lanes)
-        if (o != l) g.lanes[l].other_replicas.push_back(o);
   return g;
 }
 

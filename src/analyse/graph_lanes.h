@@ -18,7 +18,6 @@ struct StageLane {
   std::vector<std::uint32_t> workers;  // indices into GraphLanes::workers
   int before = -1, after = -1;         // lanes of stage - 1 and stage + 1 of the replica; -1: not read
   int first = -1, last = -1;           // the replica's first and last stage (interleaved wrap-around)
-  std::vector<int> other_replicas;     // the same stage in the other replicas
 };
 
 struct GraphLanes {
@@ -27,6 +26,12 @@ struct GraphLanes {
   std::vector<int> lane_of;            // per worker; -1: in no pipeline (its stage unknown)
   std::vector<int> stage_rank;         // per lane: its stage's place among the stages there are
   int stage_count = 0;
+  std::vector<std::vector<int>> stage_lanes;  // per stage rank: its lane in every replica, in lane order
+  // The lanes of a lane's stage in every replica, itself among them: one
+  // list a stage, not one a lane (at 1,024 replicas a lane's list of the
+  // others was 1,023 ints: 67 MB, built by every analysis that made lanes).
+  const std::vector<int>& SameStage(int lane) const { return stage_lanes[static_cast<size_t>(stage_rank[lane])]; }
+  bool HasOtherReplicas(int lane) const { return SameStage(lane).size() > 1; }
 };
 
 // The lanes of a timeline's pipelines (align/pipeline_order.h PipelineChains).

@@ -34,37 +34,44 @@ using PassesByType = PerName<Pass, PassOf>;
 
 }  // namespace
 
-std::vector<StageAnalysis> AnalyzeStages(const Timeline& timeline, const std::vector<WorkerAnalysis>& workers) {
+std::vector<StageAnalysis> AnalyzeStages(const Timeline& timeline, const std::vector<WorkerAnalysis>& workers,
+                                         int threads) {
   const UnfinishedStepSet unfinished(timeline);  // a stopped step is no measure
-  PassesByType passes;
-  std::map<int, StageAnalysis> stages;
-  std::map<int, std::pair<std::vector<Nanos>, std::vector<Nanos>>> durations;  // forward, backward
+  // Each stage's workers (with their analysis), then each stage on a thread:
+  // only the stages being measured hold their jobs' durations at once.
+  std::map<int, std::vector<std::pair<const Worker*, const WorkerAnalysis*>>> by_stage;
   size_t w = 0;
   for (const Machine& machine : timeline.machines)
     for (const Worker& worker : machine.workers) {
       const WorkerAnalysis& analysed = workers[w++];
-      if (!worker.role.known()) continue;
-      StageAnalysis& stage = stages[worker.role.stage];
-      stage.stage = worker.role.stage;
+      if (worker.role.known()) by_stage[worker.role.stage].push_back({&worker, &analysed});
+    }
+  std::vector<const std::vector<std::pair<const Worker*, const WorkerAnalysis*>>*> stage_workers;
+  std::vector<StageAnalysis> out;
+  for (const auto& [s, members] : by_stage) {
+    stage_workers.push_back(&members);
+    out.emplace_back().stage = s;
+  }
+  ParallelFor(out.size(), threads, [&](size_t i) {
+    StageAnalysis& stage = out[i];
+    PassesByType passes;
+    std::vector<Nanos> forward, backward;
+    for (const auto& [worker, analysed] : *stage_workers[i]) {
       ++stage.workers;
-      stage.busy = SaturatingAdd(stage.busy, analysed.busy);
-      stage.idle = SaturatingAdd(stage.idle, analysed.idle);
-      auto& [forward, backward] = durations[worker.role.stage];
-      for (const Job& job : worker.jobs) {
+      stage.busy = SaturatingAdd(stage.busy, analysed->busy);
+      stage.idle = SaturatingAdd(stage.idle, analysed->idle);
+      for (const Job& job : worker->jobs) {
         if (unfinished.Contains(job.step)) continue;
         const Pass pass = passes.Of(job.type);
         if (pass == Pass::kForward) forward.push_back(job.end - job.start);
         else if (pass == Pass::kBackward || pass == Pass::kBackwardInput) backward.push_back(job.end - job.start);
       }
     }
-  std::vector<StageAnalysis> out;
-  for (auto& [s, stage] : stages) {
-    stage.forward = Stats(std::move(durations[s].first));
-    stage.backward = Stats(std::move(durations[s].second));
+    stage.forward = Stats(std::move(forward));
+    stage.backward = Stats(std::move(backward));
     const Nanos window = SaturatingAdd(stage.busy, stage.idle);
     stage.bubble_ratio = window > 0 ? static_cast<double>(stage.idle) / static_cast<double>(window) : 0;
-    out.push_back(stage);
-  }
+  });
   return out;
 }
 
@@ -114,9 +121,13 @@ std::vector<LaggingPeer> FindLaggingPeers(const Timeline& timeline, int threads)
     std::vector<Peer> peers;
     for (const Worker* worker : workers) peers.push_back(keyed(*worker, passes));
     std::vector<std::vector<Nanos>> lags(peers.size());
+    for (std::vector<Nanos>& lag : lags) lag.reserve(peers[0].jobs.size());
     std::vector<Nanos> durations;
+    durations.reserve(peers[0].jobs.size());
+    std::vector<const Job*> same;
+    same.reserve(peers.size());
     for (const auto& [job_key, job] : peers[0].jobs) {
-      std::vector<const Job*> same;
+      same.clear();
       for (const Peer& peer : peers) {
         const Job* match = peer.Find(job_key);
         if (!match) break;
@@ -149,21 +160,38 @@ std::vector<LaggingPeer> FindLaggingPeers(const Timeline& timeline, int threads)
   return lagging;
 }
 
-std::vector<LastReplica> FindLastReplicas(const Timeline& timeline, const std::vector<StepWindow>& steps) {
+std::vector<LastReplica> FindLastReplicas(const Timeline& timeline, const std::vector<StepWindow>& steps, int threads) {
   const UnfinishedStepSet unfinished(timeline);  // a stopped step is no measure
-  std::map<std::int64_t, std::map<int, Nanos>> last;  // step -> replica -> last compute job end
-  PassesByType passes;
-  int replicas = 0;
-  for (const Machine& machine : timeline.machines)
-    for (const Worker& worker : machine.workers) {
-      if (!worker.role.known()) continue;
-      replicas = std::max(replicas, worker.role.replica + 1);
-      for (const Job& job : worker.jobs) {
-        if (job.step == kNoStep || !IsComputePass(passes.Of(job.type)) || unfinished.Contains(job.step)) continue;
-        auto [it, inserted] = last[job.step].try_emplace(worker.role.replica, job.end);
-        it->second = std::max(it->second, job.end);
-      }
+  // Each worker's last compute job end per step on the threads (its jobs
+  // are by start: a step's come together, so the last entry is tried first),
+  // then the workers' taken together per replica.
+  const std::vector<const Worker*> workers = AllWorkers(timeline);
+  std::vector<std::vector<std::pair<std::int64_t, Nanos>>> ends(workers.size());
+  ParallelFor(workers.size(), threads, [&](size_t w) {
+    const Worker& worker = *workers[w];
+    if (!worker.role.known()) return;
+    PassesByType passes;
+    auto& mine = ends[w];
+    for (const Job& job : worker.jobs) {
+      if (job.step == kNoStep || !IsComputePass(passes.Of(job.type)) || unfinished.Contains(job.step)) continue;
+      auto it = !mine.empty() && mine.back().first == job.step
+                    ? mine.end() - 1
+                    : std::find_if(mine.begin(), mine.end(), [&](const auto& e) { return e.first == job.step; });
+      if (it == mine.end()) mine.emplace_back(job.step, job.end);
+      else it->second = std::max(it->second, job.end);
     }
+  });
+  std::map<std::int64_t, std::map<int, Nanos>> last;  // step -> replica -> last compute job end
+  int replicas = 0;
+  for (size_t w = 0; w < workers.size(); ++w) {
+    if (!workers[w]->role.known()) continue;
+    const int replica = workers[w]->role.replica;
+    replicas = std::max(replicas, replica + 1);
+    for (const auto& [step, end] : ends[w]) {
+      auto [it, inserted] = last[step].try_emplace(replica, end);
+      it->second = std::max(it->second, end);
+    }
+  }
   std::vector<LastReplica> out;
   if (replicas < 2) return out;
   for (const StepWindow& window : steps) {

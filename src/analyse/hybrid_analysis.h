@@ -50,9 +50,13 @@ struct LastReplica {
 // peers meet in collectives inside every job, so they start within microseconds.
 inline constexpr Nanos kPeerLagFloor = 20'000;
 
-std::vector<StageAnalysis> AnalyzeStages(const Timeline& timeline, const std::vector<WorkerAnalysis>& workers);
+// Each stage on one of up to `threads` threads (`workers` in AllWorkers order).
+std::vector<StageAnalysis> AnalyzeStages(const Timeline& timeline, const std::vector<WorkerAnalysis>& workers,
+                                         int threads = 1);
 // Each (replica, stage)'s peers on up to `threads` threads.
 std::vector<LaggingPeer> FindLaggingPeers(const Timeline& timeline, int threads = 1);
-std::vector<LastReplica> FindLastReplicas(const Timeline& timeline, const std::vector<StepWindow>& steps);
+// Each worker's step ends on up to `threads` threads.
+std::vector<LastReplica> FindLastReplicas(const Timeline& timeline, const std::vector<StepWindow>& steps,
+                                          int threads = 1);
 
 }  // namespace jobviz

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <set>
 #include <vector>
 
 #include "align/pipeline_order.h"
 #include "analyse/analysis.h"
+#include "read/parallel_for.h"
 
 namespace jobviz {
 
@@ -42,39 +44,54 @@ struct OrderVotes {
 // Forwards before the first backward on every stage and step of every
 // pipeline, against what each schedule prints (Paddle's pipeline_scheduler
 // passes).
-OrderVotes VoteOnOrder(const Timeline& timeline, int stages, int micro_batches) {
+// One worker's votes: per step, the forwards before its first backward.
+void VoteOfWorker(const Worker& worker, const UnfinishedStepSet& unfinished, int expect_1f1b, int expect_eager,
+                  OrderVotes* votes) {
+  PerName<JobKind, ClassifyJobType> kinds;
+  std::map<std::int64_t, std::vector<bool>> by_step;  // per step, in start order: forward or backward
+  for (const Job& job : worker.jobs) {
+    if (unfinished.Contains(job.step)) continue;
+    const Pass pass = kinds.Of(job.type).pass;
+    if (pass == Pass::kForward || pass == Pass::kBackward) by_step[job.step].push_back(pass == Pass::kForward);
+  }
+  for (const auto& [step, passes] : by_step) {
+    int before = 0, forwards = 0;
+    bool seen_backward = false, forward_after_backward = false;
+    for (const bool forward : passes) {
+      forwards += forward;
+      if (forward && !seen_backward) ++before;
+      if (forward && seen_backward) forward_after_backward = true;
+      seen_backward |= !forward;
+    }
+    if (!seen_backward) continue;
+    ++votes->pairs;
+    votes->fthenb += !forward_after_backward && before == forwards;
+    votes->one_f_one_b += before == expect_1f1b;
+    votes->eager += before == expect_eager;
+  }
+}
+
+OrderVotes VoteOnOrder(const Timeline& timeline, int stages, int micro_batches, int threads) {
   const UnfinishedStepSet unfinished(timeline);  // a stopped step runs no schedule to its end
-  OrderVotes votes;
-  for (const PipelineChain& chain : PipelineChains(timeline)) {
+  const std::vector<PipelineChain> chains = PipelineChains(timeline);
+  std::vector<OrderVotes> by_chain(chains.size());  // each pipeline on a thread, then summed
+  ParallelFor(chains.size(), threads, [&](size_t c) {
+    const PipelineChain& chain = chains[c];
     int stage = 0;  // without a topology, workers with no jobs are no stage
     for (size_t s = 0; s < chain.stages.size(); ++s) {
       const Worker* worker = chain.stages[s].second;
       if (worker->jobs.empty()) continue;
       const int remaining = stages - (timeline.topology.hybrid() ? chain.numbers[s] : stage++);
-      const auto expect_1f1b = std::min(micro_batches, remaining);
-      const auto expect_eager = std::min(micro_batches, 2 * remaining - 1);
-      std::map<std::int64_t, std::vector<bool>> by_step;  // per step, in start order: forward or backward
-      for (const Job& job : worker->jobs) {
-        if (unfinished.Contains(job.step)) continue;
-        const Pass pass = ClassifyJobType(job.type).pass;
-        if (pass == Pass::kForward || pass == Pass::kBackward) by_step[job.step].push_back(pass == Pass::kForward);
-      }
-      for (const auto& [step, passes] : by_step) {
-        int before = 0, forwards = 0;
-        bool seen_backward = false, forward_after_backward = false;
-        for (const bool forward : passes) {
-          forwards += forward;
-          if (forward && !seen_backward) ++before;
-          if (forward && seen_backward) forward_after_backward = true;
-          seen_backward |= !forward;
-        }
-        if (!seen_backward) continue;
-        ++votes.pairs;
-        votes.fthenb += !forward_after_backward && before == forwards;
-        votes.one_f_one_b += before == expect_1f1b;
-        votes.eager += before == expect_eager;
-      }
+      VoteOfWorker(*worker, unfinished, std::min(micro_batches, remaining), std::min(micro_batches, 2 * remaining - 1),
+                   &by_chain[c]);
     }
+  });
+  OrderVotes votes;
+  for (const OrderVotes& v : by_chain) {
+    votes.pairs += v.pairs;
+    votes.fthenb += v.fthenb;
+    votes.one_f_one_b += v.one_f_one_b;
+    votes.eager += v.eager;
   }
   return votes;
 }
@@ -148,7 +165,7 @@ JobKind ClassifyJobType(const std::string& type) {
 }
 
 ScheduleFit RecogniseSchedule(const Timeline& timeline, int stages, int micro_batches,
-                              const std::map<std::string, TypeAnalysis>& types) {
+                              const std::map<std::string, TypeAnalysis>& types, int threads) {
   ScheduleFit fit;
   if (stages <= 0 || micro_batches <= 0) {
     fit.note = "no forward jobs to count micro-batches by";
@@ -172,7 +189,7 @@ ScheduleFit RecogniseSchedule(const Timeline& timeline, int stages, int micro_ba
     fit = {ScheduleKind::kInterleaved1F1B, "interleaved 1F1B", v, IdealOfOneForwardOneBackward(stages, micro_batches, v), ""};
     return fit;
   }
-  const OrderVotes votes = VoteOnOrder(timeline, stages, micro_batches);
+  const OrderVotes votes = VoteOnOrder(timeline, stages, micro_batches, threads);
   const double ideal = IdealOfOneForwardOneBackward(stages, micro_batches, 1);
   if (Share(votes.one_f_one_b, votes.pairs) >= kAgreement)
     fit = {ScheduleKind::k1F1B, "1F1B", 1, ideal, ""};

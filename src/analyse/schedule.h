@@ -49,7 +49,8 @@ struct ScheduleFit {
 // first backward in a step (1F1B: p - s on stage s; Eager1F1B: 2(p - s) - 1;
 // FThenB: all of them). `stages` and `micro_batches` as the analysis counts
 // them; `types` gives the mean pass times the zero-bubble formula needs.
+// The pipelines' orders are read on up to `threads` threads.
 ScheduleFit RecogniseSchedule(const Timeline& timeline, int stages, int micro_batches,
-                              const std::map<std::string, TypeAnalysis>& types);
+                              const std::map<std::string, TypeAnalysis>& types, int threads = 1);
 
 }  // namespace jobviz

@@ -61,7 +61,7 @@ std::vector<SlowStage> FindSlowStages(const std::vector<WorkerType>& per, const 
     if (kinds.Of(wt.name).pass == Pass::kOther) continue;
     StageType& st = by_key[{lanes.lanes[lanes.lane_of[wt.worker]].stage, wt.type}];
     st.jobs += wt.durations.size();
-    if (!s.slow[wt.worker].count(wt.type)) st.medians.push_back(wt.median);
+    if (!s.slow[wt.worker].Has(wt.type)) st.medians.push_back(wt.median);
   }
   std::map<int, std::pair<double, double>> time;  // stage -> (at its speed, at the others')
   // Per type, every stage's median, sorted: the median of the others is
@@ -90,30 +90,41 @@ std::vector<SlowStage> FindSlowStages(const std::vector<WorkerType>& per, const 
 }
 
 // The jobs over kOutlierFactor times their worker's median of the type;
-// the worst kShownOutliers by time above the median.
+// the worst kShownOutliers by time above the median. Each worker on a
+// thread, its worst kShownOutliers kept.
 constexpr size_t kShownOutliers = 5;
 void FindOutliers(const Timeline& timeline, const GraphLanes& lanes, const Speeds& s, const UnfinishedStepSet& unfinished,
-                  size_t* count, std::vector<OutlierJob>* worst) {
+                  int threads, size_t* count, std::vector<OutlierJob>* worst) {
   struct Found {
     Nanos excess;
     std::uint32_t worker, job;
   };
-  std::vector<Found> found;
-  for (std::uint32_t w = 0; w < lanes.workers.size(); ++w) {
-    if (lanes.lane_of[w] < 0) continue;
+  const auto worse = [](const Found& a, const Found& b) { return std::tie(b.excess, a.worker, a.job) < std::tie(a.excess, b.worker, b.job); };
+  std::vector<std::vector<Found>> per_worker(lanes.workers.size());
+  std::vector<size_t> counts(lanes.workers.size(), 0);
+  ParallelFor(lanes.workers.size(), threads, [&](size_t w) {
+    if (lanes.lane_of[w] < 0) return;
+    std::vector<Found>& found = per_worker[w];
     const std::vector<Job>& jobs = lanes.workers[w]->jobs;
     for (std::uint32_t j = 0; j < jobs.size(); ++j) {
       if (unfinished.Contains(jobs[j].step)) continue;
-      const auto it = s.median[w].find(jobs[j].type.index());
+      const Nanos* median = s.median[w].Find(jobs[j].type.index());
       const Nanos d = jobs[j].end - jobs[j].start;
-      if (it != s.median[w].end() && IsOutlier(d, it->second)) found.push_back({d - it->second, w, j});
+      if (median && IsOutlier(d, *median)) found.push_back({d - *median, static_cast<std::uint32_t>(w), j});
     }
-  }
-  *count = found.size();
-  const size_t shown = std::min(found.size(), kShownOutliers);
-  std::partial_sort(found.begin(), found.begin() + static_cast<std::ptrdiff_t>(shown), found.end(), [](const Found& a, const Found& b) {
-    return std::tie(b.excess, a.worker, a.job) < std::tie(a.excess, b.worker, b.job);
+    counts[w] = found.size();
+    const size_t shown = std::min(found.size(), kShownOutliers);
+    std::partial_sort(found.begin(), found.begin() + static_cast<std::ptrdiff_t>(shown), found.end(), worse);
+    found.resize(shown);
   });
+  std::vector<Found> found;
+  *count = 0;
+  for (size_t w = 0; w < per_worker.size(); ++w) {
+    *count += counts[w];
+    found.insert(found.end(), per_worker[w].begin(), per_worker[w].end());
+  }
+  const size_t shown = std::min(found.size(), kShownOutliers);
+  std::partial_sort(found.begin(), found.begin() + static_cast<std::ptrdiff_t>(shown), found.end(), worse);
   for (size_t i = 0; i < shown; ++i) {
     const Worker& worker = *lanes.workers[found[i].worker];
     const Job& job = worker.jobs[found[i].job];
@@ -163,16 +174,34 @@ Speeds MeasureSpeeds(const Timeline& timeline, const GraphLanes& lanes, int thre
   ParallelFor(lanes.workers.size(), threads, [&](size_t w) {
     if (lanes.lane_of[w] < 0) return;
     std::vector<WorkerType>& types = per_worker[w];
-    for (const Job& job : lanes.workers[w]->jobs) {
-      if (unfinished.Contains(job.step)) continue;  // a stopped step's jobs are no measure of speed
-      const Nanos d = job.end - job.start;
-      load[w] += d;
-      auto it = std::find_if(types.begin(), types.end(), [&](const WorkerType& t) { return t.type == job.type.index(); });
-      if (it == types.end()) {
-        types.push_back({static_cast<std::uint32_t>(w), job.type.index(), job.type, {}, 0});
-        it = types.end() - 1;
+    // Twice over the worker's jobs (in cache the second time): the types
+    // and their counts, then the durations into lists of that size.
+    std::vector<size_t> sizes, entry_of;  // per type; per job (SIZE_MAX: not measured)
+    const std::vector<Job>& jobs = lanes.workers[w]->jobs;
+    entry_of.reserve(jobs.size());
+    size_t last = 0;
+    for (const Job& job : jobs) {
+      if (unfinished.Contains(job.step)) {  // a stopped step's jobs are no measure of speed
+        entry_of.push_back(SIZE_MAX);
+        continue;
       }
-      it->durations.push_back(d);
+      if (last >= types.size() || types[last].type != job.type.index()) {
+        last = static_cast<size_t>(std::find_if(types.begin(), types.end(), [&](const WorkerType& t) { return t.type == job.type.index(); }) -
+                                   types.begin());
+        if (last == types.size()) {
+          types.push_back({static_cast<std::uint32_t>(w), job.type.index(), job.type, {}, 0});
+          sizes.push_back(0);
+        }
+      }
+      ++sizes[last];
+      entry_of.push_back(last);
+    }
+    for (size_t t = 0; t < types.size(); ++t) types[t].durations.reserve(sizes[t]);
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      if (entry_of[j] == SIZE_MAX) continue;
+      const Nanos d = jobs[j].end - jobs[j].start;
+      load[w] += d;
+      types[entry_of[j]].durations.push_back(d);
     }
   });
   std::vector<WorkerType> per;
@@ -219,8 +248,9 @@ Speeds MeasureSpeeds(const Timeline& timeline, const GraphLanes& lanes, int thre
     per[i].median = MedianOf(per[i].durations);  // reorders them: the count below does not mind
   });
   s.median.resize(lanes.workers.size());
-  for (const WorkerType& wt : per) s.median[wt.worker][wt.type] = wt.median;
-  FindOutliers(timeline, lanes, s, unfinished, &s.outlier_count, &s.outliers);
+  for (const WorkerType& wt : per) s.median[wt.worker].Add(wt.type, wt.median);
+  ParallelFor(s.median.size(), threads, [&](size_t w) { s.median[w].Sort(); });
+  FindOutliers(timeline, lanes, s, unfinished, threads, &s.outlier_count, &s.outliers);
   // Each (stage, type)'s workers' medians, sorted, and how many of them each
   // lane has: a worker's reference, the median of its stage's others, is
   // then one look-up (a copy and a selection per worker cost the square of
@@ -258,7 +288,7 @@ Speeds MeasureSpeeds(const Timeline& timeline, const GraphLanes& lanes, int thre
     const double above = 1 + (kSlowFactor - 1) / 2;
     for (Nanos d : wt.durations) slower += static_cast<double>(d) > above * static_cast<double>(reference);
     if (factor < kSlowFactor || static_cast<double>(slower) < kSlowConsistency * static_cast<double>(wt.durations.size())) continue;
-    s.slow[wt.worker][wt.type] = factor;
+    s.slow[wt.worker].Add(wt.type, factor);
     SlowWorker& sw = found[wt.worker];
     sw.machine = worker.machine;
     sw.worker = worker.index;
@@ -268,7 +298,8 @@ Speeds MeasureSpeeds(const Timeline& timeline, const GraphLanes& lanes, int thre
     sw.factor = std::max(sw.factor, factor);
     sw.types.push_back({type_name.str(), factor, slower, wt.durations.size()});
   }
-  const auto slow_at = [&](const WorkerType& wt) { return s.slow[wt.worker].count(wt.type) > 0; };
+  for (const auto& [w, sw] : found) s.slow[w].Sort();
+  const auto slow_at = [&](const WorkerType& wt) { return s.slow[wt.worker].Has(wt.type); };
   for (const auto& [key, members] : by_stage_type) {
     Group& group = groups[key];
     for (const WorkerType* member : members)
@@ -306,17 +337,17 @@ Speeds MeasureSpeeds(const Timeline& timeline, const GraphLanes& lanes, int thre
 
 Nanos FixedDuration(const StepGraph& g, const StageJob& node, const GraphLanes& lanes, const Speeds& speeds) {
   return MembersDuration(g, node, lanes, [&](std::uint32_t worker, const Job& job) -> Nanos {
-    const auto it = speeds.slow[worker].find(job.type.index());
-    if (it == speeds.slow[worker].end()) return -1;
-    return static_cast<Nanos>(std::llround(static_cast<double>(job.end - job.start) / it->second));
+    const double* factor = speeds.slow[worker].Find(job.type.index());
+    if (!factor) return -1;
+    return static_cast<Nanos>(std::llround(static_cast<double>(job.end - job.start) / *factor));
   });
 }
 
 Nanos WithoutOutliers(const StepGraph& g, const StageJob& node, const GraphLanes& lanes, const Speeds& speeds) {
   return MembersDuration(g, node, lanes, [&](std::uint32_t worker, const Job& job) -> Nanos {
-    const auto it = speeds.median[worker].find(job.type.index());
-    if (it == speeds.median[worker].end() || !IsOutlier(job.end - job.start, it->second)) return -1;
-    return it->second;
+    const Nanos* median = speeds.median[worker].Find(job.type.index());
+    if (!median || !IsOutlier(job.end - job.start, *median)) return -1;
+    return *median;
   });
 }
 

@@ -4,8 +4,10 @@
 // analysis's replays and slow-worker findings read (analyse/bottleneck.cc).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "analyse/slow_workers.h"
@@ -14,6 +16,26 @@
 
 namespace jobviz {
 
+// A worker's values by job type index: a worker runs a handful of types, so
+// a sorted list, not a hash map per worker (131,072 workers' maps took
+// longer to build than the replays took to read them). Add every entry,
+// then Sort once, then Find.
+template <typename T>
+class ByType {
+ public:
+  void Add(std::uint32_t type, T value) { entries_.emplace_back(type, value); }
+  void Sort() { std::sort(entries_.begin(), entries_.end(), [](const auto& a, const auto& b) { return a.first < b.first; }); }
+  const T* Find(std::uint32_t type) const {
+    const auto it = std::lower_bound(entries_.begin(), entries_.end(), type,
+                                     [](const std::pair<std::uint32_t, T>& e, std::uint32_t t) { return e.first < t; });
+    return it != entries_.end() && it->first == type ? &it->second : nullptr;
+  }
+  bool Has(std::uint32_t type) const { return Find(type) != nullptr; }
+
+ private:
+  std::vector<std::pair<std::uint32_t, T>> entries_;
+};
+
 // Median job durations by (stage, type) and by (worker, type), and what the
 // replays need from them: the slowest stage's speed-up per type and each
 // slow worker's factor per type.
@@ -21,8 +43,8 @@ struct Speeds {
   std::unordered_map<std::uint64_t, Nanos> stage_median;  // StageType(stage, type index)
   int slowest_stage = -1;
   std::unordered_map<std::uint32_t, double> balance;             // type index -> factor (< 1) on the slowest stage
-  std::vector<std::unordered_map<std::uint32_t, double>> slow;   // per worker: type index -> its factor
-  std::vector<std::unordered_map<std::uint32_t, Nanos>> median;  // per worker: type index -> its median
+  std::vector<ByType<double>> slow;   // per worker: type index -> its factor
+  std::vector<ByType<Nanos>> median;  // per worker: type index -> its median
   bool any_slow = false;
   std::vector<SlowStage> slow_stages;
   std::vector<double> speed;

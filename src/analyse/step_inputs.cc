@@ -160,7 +160,7 @@ void GroupReplicas(const GraphLanes& lanes, Room& room, StepGraph* g) {
   room.group_of_stage.assign(static_cast<size_t>(lanes.stage_count), -1);
   g->global_barrier = WaitsForEveryStage(lanes, room, *g);
   for (size_t l = 0; l < lanes.lanes.size(); ++l) {
-    if (room.last_pass[l] < 0 || (lanes.lanes[l].other_replicas.empty() && !g->global_barrier)) continue;
+    if (room.last_pass[l] < 0 || (!lanes.HasOtherReplicas(l) && !g->global_barrier)) continue;
     std::int32_t& group = room.group_of_stage[g->global_barrier ? 0 : lanes.stage_rank[l]];
     if (group < 0) {
       group = static_cast<std::int32_t>(g->groups.size());

@@ -152,7 +152,8 @@ void PlaceLane(Context& c, size_t l) {
   if (last) out.last = {last->type, last->micro_batch, last->step, last->start, last->end};
   std::vector<const Job*> plan = p.plan;
   if (plan.size() <= k)  // no earlier step: the furthest same stage of another replica
-    for (const int other : lane.other_replicas) {
+    for (const int other : c.graph.SameStage(static_cast<int>(l))) {
+      if (other == static_cast<int>(l)) continue;
       const Position& q = c.positions[c.report.lanes[other].workers.front()];
       if (q.step == p.step && q.done.size() > plan.size()) plan = q.done;
     }
@@ -211,7 +212,7 @@ void PlaceLane(Context& c, size_t l) {
     }
     arrived = group.latest;
     out.input = c.report.all_reduce_global ? "every stage's gradients (a global all-reduce)"
-                                           : lane.other_replicas.empty() ? "" : "the other replicas' gradients";
+                                           : !c.graph.HasOtherReplicas(l) ? "" : "the other replicas' gradients";
     out.input_arrived = arrived;
     // Every member reached the all-reduce and none came out of it.
     in_collective = group.members >= 2 && !group.closed;

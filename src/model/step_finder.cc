@@ -113,47 +113,57 @@ std::int64_t RunFirstStep(const std::vector<Worker*>& workers, std::vector<std::
 // "default" starts a step whenever its micro_batch_id is 0. Returns a reason
 // when the rule cannot tell steps apart, or "" on success.
 std::string StepsFromJobOrder(Worker& worker, std::int64_t first) {
-  std::vector<size_t> by_line(worker.jobs.size());
-  std::iota(by_line.begin(), by_line.end(), 0);
-  std::sort(by_line.begin(), by_line.end(),
-            [&](size_t a, size_t b) { return worker.jobs[a].line < worker.jobs[b].line; });
+  // The jobs in file order: their start order unless clocks or overlaps
+  // reorder them (a worker's lines mostly come in start order: no sort then).
+  std::vector<std::uint32_t> by_line(worker.jobs.size());
+  std::iota(by_line.begin(), by_line.end(), 0u);
+  const auto line_before = [&](std::uint32_t a, std::uint32_t b) { return worker.jobs[a].line < worker.jobs[b].line; };
+  if (!std::is_sorted(by_line.begin(), by_line.end(), line_before)) std::sort(by_line.begin(), by_line.end(), line_before);
 
   const Job* marker = nullptr;
   bool any_later_micro_batch = false;
   size_t step_starts = 0;
-  for (size_t i : by_line) {
+  for (std::uint32_t i : by_line) {
     const Job& job = worker.jobs[i];
     if (!marker && job.type != kDefaultType) marker = &job;
     any_later_micro_batch |= job.micro_batch != 0;
   }
   if (worker.jobs.empty()) return "";
   if (!marker) return "every job is of type 'default'";
-  const std::string marker_type = marker->type;
-  for (size_t i : by_line)
+  const Name marker_type = marker->type;  // compared by index: a job is not a string compare
+  for (std::uint32_t i : by_line)
     step_starts += worker.jobs[i].type == marker_type && worker.jobs[i].micro_batch == 0;
   if (!any_later_micro_batch && step_starts > 1)
     return "every micro_batch_id is 0, so each micro-batch looks like its own step";
   if (step_starts == 0)
-    return "no step boundary was found (no '" + marker_type + "' job has micro_batch_id = 0)";
+    return "no step boundary was found (no '" + marker_type.str() + "' job has micro_batch_id = 0)";
   // Steps are numbered below 10^12 (a larger number is another run's, StepKey).
   if (first > kRunStride - static_cast<std::int64_t>(step_starts))
     return "the profiler window line's first step (" + std::to_string(first) + ") leaves no room for " +
            std::to_string(step_starts) + " steps below " + std::to_string(kRunStride);
 
   std::int64_t step = first - 1;
-  for (size_t i : by_line) {
+  for (std::uint32_t i : by_line) {
     Job& job = worker.jobs[i];
     if (job.type == marker_type && job.micro_batch == 0) ++step;
     // Jobs printed before the first marker job belong to the first step's block.
     job.step = std::max(step, first);
   }
-  std::map<std::int64_t, StepSpan> spans;
+  // The spans by step: a step's jobs mostly follow each other, so the span
+  // last touched is tried first, and a new step mostly goes at the end.
+  std::vector<StepSpan>& spans = worker.steps;
+  const size_t first_span = spans.size();
+  size_t last = first_span;
   for (const Job& job : worker.jobs) {
-    auto [it, inserted] = spans.try_emplace(job.step, StepSpan{job.step, job.start, job.end});
-    it->second.start = std::min(it->second.start, job.start);
-    it->second.end = std::max(it->second.end, job.end);
+    if (last == spans.size() || spans[last].step != job.step) {
+      const auto it = std::lower_bound(spans.begin() + static_cast<std::ptrdiff_t>(first_span), spans.end(), job.step,
+                                       [](const StepSpan& span, std::int64_t s) { return span.step < s; });
+      last = static_cast<size_t>(it - spans.begin());
+      if (it == spans.end() || it->step != job.step) spans.insert(it, StepSpan{job.step, job.start, job.end});
+    }
+    spans[last].start = std::min(spans[last].start, job.start);
+    spans[last].end = std::max(spans[last].end, job.end);
   }
-  for (const auto& [number, span] : spans) worker.steps.push_back(span);
   return "";
 }
 
