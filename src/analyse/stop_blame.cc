@@ -22,11 +22,11 @@ constexpr Nanos kClockSlack = 5 * kMilli;
 // glog-stamped line), and how far before the latest other log it ends. A
 // stamped line earlier than the log's own last job does not end the log
 // (a noise line stamped before it was printed).
-void EndWorkers(const GraphLanes& graph, StopReport* r) {
-  r->workers.resize(graph.workers.size());
+void EndWorkers(const std::vector<const Worker*>& workers, StopReport* r) {
+  r->workers.resize(workers.size());
   Nanos latest = 0, second = 0;
-  for (size_t w = 0; w < graph.workers.size(); ++w) {
-    const Worker& worker = *graph.workers[w];
+  for (size_t w = 0; w < workers.size(); ++w) {
+    const Worker& worker = *workers[w];
     WorkerEnding& e = r->workers[w];
     e.worker = static_cast<std::uint32_t>(w);
     e.no_jobs = worker.jobs.empty();

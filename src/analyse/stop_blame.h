@@ -9,7 +9,7 @@
 namespace jobviz {
 
 // How each worker's log ends (StopReport::workers), whether or not the run stopped.
-void EndWorkers(const GraphLanes& graph, StopReport* report);
+void EndWorkers(const std::vector<const Worker*>& workers, StopReport* report);
 
 // Fills the report's waiting counts, kind, first lane and sentence (after EndWorkers).
 void BlameStop(const Timeline& timeline, const GraphLanes& graph, StopOptions options, StopReport* report);

@@ -43,6 +43,22 @@ Position PositionOf(const Worker& worker, const WorkerStop& stop, std::int64_t f
   return p;
 }
 
+// A run that finished its last step, or, told it hung (--hung), stalled
+// after it when nothing in the logs says it ended.
+StopReport FinishedReport(const Timeline& timeline, StopOptions options, StopReport r) {
+  r.kind = StopKind::kFinished;
+  r.sentence = "The run finished its last step.";
+  if (options.hung && !LogsSayRunEnded(timeline, timeline.steps.back().step)) {
+    const std::int64_t last = StepNumber(timeline.steps.back().step);
+    r.kind = StopKind::kBetweenSteps;
+    r.step = timeline.steps.back().step;
+    r.sentence = "Stalled between step " + std::to_string(last) + " and " + std::to_string(last + 1) +
+                 ": every worker finished step " + std::to_string(last) +
+                 " and nothing in the logs says the run ended (a data loader, a checkpoint, an evaluation?).";
+  }
+  return r;
+}
+
 // Behind: an earlier step, or fewer jobs of the same one.
 bool Behind(const Position& a, const Position& b) {
   if (a.step == kNoStep) return false;
@@ -53,29 +69,21 @@ bool Behind(const Position& a, const Position& b) {
 }  // namespace
 
 StopReport ReportStop(const Timeline& timeline, const UnfinishedSteps& unfinished, StopOptions options) {
+  StopReport early;
+  early.unfinished_steps = unfinished.steps;
+  early.unfinished_jobs = unfinished.jobs;
+  early.step = unfinished.first;
+  early.run_start = RunStart(timeline);  // as every report counts from it
+  const std::vector<const Worker*> workers = AllWorkers(timeline);  // in GraphLanes::workers' order
+  EndWorkers(workers, &early);
+  const bool any_job = std::any_of(workers.begin(), workers.end(), [](const Worker* w) { return !w->jobs.empty(); });
+  if (timeline.steps.empty() || !any_job) return early;
+  if (unfinished.first == kNoStep) return FinishedReport(timeline, options, std::move(early));
+  // The run stopped: its lanes, built only now (at 131,072 GPUs a tenth of a
+  // second that a finished run does not need).
   Context c(timeline);
+  c.report = std::move(early);
   StopReport& r = c.report;
-  r.unfinished_steps = unfinished.steps;
-  r.unfinished_jobs = unfinished.jobs;
-  r.step = unfinished.first;
-  r.run_start = RunStart(timeline);  // as every report counts from it
-  EndWorkers(c.graph, &r);
-  const bool any_job = std::any_of(c.graph.workers.begin(), c.graph.workers.end(),
-                                   [](const Worker* w) { return !w->jobs.empty(); });
-  if (timeline.steps.empty() || !any_job) return r;
-  if (unfinished.first == kNoStep) {
-    r.kind = StopKind::kFinished;
-    r.sentence = "The run finished its last step.";
-    if (options.hung && !LogsSayRunEnded(timeline, timeline.steps.back().step)) {
-      const std::int64_t last = StepNumber(timeline.steps.back().step);
-      r.kind = StopKind::kBetweenSteps;
-      r.step = timeline.steps.back().step;
-      r.sentence = "Stalled between step " + std::to_string(last) + " and " + std::to_string(last + 1) +
-                   ": every worker finished step " + std::to_string(last) +
-                   " and nothing in the logs says the run ended (a data loader, a checkpoint, an evaluation?).";
-    }
-    return r;
-  }
   c.positions.resize(c.graph.workers.size());
   for (size_t w = 0; w < c.graph.workers.size(); ++w) {
     const WorkerStop stop = w < unfinished.workers.size() ? unfinished.workers[w] : WorkerStop{};

@@ -42,7 +42,79 @@ bool TakePlainString(std::string_view& text, std::string_view* value) {
   return true;
 }
 
+// `,"l":L` with L a line number.
+bool TakeLine(std::string_view& text, LogRecord* record) {
+  std::int64_t line = 0;
+  if (!Take(text, ",\"l\":") || !TakeCount(text, &line) || line < 1) return false;
+  record->line = static_cast<std::uint64_t>(line);
+  return true;
+}
+
+// The end every record shares: `[,"th":TH],"w":W}`, in the ranges the JSON
+// reader accepts.
+bool TakeThreadAndWorker(std::string_view& text, std::int64_t* worker, LogRecord* record) {
+  std::int64_t thread = 0;
+  if (Take(text, ",\"th\":") && (!TakeCount(text, &thread) || thread > static_cast<std::int64_t>(UINT32_MAX))) return false;
+  if (!Take(text, ",\"w\":") || !TakeCount(text, worker) || *worker > INT32_MAX || text != "}") return false;
+  record->thread = static_cast<std::uint32_t>(thread);
+  return true;
+}
+
+// A step number or micro-batch: below the run stride (StepAt).
+bool TakeStep(std::string_view& text, std::int64_t* value) { return TakeCount(text, value) && *value < kRunStride; }
+
+// {"end":END,"k":"window","l":L,"step":STEP[,"th":TH],"w":W}
+bool ReadWindow(std::string_view line, std::int64_t* worker, LogRecord* record) {
+  std::int64_t end = 0, step = 0;
+  if (!Take(line, "{\"end\":") || !TakeStep(line, &end) || !Take(line, ",\"k\":\"window\"") || !TakeLine(line, record) ||
+      !Take(line, ",\"step\":") || !TakeStep(line, &step) || !TakeThreadAndWorker(line, worker, record))
+    return false;
+  record->kind = RecordKind::kProfilerWindow;
+  record->step = step;
+  record->window_end_step = end;
+  return true;
+}
+
+// `[N,N,N,N,N]`: kAxes counts below 1,000,000 (a degree may be it).
+bool TakeAxes(std::string_view& text, std::int64_t limit, std::int32_t* values) {
+  if (!Take(text, "[")) return false;
+  for (size_t a = 0; a < kAxes; ++a) {
+    std::int64_t value = 0;
+    if ((a > 0 && !Take(text, ",")) || !TakeCount(text, &value) || value > limit) return false;
+    values[a] = static_cast<std::int32_t>(value);
+  }
+  return Take(text, "]");
+}
+
+// {"at":[..],"k":"topology"|"hybrid","l":L,"of":[..],"rank":R[,"th":TH],"w":W}
+bool ReadTopology(std::string_view line, std::int64_t* worker, LogRecord* record) {
+  ParallelPlace place;
+  std::int64_t rank = 0;
+  if (!Take(line, "{\"at\":") || !TakeAxes(line, 999'999, place.index.data())) return false;
+  RecordKind kind;
+  if (Take(line, ",\"k\":\"topology\"")) kind = RecordKind::kShimTopology;
+  else if (Take(line, ",\"k\":\"hybrid\"")) kind = RecordKind::kHybridInfo;
+  else return false;
+  if (!TakeLine(line, record) || !Take(line, ",\"of\":") || !TakeAxes(line, 1'000'000, place.degree.data()) ||
+      !Take(line, ",\"rank\":") || !TakeCount(line, &rank) || !TakeThreadAndWorker(line, worker, record))
+    return false;
+  for (size_t a = 0; a < kAxes; ++a)
+    if (place.degree[a] > 0 && place.index[a] >= place.degree[a]) return false;
+  if (rank >= kRunStride || rank >= kMaxRanks || RanksNeeded(place) > kMaxRanks) return false;
+  record->kind = kind;
+  record->rank = rank;
+  record->place = place;
+  return true;
+}
+
 }  // namespace
+
+bool ReadCanonicalRecord(std::string_view line, std::int64_t* worker, LogRecord* record) {
+  if (line.starts_with("{\"e\":")) return ReadCanonicalJob(line, worker, record);
+  if (line.starts_with("{\"end\":")) return ReadWindow(line, worker, record);  // (the end line's "end" is a string)
+  if (line.starts_with("{\"at\":")) return ReadTopology(line, worker, record);
+  return false;
+}
 
 bool ReadCanonicalJob(std::string_view line, std::int64_t* worker, LogRecord* record) {
   std::int64_t start = 0, end = 0, micro_batch = 0, number = 0, thread = 0;

@@ -27,7 +27,29 @@ LogRecord Job(Nanos start, Nanos end, std::int64_t micro_batch, std::uint64_t li
 
 bool Same(const LogRecord& a, const LogRecord& b) {
   return a.kind == b.kind && a.start == b.start && a.end == b.end && a.micro_batch == b.micro_batch && a.line == b.line &&
-         a.thread == b.thread && a.type == b.type && a.job_id == b.job_id;
+         a.thread == b.thread && a.type == b.type && a.job_id == b.job_id && a.step == b.step &&
+         a.window_end_step == b.window_end_step && a.rank == b.rank && a.place == b.place;
+}
+
+LogRecord Window(std::int64_t step, std::int64_t end, std::uint64_t line, std::uint32_t thread) {
+  LogRecord r;
+  r.kind = RecordKind::kProfilerWindow;
+  r.step = step;
+  r.window_end_step = end;
+  r.line = line;
+  r.thread = thread;
+  return r;
+}
+
+LogRecord Topology(RecordKind kind, std::int64_t rank, AxisValues at, AxisValues of, std::uint32_t thread) {
+  LogRecord r;
+  r.kind = kind;
+  r.rank = rank;
+  r.place.index = at;
+  r.place.degree = of;
+  r.line = 1;
+  r.thread = thread;
+  return r;
 }
 
 }  // namespace
@@ -83,6 +105,67 @@ TEST_CASE("Any other line is left to the JSON reader, which reads it or says wha
   for (const std::string& line : others) {
     INFO(line);
     CHECK_FALSE(ReadCanonicalJob(line, &worker, &r));
+  }
+}
+
+TEST_CASE("Window and topology records as extract writes them are read without the JSON parser, to its record") {
+  const LogRecord records[] = {
+      Window(0, 5, 2, 23117),
+      Window(kRunStride - 1, kRunStride - 1, 7, 0),  // the widest steps; no thread
+      Window(3, 3, 1, UINT32_MAX),
+      Topology(RecordKind::kShimTopology, 800, {6, 4, 0, 0, 0}, {16, 8, 1, 1, 1024}, 23117),
+      Topology(RecordKind::kHybridInfo, 0, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, 0),  // degrees unknown
+      Topology(RecordKind::kShimTopology, 9'999'999, {999'999, 9, 0, 0, 0}, {1'000'000, 10, 1, 1, 1}, 5),
+  };
+  for (const LogRecord& record : records) {
+    const std::string line = event_json::RecordJson(4, record).dump();
+    INFO(line);
+    std::int64_t worker = -1;
+    LogRecord read;
+    REQUIRE(ReadCanonicalRecord(line, &worker, &read));
+    CHECK(worker == 4);
+    CHECK(Same(read, event_json::RecordFrom(nlohmann::json::parse(line))));
+    CHECK(Same(read, record));
+  }
+  // And every job line too.
+  const std::string job = event_json::RecordJson(3, Job(100, 200, 2, 9, 7, "forward", "4")).dump();
+  std::int64_t worker = -1;
+  LogRecord read;
+  REQUIRE(ReadCanonicalRecord(job, &worker, &read));
+  CHECK(Same(read, event_json::RecordFrom(nlohmann::json::parse(job))));
+}
+
+TEST_CASE("A window or topology record out of the JSON reader's ranges, or in another form, is left to it") {
+  const std::string window = event_json::RecordJson(3, Window(2, 6, 2, 9)).dump();
+  const std::string topology =
+      event_json::RecordJson(3, Topology(RecordKind::kShimTopology, 12, {1, 2, 0, 0, 0}, {2, 8, 1, 1, 1}, 9)).dump();
+  std::int64_t worker = 0;
+  LogRecord r;
+  REQUIRE(ReadCanonicalRecord(window, &worker, &r));
+  REQUIRE(ReadCanonicalRecord(topology, &worker, &r));
+  const auto replaced = [](std::string line, std::string_view from, std::string_view to) {
+    REQUIRE(line.find(from) != std::string::npos);
+    return line.replace(line.find(from), from.size(), to);
+  };
+  const std::string others[] = {
+      replaced(window, "\"end\":6", "\"end\":-1"),                    // the JSON reader reads it (no end step)
+      replaced(window, "\"step\":2", "\"step\":1000000000000"),       // past the run stride
+      replaced(window, "\"l\":2", "\"l\":0"),                         // not a line number
+      replaced(window, "\"th\":9", "\"th\":4294967296"),              // not a thread id
+      replaced(window, "\"w\":3}", "\"w\":2147483648}"),              // not a worker
+      replaced(topology, "\"at\":[1,2,0,0,0]", "\"at\":[1,9,0,0,0]"),  // a coordinate past its degree
+      replaced(topology, "\"at\":[1,2,0,0,0]", "\"at\":[1,2,0,0]"),    // an axis short
+      replaced(topology, "\"of\":[2,8,1,1,1]", "\"of\":[2,8,1,1,1000001]"),
+      replaced(topology, "\"rank\":12", "\"rank\":10000000"),         // more ranks than a job has
+      replaced(topology, "\"rank\":12", "\"rank\":-1"),
+      replaced(topology, "\"k\":\"topology\"", "\"k\":\"other\""),
+      replaced(topology, ",\"of\"", ", \"of\""),                       // a space
+      window + " ",
+      "{\"end\":\"jobviz-events\",\"records\":3}",                      // the end line
+  };
+  for (const std::string& line : others) {
+    INFO(line);
+    CHECK_FALSE(ReadCanonicalRecord(line, &worker, &r));
   }
 }
 

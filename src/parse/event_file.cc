@@ -286,12 +286,12 @@ struct EventReader {
     return true;
   }
 
-  // A job in the form extract writes, read without the JSON parser (nearly
-  // every line); false leaves the line to it.
+  // A job (nearly every line), window or topology record in the form
+  // extract writes, read without the JSON parser; false leaves the line to it.
   bool CanonicalJob(std::string_view line) {
     std::int64_t worker = 0;
     LogRecord r;
-    if (!header || ended || stream || !ReadCanonicalJob(line, &worker, &r)) return false;
+    if (!header || ended || stream || !ReadCanonicalRecord(line, &worker, &r)) return false;
     const auto it = by_worker.find(worker);
     if (it == by_worker.end() || r.line > events->scans[it->second].lines) return false;
     ++records;
