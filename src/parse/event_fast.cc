@@ -5,7 +5,7 @@ namespace jobviz {
 namespace {
 
 // Reads `literal` off the front of `text`.
-bool Take(std::string_view& text, std::string_view literal) {
+[[gnu::always_inline]] inline bool Take(std::string_view& text, std::string_view literal) {
   if (!text.starts_with(literal)) return false;
   text.remove_prefix(literal.size());
   return true;
@@ -13,7 +13,7 @@ bool Take(std::string_view& text, std::string_view literal) {
 
 // A JSON integer that is not negative and fits in an int64: digits, no
 // leading zero (JSON has none), at most 19 of them.
-bool TakeCount(std::string_view& text, std::int64_t* value) {
+[[gnu::always_inline]] inline bool TakeCount(std::string_view& text, std::int64_t* value) {
   size_t digits = 0;
   std::uint64_t v = 0;
   while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {
@@ -29,7 +29,7 @@ bool TakeCount(std::string_view& text, std::int64_t* value) {
 
 // A JSON string without escapes, of printable ASCII (other bytes: the JSON
 // reader checks their UTF-8); `text` starts after its opening quote.
-bool TakePlainString(std::string_view& text, std::string_view* value) {
+[[gnu::always_inline]] inline bool TakePlainString(std::string_view& text, std::string_view* value) {
   size_t end = 0;
   while (end < text.size() && text[end] != '"') {
     const auto c = static_cast<unsigned char>(text[end]);

@@ -74,6 +74,29 @@ TEST_CASE("A job as extract writes it is read without the JSON parser, to the JS
   }
 }
 
+TEST_CASE("Numbers of every width are read exactly, eight digits at a time or one by one") {
+  const std::string good = event_json::RecordJson(3, Job(100, 200, 2, 9, 7, "forward", "4")).dump();
+  for (const std::string digits : {"1", "12345678", "123456789", "1234567890123456", "12345678901234567",
+                                   "1234567890123456789", "9223372036854775807"}) {
+    std::string line = good;
+    line.replace(line.find("\"l\":9"), 5, "\"l\":" + digits);
+    INFO(line);
+    std::int64_t worker = 0;
+    LogRecord r;
+    REQUIRE(ReadCanonicalJob(line, &worker, &r));
+    CHECK(r.line == std::stoull(digits));
+    CHECK(Same(r, event_json::RecordFrom(nlohmann::json::parse(line))));
+  }
+  for (const std::string digits : {"9223372036854775808", "12345678901234567890", "0123456789", "00000000"}) {
+    std::string line = good;
+    line.replace(line.find("\"l\":9"), 5, "\"l\":" + digits);
+    INFO(line);
+    std::int64_t worker = 0;
+    LogRecord r;
+    CHECK_FALSE(ReadCanonicalJob(line, &worker, &r));
+  }
+}
+
 TEST_CASE("Any other line is left to the JSON reader, which reads it or says what is wrong") {
   const std::string good = event_json::RecordJson(3, Job(100, 200, 2, 9, 7, "forward", "4")).dump();
   std::int64_t worker = 0;
