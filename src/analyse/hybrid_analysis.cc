@@ -118,38 +118,64 @@ std::vector<LaggingPeer> FindLaggingPeers(const Timeline& timeline, int threads)
     const std::vector<const Worker*>& workers = *groups[g];
     if (workers.size() < 2) return;
     PassesByType passes;
-    std::vector<Peer> peers;
-    for (const Worker* worker : workers) peers.push_back(keyed(*worker, passes));
-    std::vector<std::vector<Nanos>> lags(peers.size());
-    for (std::vector<Nanos>& lag : lags) lag.reserve(peers[0].jobs.size());
-    std::vector<Nanos> durations;
-    durations.reserve(peers[0].jobs.size());
-    std::vector<const Job*> same;
-    same.reserve(peers.size());
-    for (const auto& [job_key, job] : peers[0].jobs) {
-      same.clear();
-      for (const Peer& peer : peers) {
-        const Job* match = peer.Find(job_key);
-        if (!match) break;
-        same.push_back(match);
+    // Each peer's compute jobs in start order. Peers in lockstep (the same
+    // jobs in the same order, as tensor-parallel peers nearly always run
+    // them) match by position: no keys to sort and look up (131,072 workers'
+    // sorts were most of this).
+    std::vector<std::vector<const Job*>> in_order(workers.size());
+    for (size_t p = 0; p < workers.size(); ++p)
+      for (const Job& job : workers[p]->jobs)
+        if (IsComputePass(passes.Of(job.type)) && !unfinished.Contains(job.step)) in_order[p].push_back(&job);
+    bool lockstep = true;
+    for (size_t p = 1; p < workers.size() && lockstep; ++p) {
+      lockstep = in_order[p].size() == in_order[0].size();
+      for (size_t k = 0; k < in_order[0].size() && lockstep; ++k) {
+        const Job &a = *in_order[0][k], &b = *in_order[p][k];
+        lockstep = a.type == b.type && a.micro_batch == b.micro_batch && a.step == b.step;
       }
-      if (same.size() != peers.size()) continue;  // a job not every peer ran
+    }
+    std::vector<std::vector<Nanos>> lags(workers.size());
+    for (std::vector<Nanos>& lag : lags) lag.reserve(in_order[0].size());
+    std::vector<Nanos> durations;
+    durations.reserve(in_order[0].size());
+    std::vector<const Job*> same;
+    same.reserve(workers.size());
+    const auto add = [&] {  // one job every peer ran: how far each started after the first
       Nanos earliest = same[0]->start;
       for (const Job* job : same) earliest = std::min(earliest, job->start);
-      for (size_t p = 0; p < peers.size(); ++p) lags[p].push_back(same[p]->start - earliest);
+      for (size_t p = 0; p < same.size(); ++p) lags[p].push_back(same[p]->start - earliest);
       durations.push_back(same[0]->end - same[0]->start);
+    };
+    if (lockstep) {
+      for (size_t k = 0; k < in_order[0].size(); ++k) {
+        same.clear();
+        for (const std::vector<const Job*>& jobs : in_order) same.push_back(jobs[k]);
+        add();
+      }
+    } else {
+      std::vector<Peer> peers;
+      for (const Worker* worker : workers) peers.push_back(keyed(*worker, passes));
+      for (const auto& [job_key, job] : peers[0].jobs) {
+        same.clear();
+        for (const Peer& peer : peers) {
+          const Job* match = peer.Find(job_key);
+          if (!match) break;
+          same.push_back(match);
+        }
+        if (same.size() == peers.size()) add();  // else a job not every peer ran
+      }
     }
     if (durations.empty()) return;
     const Nanos threshold = std::max<Nanos>(kPeerLagFloor, PercentileOf(durations, 50) / 20);
     // The peer furthest behind, when it is behind by more than the noise.
     size_t worst = 0;
-    std::vector<Nanos> medians(peers.size());
-    for (size_t p = 0; p < peers.size(); ++p) {
+    std::vector<Nanos> medians(workers.size());
+    for (size_t p = 0; p < workers.size(); ++p) {
       medians[p] = PercentileOf(lags[p], 50);
       if (medians[p] > medians[worst]) worst = p;
     }
     if (medians[worst] <= threshold) return;
-    const Worker& worker = *peers[worst].worker;
+    const Worker& worker = *workers[worst];
     found[g] = LaggingPeer{worker.machine, worker.index, WorkerName(timeline, worker), worker.role, medians[worst],
                            lags[worst].size()};
   });
