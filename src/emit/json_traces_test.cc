@@ -366,6 +366,21 @@ TEST_CASE("Past 50,000 changes the busy-workers counter is a time-weighted mean 
     area += points[i].value * static_cast<double>(points[i + 1].at - points[i].at);
   CHECK(area == Approx(static_cast<double>(exact_busy)).epsilon(1e-9));
   CHECK(points.back().value == 0);
+  // Every bucket holds exactly the busy time inside it, each job's part in
+  // the buckets it overlaps (a job counted in the wrong bucket keeps the sum).
+  std::vector<double> inside(points.size(), 0);
+  for (const Worker& worker : t.machines[0].workers)
+    for (const Job& job : worker.jobs) {
+      size_t b = static_cast<size_t>(std::upper_bound(points.begin(), points.end(), job.start,
+                                                      [](Nanos at, const CounterPoint& p) { return at < p.at; }) -
+                                     points.begin()) - 1;
+      for (; b + 1 < points.size() && points[b].at < job.end; ++b)
+        inside[b] += static_cast<double>(std::min(job.end, points[b + 1].at) - std::max(job.start, points[b].at));
+    }
+  for (size_t i = 0; i + 1 < points.size(); ++i) {
+    INFO("bucket " << i);
+    CHECK(points[i].value * static_cast<double>(points[i + 1].at - points[i].at) == Approx(inside[i]).margin(1e-6));
+  }
   bool exact_again = true;
   t.machines[0].workers.resize(2);
   BusyWorkers(t, &exact_again);
