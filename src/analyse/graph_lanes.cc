@@ -13,14 +13,12 @@ namespace jobviz {
 
 GraphLanes MakeGraphLanes(const Timeline& timeline) {
   GraphLanes g;
-  std::unordered_map<const Worker*, std::uint32_t> index;
-  for (const Machine& machine : timeline.machines) index.reserve(index.size() + machine.workers.size());
+  std::map<const Worker*, std::uint32_t> index;
   for (const Machine& machine : timeline.machines)
     for (const Worker& worker : machine.workers) {
-      index.emplace(&worker, static_cast<std::uint32_t>(g.workers.size()));
+      index[&worker] = static_cast<std::uint32_t>(g.workers.size());
       g.workers.push_back(&worker);
     }
-  const auto index_of = [&](const Worker* worker) { return index.at(worker); };
   g.lane_of.assign(g.workers.size(), -1);
   // Chains are per (replica, peer); a lane joins the peers of one stage.
   const std::vector<PipelineChain> chains = PipelineChains(timeline);
@@ -38,7 +36,7 @@ GraphLanes MakeGraphLanes(const Timeline& timeline) {
   for (const PipelineChain& chain : chains)
     for (size_t k = 0; k < chain.stages.size(); ++k) {
       const int lane = lane_at.at({chain.replica, chain.numbers[k]});
-      const std::uint32_t w = index_of(chain.stages[k].second);
+      const std::uint32_t w = index.at(chain.stages[k].second);
       g.lanes[lane].workers.push_back(w);
       g.lane_of[w] = lane;
     }

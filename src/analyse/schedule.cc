@@ -41,9 +41,6 @@ struct OrderVotes {
   size_t pairs = 0, fthenb = 0, one_f_one_b = 0, eager = 0;
 };
 
-// Forwards before the first backward on every stage and step of every
-// pipeline, against what each schedule prints (Paddle's pipeline_scheduler
-// passes).
 // One worker's votes: per step, the forwards before its first backward.
 void VoteOfWorker(const Worker& worker, const UnfinishedStepSet& unfinished, int expect_1f1b, int expect_eager,
                   OrderVotes* votes) {
@@ -71,6 +68,9 @@ void VoteOfWorker(const Worker& worker, const UnfinishedStepSet& unfinished, int
   }
 }
 
+// Forwards before the first backward on every stage and step of every
+// pipeline, against what each schedule prints (Paddle's pipeline_scheduler
+// passes).
 OrderVotes VoteOnOrder(const Timeline& timeline, int stages, int micro_batches, int threads) {
   const UnfinishedStepSet unfinished(timeline);  // a stopped step runs no schedule to its end
   const std::vector<PipelineChain> chains = PipelineChains(timeline);

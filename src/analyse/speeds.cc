@@ -174,34 +174,16 @@ Speeds MeasureSpeeds(const Timeline& timeline, const GraphLanes& lanes, int thre
   ParallelFor(lanes.workers.size(), threads, [&](size_t w) {
     if (lanes.lane_of[w] < 0) return;
     std::vector<WorkerType>& types = per_worker[w];
-    // Twice over the worker's jobs (in cache the second time): the types
-    // and their counts, then the durations into lists of that size.
-    std::vector<size_t> sizes, entry_of;  // per type; per job (SIZE_MAX: not measured)
-    const std::vector<Job>& jobs = lanes.workers[w]->jobs;
-    entry_of.reserve(jobs.size());
-    size_t last = 0;
-    for (const Job& job : jobs) {
-      if (unfinished.Contains(job.step)) {  // a stopped step's jobs are no measure of speed
-        entry_of.push_back(SIZE_MAX);
-        continue;
-      }
-      if (last >= types.size() || types[last].type != job.type.index()) {
-        last = static_cast<size_t>(std::find_if(types.begin(), types.end(), [&](const WorkerType& t) { return t.type == job.type.index(); }) -
-                                   types.begin());
-        if (last == types.size()) {
-          types.push_back({static_cast<std::uint32_t>(w), job.type.index(), job.type, {}, 0});
-          sizes.push_back(0);
-        }
-      }
-      ++sizes[last];
-      entry_of.push_back(last);
-    }
-    for (size_t t = 0; t < types.size(); ++t) types[t].durations.reserve(sizes[t]);
-    for (size_t j = 0; j < jobs.size(); ++j) {
-      if (entry_of[j] == SIZE_MAX) continue;
-      const Nanos d = jobs[j].end - jobs[j].start;
+    for (const Job& job : lanes.workers[w]->jobs) {
+      if (unfinished.Contains(job.step)) continue;  // a stopped step's jobs are no measure of speed
+      const Nanos d = job.end - job.start;
       load[w] += d;
-      types[entry_of[j]].durations.push_back(d);
+      auto it = std::find_if(types.begin(), types.end(), [&](const WorkerType& t) { return t.type == job.type.index(); });
+      if (it == types.end()) {
+        types.push_back({static_cast<std::uint32_t>(w), job.type.index(), job.type, {}, 0});
+        it = types.end() - 1;
+      }
+      it->durations.push_back(d);
     }
   });
   std::vector<WorkerType> per;
