@@ -8,8 +8,6 @@ namespace jobviz {
 
 namespace {
 
-double Micros(Nanos ns) { return static_cast<double>(ns) / 1000.0; }
-
 // "run": N beside "step" for a step of one of several runs (--run all).
 void AddRun(nlohmann::json& entry, std::int64_t step_key) {
   if (StepRun(step_key) > 0) entry["run"] = StepRun(step_key);
@@ -27,17 +25,17 @@ void AddTopology(const Analysis& a, nlohmann::json& doc) {
   doc["stage_table"] = json::array();
   for (const StageAnalysis& s : a.stage_table)
     doc["stage_table"].push_back({{"stage", s.stage}, {"workers", s.workers},
-                                  {"forward_mean_us", Micros(s.forward.mean)}, {"forward_p95_us", Micros(s.forward.p95)},
-                                  {"backward_mean_us", Micros(s.backward.mean)}, {"backward_p95_us", Micros(s.backward.p95)},
-                                  {"busy_us", Micros(s.busy)}, {"idle_us", Micros(s.idle)}, {"bubble_ratio", s.bubble_ratio}});
+                                  {"forward_mean_us", ToMicros(s.forward.mean)}, {"forward_p95_us", ToMicros(s.forward.p95)},
+                                  {"backward_mean_us", ToMicros(s.backward.mean)}, {"backward_p95_us", ToMicros(s.backward.p95)},
+                                  {"busy_us", ToMicros(s.busy)}, {"idle_us", ToMicros(s.idle)}, {"bubble_ratio", s.bubble_ratio}});
   doc["lagging_peers"] = json::array();
   for (const LaggingPeer& p : a.lagging_peers)
     doc["lagging_peers"].push_back({{"machine", p.machine}, {"worker", p.worker}, {"name", p.name}, {"stage", p.role.stage},
-                                    {"mp", p.role.peer}, {"replica", p.role.replica}, {"behind_us", Micros(p.behind)},
+                                    {"mp", p.role.peer}, {"replica", p.role.replica}, {"behind_us", ToMicros(p.behind)},
                                     {"jobs", p.jobs}});
   doc["last_replicas"] = json::array();
   for (const LastReplica& r : a.last_replicas) {
-    doc["last_replicas"].push_back({{"step", StepNumber(r.step)}, {"replica", r.replica}, {"late_by_us", Micros(r.late_by)}});
+    doc["last_replicas"].push_back({{"step", StepNumber(r.step)}, {"replica", r.replica}, {"late_by_us", ToMicros(r.late_by)}});
     AddRun(doc["last_replicas"].back(), r.step);
   }
 }
@@ -75,7 +73,7 @@ void AddSlowWorkers(const Analysis& a, nlohmann::json& doc) {
   json outliers = json::array();
   for (const OutlierJob& o : a.bottleneck.outliers) {
     outliers.push_back({{"worker", o.worker}, {"step", StepNumber(o.step)}, {"type", o.type}, {"micro_batch", o.micro_batch},
-                        {"duration_us", Micros(o.duration)}, {"median_us", Micros(o.median)}});
+                        {"duration_us", ToMicros(o.duration)}, {"median_us", ToMicros(o.median)}});
     AddRun(outliers.back(), o.step);
   }
   doc["outlier_jobs"] = {{"count", a.bottleneck.outlier_count}, {"worst", outliers}};
@@ -100,10 +98,10 @@ void AddBottleneck(const Analysis& a, nlohmann::json& doc) {
                          {"time_us", per_step(h.time)}, {"share", share(h.time)}});
   json causes = json::array();
   for (const Cause& c : b.causes)
-    causes.push_back({{"what_if", WhatIfKey(c.kind)}, {"text", c.text}, {"saved_us", Micros(c.saved)}, {"gain", c.gain}});
+    causes.push_back({{"what_if", WhatIfKey(c.kind)}, {"text", c.text}, {"saved_us", ToMicros(c.saved)}, {"gain", c.gain}});
   doc["bottleneck"] = {
-      {"steps", b.steps}, {"measured_step_us", Micros(b.measured_step)}, {"replayed_step_us", Micros(b.replayed_step)},
-      {"replay_error", b.replay_error}, {"step_gap_us", Micros(b.step_gap)},
+      {"steps", b.steps}, {"measured_step_us", ToMicros(b.measured_step)}, {"replayed_step_us", ToMicros(b.replayed_step)},
+      {"replay_error", b.replay_error}, {"step_gap_us", ToMicros(b.step_gap)},
       {"contradicted_hand_offs", b.contradicted}, {"overlapping_jobs", b.overlaps}, {"barrier_steps", b.barrier_steps},
       {"critical_path", {{"total_us", per_step(p.total())}, {"compute_us", per_step(p.compute_total())},
                          {"hand_off_us", per_step(p.hand_off_total())}, {"all_reduce_us", per_step(p.all_reduce)},
@@ -113,8 +111,8 @@ void AddBottleneck(const Analysis& a, nlohmann::json& doc) {
       {"causes", causes}};
   doc["what_if"] = json::object();
   for (const WhatIf& w : b.what_if)
-    doc["what_if"][WhatIfKey(w.kind)] = {{"change", w.change}, {"applies", w.applies}, {"step_us", Micros(w.step_time)},
-                                         {"bubble_ratio", w.bubble_ratio}, {"saved_us", Micros(w.saved)}, {"gain", w.gain}};
+    doc["what_if"][WhatIfKey(w.kind)] = {{"change", w.change}, {"applies", w.applies}, {"step_us", ToMicros(w.step_time)},
+                                         {"bubble_ratio", w.bubble_ratio}, {"saved_us", ToMicros(w.saved)}, {"gain", w.gain}};
   // [stage, replica, type, micro-batch, start after the step's start,
   //  duration, hand-off wait before it, stall before it, all-reduce wait
   //  before it], times in whole
@@ -125,8 +123,8 @@ void AddBottleneck(const Analysis& a, nlohmann::json& doc) {
     for (const CriticalJob& j : step.jobs)
       jobs.push_back({j.stage, j.replica, j.type.str(), j.micro_batch, j.start - step.start, j.end - j.start, j.hand_off,
                       j.stall, j.all_reduce});
-    doc["critical_paths"].push_back({{"step", StepNumber(step.step)}, {"duration_us", Micros(step.end - step.start)},
-                                     {"step_start_us", Micros(step.step_start)}, {"jobs", jobs}});
+    doc["critical_paths"].push_back({{"step", StepNumber(step.step)}, {"duration_us", ToMicros(step.end - step.start)},
+                                     {"step_start_us", ToMicros(step.step_start)}, {"jobs", jobs}});
     AddRun(doc["critical_paths"].back(), step.step);
   }
 }
@@ -135,7 +133,7 @@ nlohmann::json StopJobJson(const StopJob& job, Nanos run_start) {
   if (!job.known()) return nullptr;
   nlohmann::json out = {{"type", job.type.str()}, {"micro_batch", job.micro_batch}, {"step", StepNumber(job.step)}};
   AddRun(out, job.step);
-  if (job.end != 0) out["end_after_start_us"] = Micros(job.end - run_start);
+  if (job.end != 0) out["end_after_start_us"] = ToMicros(job.end - run_start);
   return out;
 }
 
@@ -156,19 +154,19 @@ void AddStop(const Analysis& a, const Timeline& timeline, nlohmann::json& doc) {
                   {"waiting_workers", lane.waiting_workers}};
     if (lane.state == LaneState::kWaiting && lane.waits_on >= 0)
       entry["waits_on"] = {{"replica", r.lanes[lane.waits_on].replica}, {"stage", r.lanes[lane.waits_on].stage}};
-    if (lane.state == LaneState::kStuck) entry["ready_after_start_us"] = Micros(lane.ready - r.run_start);
+    if (lane.state == LaneState::kStuck) entry["ready_after_start_us"] = ToMicros(lane.ready - r.run_start);
     if (lane.in_flight)  // libjobviz's watchdog line for its next job
       entry["in_flight"] = {{"started", lane.in_flight_started},
-                            {"since_after_start_us", Micros(lane.in_flight_since - r.run_start)},
-                            {"waited_us", Micros(lane.in_flight_seen - lane.in_flight_since)}};
+                            {"since_after_start_us", ToMicros(lane.in_flight_since - r.run_start)},
+                            {"waited_us", ToMicros(lane.in_flight_seen - lane.in_flight_since)}};
     stages.push_back(std::move(entry));
   }
   // Every log's end where the run stopped; otherwise only logs without a job.
   const bool stopped = ShowsStop(r);
   json logs = json::array();
   for (const WorkerEnding& e : r.workers)
-    if (stopped || e.no_jobs) logs.push_back({{"name", name(e.worker)}, {"last_after_start_us", e.last_time ? Micros(e.last_time - r.run_start) : 0.0},
-                    {"before_others_us", Micros(e.before_others)}, {"lines", e.lines}, {"last_line", e.last_line},
+    if (stopped || e.no_jobs) logs.push_back({{"name", name(e.worker)}, {"last_after_start_us", e.last_time ? ToMicros(e.last_time - r.run_start) : 0.0},
+                    {"before_others_us", ToMicros(e.before_others)}, {"lines", e.lines}, {"last_line", e.last_line},
                     {"cut_mid_line", e.cut_mid_line}, {"no_jobs", e.no_jobs}});
   json first = nullptr;
   if ((r.kind == StopKind::kStopped || r.kind == StopKind::kSuspect) && r.first >= 0) {
@@ -178,9 +176,9 @@ void AddStop(const Analysis& a, const Timeline& timeline, nlohmann::json& doc) {
              {"stage", lane.stage}, {"mp", w ? w->role.peer : 0}, {"replica", lane.replica},
              {"last", StopJobJson(lane.last, r.run_start)}, {"next", StopJobJson(lane.next, r.run_start)},
              {"input", lane.input}, {"waiting_workers", lane.waiting_workers},
-             {"log_ends_before_others_us", Micros(r.workers[r.first_worker].before_others)}};
+             {"log_ends_before_others_us", ToMicros(r.workers[r.first_worker].before_others)}};
     if (lane.state == LaneState::kStuck && !lane.input.empty())
-      first["input_arrived_after_start_us"] = Micros(lane.input_arrived - r.run_start);
+      first["input_arrived_after_start_us"] = ToMicros(lane.input_arrived - r.run_start);
     first["rank"] = w && w->role.rank >= 0 ? json(w->role.rank) : json(nullptr);
     // libjobviz's host where its start line names one, else the machine directory.
     const std::string machine_dir = w ? timeline.machines[static_cast<size_t>(w->machine)].name : "";
@@ -189,13 +187,13 @@ void AddStop(const Analysis& a, const Timeline& timeline, nlohmann::json& doc) {
     first["machine_dir"] = machine_dir;
     first["file"] = w ? w->file : "";
     if (w && lane.last.known()) first["last"]["end_wall_clock"] = WallClockText(timeline, *w, lane.last.end);
-    first["overdue_us"] = Micros(r.overdue);
+    first["overdue_us"] = ToMicros(r.overdue);
   }
   json all_reduce = nullptr;
   if (r.kind == StopKind::kAllReduce)
     all_reduce = {{"global", r.all_reduce_stage < 0},
                   {"stage", r.all_reduce_stage < 0 ? json(nullptr) : json(r.all_reduce_stage)},
-                  {"overdue_us", Micros(r.overdue)}};
+                  {"overdue_us", ToMicros(r.overdue)}};
   doc["stopped"] = {{"kind", StopKindKey(r.kind)}, {"sentence", r.sentence},
                     {"step", r.step == kNoStep ? json(nullptr) : json(StepNumber(r.step))},
                     {"unfinished_steps", r.unfinished_steps}, {"unfinished_jobs", r.unfinished_jobs},
@@ -213,8 +211,8 @@ nlohmann::json SummaryJson(const Analysis& a, const Timeline& timeline, const Ru
   doc["steps"] = json::array();
   for (size_t i = 0; i < a.steps.size(); ++i) {
     const StepWindow& s = a.steps[i];
-    doc["steps"].push_back({{"step", StepNumber(s.step)}, {"start_us", Micros(s.start)}, {"end_us", Micros(s.end)},
-                            {"start_ns", s.start}, {"end_ns", s.end}, {"duration_us", Micros(s.duration())},
+    doc["steps"].push_back({{"step", StepNumber(s.step)}, {"start_us", ToMicros(s.start)}, {"end_us", ToMicros(s.end)},
+                            {"start_ns", s.start}, {"end_ns", s.end}, {"duration_us", ToMicros(s.duration())},
                             {"bubble_ratio", StepBubble(a, i)}});
     AddRun(doc["steps"].back(), s.step);
   }
@@ -228,8 +226,8 @@ nlohmann::json SummaryJson(const Analysis& a, const Timeline& timeline, const Ru
   doc["micro_batches"] = a.micro_batches;
   doc["job_types"] = json::object();
   for (const auto& [type, t] : a.job_types)
-    doc["job_types"][type] = {{"count", t.count}, {"total_us", Micros(t.total)}, {"mean_us", Micros(t.mean)},
-                              {"p50_us", Micros(t.p50)}, {"p95_us", Micros(t.p95)}};
+    doc["job_types"][type] = {{"count", t.count}, {"total_us", ToMicros(t.total)}, {"mean_us", ToMicros(t.mean)},
+                              {"p50_us", ToMicros(t.p50)}, {"p95_us", ToMicros(t.p95)}};
   AddSlowWorkers(a, doc);
   AddBottleneck(a, doc);
   if (a.topology.hybrid()) AddTopology(a, doc);
@@ -237,7 +235,7 @@ nlohmann::json SummaryJson(const Analysis& a, const Timeline& timeline, const Ru
   doc["clock"] = json::array();
   for (size_t m = 0; m < timeline.machines.size(); ++m) {
     const Machine& machine = timeline.machines[m];
-    doc["clock"].push_back({{"machine", m}, {"name", machine.name}, {"offset_us", Micros(machine.clock_offset)},
+    doc["clock"].push_back({{"machine", m}, {"name", machine.name}, {"offset_us", ToMicros(machine.clock_offset)},
                             {"drift_ppm", machine.clock_drift_ppm},
                             {"method", machine.clock_method.empty() ? "none" : machine.clock_method}});
   }

@@ -10,18 +10,16 @@ namespace {
 
 using nlohmann::json;
 
-double Us(Nanos ns) { return static_cast<double>(ns) / 1000.0; }
-
 json WorkerEntry(const Analysis& a, size_t index) {
   const WorkerAnalysis& w = a.workers[index];
   json steps = json::array();
   for (const WorkerStep& ws : w.steps) {
-    steps.push_back({{"step", StepNumber(ws.step)}, {"busy_us", Us(ws.busy)}, {"idle_us", Us(ws.idle)}});
+    steps.push_back({{"step", StepNumber(ws.step)}, {"busy_us", ToMicros(ws.busy)}, {"idle_us", ToMicros(ws.idle)}});
     if (StepRun(ws.step) > 0) steps.back()["run"] = StepRun(ws.step);
   }
   const double speed = SpeedOf(a.bottleneck, index);
   json entry = {{"machine", w.machine}, {"worker", w.worker}, {"name", w.name},
-                {"busy_us", Us(w.busy)}, {"idle_us", Us(w.idle)},
+                {"busy_us", ToMicros(w.busy)}, {"idle_us", ToMicros(w.idle)},
                 {"bubble_ratio", w.bubble_ratio}, {"speed", speed > 0 ? json(speed) : json(nullptr)},
                 {"steps", steps}};
   if (a.topology.hybrid()) {
@@ -51,8 +49,8 @@ json Fold(const Analysis& a, const std::vector<size_t>& members, std::unordered_
   size_t most = members.front(), least = members.front();
   for (size_t w : members) {
     const WorkerAnalysis& worker = a.workers[w];
-    busy.push_back(Us(worker.busy));
-    idle.push_back(Us(worker.idle));
+    busy.push_back(ToMicros(worker.busy));
+    idle.push_back(ToMicros(worker.idle));
     bubble.push_back(worker.bubble_ratio);
     if (SpeedOf(a.bottleneck, w) > 0) speed.push_back(SpeedOf(a.bottleneck, w));
     if (worker.bubble_ratio > a.workers[most].bubble_ratio) most = w;

@@ -12,8 +12,6 @@ namespace {
 
 constexpr size_t kSlowShown = 3;
 
-double Micros(Nanos ns) { return static_cast<double>(ns) / 1000.0; }  // the line stays one line; the JSON has them all
-
 std::string SignedPercent(double gain) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "-%.1f%%", gain * 100);
@@ -39,14 +37,14 @@ std::string StepLine(const StepReport& r) {
 
 nlohmann::json StepJson(const StepReport& r) {
   using json = nlohmann::json;
-  json out = {{"step", StepNumber(r.span.step)},     {"start_us", Micros(r.span.start)},
-              {"end_us", Micros(r.span.end)},        {"start_ns", r.span.start},
-              {"end_ns", r.span.end},                {"duration_us", Micros(r.span.end - r.span.start)},
+  json out = {{"step", StepNumber(r.span.step)},     {"start_us", ToMicros(r.span.start)},
+              {"end_us", ToMicros(r.span.end)},        {"start_ns", r.span.start},
+              {"end_ns", r.span.end},                {"duration_us", ToMicros(r.span.end - r.span.start)},
               {"jobs", r.jobs},                      {"bubble_ratio", r.bubble_ratio},
               {"ideal_bubble_ratio", r.ideal_bubble ? json(*r.ideal_bubble) : json(nullptr)}};
   if (r.top_cause) {
     out["top_cause"] = {{"what_if", WhatIfKey(r.top_cause->kind)}, {"label", r.cause_label},
-                        {"text", r.top_cause->text},               {"saved_us", Micros(r.top_cause->saved)},
+                        {"text", r.top_cause->text},               {"saved_us", ToMicros(r.top_cause->saved)},
                         {"gain", r.top_cause->gain}};
   } else {
     out["top_cause"] = nullptr;

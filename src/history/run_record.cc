@@ -124,8 +124,8 @@ void RecordWorkers(const FinishedRun& run, RunRecord& r) {
     if (w.role.known()) row.stage = w.role.stage;
     row.mp = hybrid ? w.role.peer : 0;
     row.replica = hybrid ? w.role.replica : 0;
-    row.busy_us = static_cast<double>(w.busy) / 1000.0;
-    row.idle_us = static_cast<double>(w.idle) / 1000.0;
+    row.busy_us = ToMicros(w.busy);
+    row.idle_us = ToMicros(w.idle);
     if (const double speed = SpeedOf(a.bottleneck, i); speed > 0) row.speed = speed;
     row.first_stop = r.stop_gpu == w.worker && !r.stop_host.empty() && (r.stop_host == row.host || r.stop_host == m.name);
     row_of[{w.machine, w.worker}] = r.worker_rows.size();

@@ -38,6 +38,8 @@ void AppendMicros(std::string& out, Nanos ns);
 inline constexpr size_t kMicrosChars = 25;  // '-', 17 digits, '.', 3 digits, with room to spare
 char* WriteMicros(char* at, Nanos ns);
 std::string FormatMicros(Nanos ns);
+// `ns` as a number of microseconds (fractional): the summary JSON's unit.
+inline double ToMicros(Nanos ns) { return static_cast<double>(ns) / 1000.0; }
 
 // "2026-11-22T07:00:00Z" (whole seconds; the origin is one).
 std::string FormatUtc(Nanos time);
