@@ -143,6 +143,11 @@ TEST_CASE("The one-pass parser leaves every other spelling to the general path")
        false},                                                   // 14 whole digits of milliseconds
       {"Profiler Info: Job (3), type = x, micro_batch_id = 0, job_start_time = 9300000000000, job_end_time = 2",
        false},                                                   // too many milliseconds for Nanos
+      {"Profiler Info: Job (3), type = x, micro_batch_id = 0, job_start_time = 9223372036854.000000, job_end_time = 2",
+       false},                                                   // the same, in the printed shape
+      {"Profiler Info: Job (3), type = x, micro_batch_id = 0, job_start_time = 9223372036853.999999, job_end_time = "
+       "9223372036853.999999\n",
+       true},                                                    // the most there can be
       {"Profiler Info: Job (3), type = x, micro_batch_id = 0, job_start_time = 1, job_end_time = ", false},
       {"Profiler Info: Job (3), type = x, micro_batch_id = 0, job_start_time = 1", false},
   };
@@ -157,6 +162,10 @@ TEST_CASE("The one-pass parser leaves every other spelling to the general path")
   CHECK(job.end.ns == 2'123'456);  // decimals past the sixth dropped, as ParseMillis does
   CHECK(job.end.decimals == 7);
   CHECK(job.start.decimals == 0);
+  REQUIRE(ParseCanonicalJobLine(cases[11].line, 0, &job));
+  CHECK(job.start.ns == 9'223'372'036'853'999'999);
+  CHECK(job.end.ns == 9'223'372'036'853'999'999);
+  CHECK(job.end.decimals == 6);
   CHECK_FALSE(ParseCanonicalJobLine(kJob, kJob.size() + 1, &job));
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "parse/digit_chunks.h"
 #include "parse/job_line_matcher.h"
 #include "parse/keyword_scanner.h"
 #include "parse/log_tail.h"
@@ -34,9 +35,21 @@ SkipReason MalformedReason(LineKind format) {
 // 0 for lines without one (Python logging, bare records).
 std::uint32_t GlogThread(std::string_view line) {
   const auto digit = [](char c) { return c >= '0' && c <= '9'; };
-  if (line.size() < 24 || std::string_view("IWEF").find(line[0]) == std::string_view::npos ||
-      !std::all_of(line.begin() + 1, line.begin() + 5, digit) || line[5] != ' ' || line[8] != ':')
+  if (line.size() < 24) return 0;
+  const char level = line[0];
+  if ((level != 'I' && level != 'W' && level != 'E' && level != 'F') || !digit(line[1]) || !digit(line[2]) ||
+      !digit(line[3]) || !digit(line[4]) || line[5] != ' ' || line[8] != ':')
     return 0;
+  // As glog prints it: the time of day in bytes 6-20, a space, then the
+  // thread id of up to seven digits and a space, read as one word (half the
+  // cost of a loop per byte). Any other spacing goes the general way.
+  if (line.size() >= 30 && line[21] == ' ' && !HasByte(Load8(line.data() + 6), ' ') &&
+      !HasByte(Load8(line.data() + 13), ' ')) {
+    const std::uint64_t chunk = Load8(line.data() + 22);
+    const int digits = LeadingDigits(chunk);
+    if (digits > 0 && digits < 8)
+      return line[22 + static_cast<size_t>(digits)] == ' ' ? static_cast<std::uint32_t>(DigitsValue(chunk, digits)) : 0;
+  }
   size_t i = line.find(' ', 6);
   while (i < line.size() && line[i] == ' ') ++i;
   std::uint64_t thread = 0;

@@ -183,6 +183,40 @@ TEST_CASE("Records carry the glog thread id of their line, 0 without a glog pref
   CHECK(scan.skipped.total() == 0);
 }
 
+// glog prints the thread id after the time of day, padded to five columns;
+// the id is read as one word where the prefix has glog's own spacing and an
+// id of up to seven digits, and byte by byte otherwise: both give the same.
+TEST_CASE("The glog thread id is read whatever its width and spacing") {
+  const std::string record = "x.cc:1] NVTX range pop, time: 1697793307290.113281";
+  const std::vector<std::pair<std::string, std::uint32_t>> cases = {
+      {"I1020 09:15:07.265326 22317 ", 22317},
+      {"I1020 09:15:07.265326   513 ", 513},              // padded: the byte-by-byte way
+      {"I1020 09:15:07.265326 7 ", 7},
+      {"I1020 09:15:07.265326 1234567 ", 1234567},        // seven digits: one word
+      {"I1020 09:15:07.265326 12345678 ", 12345678},      // eight: byte by byte
+      {"I1020 09:15:07.265326 4294967295 ", 4294967295u},
+      {"I1020 09:15:07.265326 4294967296 ", 0},           // no 32-bit id
+      {"I1020 09:15:07.265326 22317x ", 0},
+      {"I1020 09:15:07.265326 22317:", 0},
+      {"I1020 09:15:07.2653 22317 ", 22317},              // a shorter time of day
+      {"I1020 09:15:07.265326789 22317 ", 22317},         // a longer one
+      {"F1020 09:15:07.265326 42 ", 42},
+      {"X1020 09:15:07.265326 42 ", 0},                   // not a glog level
+      {"I10a0 09:15:07.265326 42 ", 0},
+  };
+  for (const auto& [prefix, thread] : cases) {
+    INFO(prefix);
+    const WorkerLogScan scan = ScanWorkerLogText("w.log", prefix + record + "\n", Parser());
+    REQUIRE(scan.records.size() == 1);
+    CHECK(scan.records[0].thread == thread);
+    // The same prefix on a job line as printed (the one-pass path).
+    const std::string job = JobLine(1, "forward", 0, "1697793307213.760986", "1697793307254.006104");
+    const WorkerLogScan jobs = ScanWorkerLogText("w.log", prefix + job.substr(job.find("Profiler")) + "\n", Parser());
+    REQUIRE(jobs.records.size() == 1);
+    CHECK(jobs.records[0].thread == thread);
+  }
+}
+
 // Job lines as printed take a one-pass path; each variation below goes the
 // general way instead. Either way a line gives the same record, thread and
 // line number, or the same skip.

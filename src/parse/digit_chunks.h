@@ -1,0 +1,49 @@
+// Eight bytes of log text at a time, as one 64-bit word (the first byte in
+// the low byte, as x86 and ARM load it): where a run of digits ends, what
+// it is worth, and whether a byte is among them, with no branch per byte.
+// The job line's numbers and the glog prefix's thread id are read this way:
+// a loop per digit whose end moves from line to line costs more than the
+// bytes.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <cstring>
+
+namespace jobviz {
+
+// Eight bytes at p, the first in the low byte.
+inline std::uint64_t Load8(const char* p) {
+  std::uint64_t chunk;
+  std::memcpy(&chunk, p, sizeof chunk);
+  return chunk;
+}
+
+// How many of the eight bytes lead with ASCII digits. A byte is a digit when
+// its high nibble is 3 and adding 6 keeps it so; a carry out of a byte >=
+// 0xfa only spoils bytes after the first non-digit, which do not count.
+inline int LeadingDigits(std::uint64_t chunk) {
+  constexpr std::uint64_t kHigh = 0xf0f0f0f0f0f0f0f0, kThrees = 0x3030303030303030, kSixes = 0x0606060606060606;
+  const std::uint64_t not_digit = ((chunk & kHigh) ^ kThrees) | (((chunk + kSixes) & kHigh) ^ kThrees);
+  return not_digit == 0 ? 8 : std::countr_zero(not_digit) / 8;
+}
+
+// The value of the first `count` (1-8) digits of the chunk: moved to its top
+// bytes behind '0's, then added up in pairs, fours and eights (three multiplies).
+inline std::uint64_t DigitsValue(std::uint64_t chunk, int count) {
+  constexpr std::uint64_t kThrees = 0x3030303030303030;
+  if (count < 8) chunk = (chunk << (8 * (8 - count))) | (kThrees >> (8 * count));
+  chunk -= kThrees;
+  chunk = (chunk * 10 + (chunk >> 8)) & 0x00ff00ff00ff00ff;
+  chunk = (chunk * 100 + (chunk >> 16)) & 0x0000ffff0000ffff;
+  return (chunk * 10000 + (chunk >> 32)) & 0xffffffff;
+}
+
+// Whether any of the eight bytes is `byte` (the classic zero-byte test on
+// the bytes xor'ed with it: exact, as a borrow only runs on from a zero byte).
+inline bool HasByte(std::uint64_t chunk, char byte) {
+  const std::uint64_t x = chunk ^ (0x0101010101010101 * static_cast<unsigned char>(byte));
+  return ((x - 0x0101010101010101) & ~x & 0x8080808080808080) != 0;
+}
+
+}  // namespace jobviz
