@@ -166,7 +166,7 @@ bool Scanner::TakeCanonicalJob(std::string_view text, size_t line_start, size_t 
                                                                        text[end + 1] == '\n'));
   if (!ends_line) return false;
   if (!TimesDrawable(job.start.ns, job.end.ns)) return false;
-  if (std::memchr(text.data() + line_start, '\x1b', keyword_pos - line_start)) return false;
+  if (ContainsByte(text.data() + line_start, keyword_pos - line_start, '\x1b')) return false;
 
   LogRecord record = JobRecord(current_line_, job.id, job.type, job.micro_batch, job.start.ns, job.end.ns);
   record.thread = GlogThread(text.substr(line_start, end - line_start));
