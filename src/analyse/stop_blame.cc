@@ -22,7 +22,7 @@ constexpr Nanos kClockSlack = 5 * kMilli;
 // glog-stamped line), and how far before the latest other log it ends. A
 // stamped line earlier than the log's own last job does not end the log
 // (a noise line stamped before it was printed).
-void EndWorkers(const std::vector<const Worker*>& workers, StopReport* r) {
+void EndWorkers(const std::vector<const Worker*>& workers, const std::vector<Nanos>& last_job_ends, StopReport* r) {
   r->workers.resize(workers.size());
   Nanos latest = 0, second = 0;
   for (size_t w = 0; w < workers.size(); ++w) {
@@ -30,7 +30,7 @@ void EndWorkers(const std::vector<const Worker*>& workers, StopReport* r) {
     WorkerEnding& e = r->workers[w];
     e.worker = static_cast<std::uint32_t>(w);
     e.no_jobs = worker.jobs.empty();
-    e.last_time = LastJobEnd(worker);
+    e.last_time = last_job_ends.size() == workers.size() ? last_job_ends[w] : LastJobEnd(worker);
     e.stamped = worker.end.stamped != 0 && worker.end.stamped >= e.last_time;
     if (e.stamped) e.last_time = worker.end.stamped;
     e.lines = worker.end.lines;

@@ -75,7 +75,7 @@ StopReport ReportStop(const Timeline& timeline, const UnfinishedSteps& unfinishe
   early.step = unfinished.first;
   early.run_start = RunStart(timeline);  // as every report counts from it
   const std::vector<const Worker*> workers = AllWorkers(timeline);  // in GraphLanes::workers' order
-  EndWorkers(workers, &early);
+  EndWorkers(workers, unfinished.last_job_ends, &early);
   const bool any_job = std::any_of(workers.begin(), workers.end(), [](const Worker* w) { return !w->jobs.empty(); });
   if (timeline.steps.empty() || !any_job) return early;
   if (unfinished.first == kNoStep) return FinishedReport(timeline, options, std::move(early));

@@ -179,9 +179,14 @@ UnfinishedSteps MarkUnfinishedSteps(Timeline* timeline, int threads) {
   UnfinishedSteps result;
   const std::vector<Worker*> workers = AllWorkers(timeline);
   result.workers.resize(workers.size());
-  if (timeline->steps.empty()) return result;
+  result.last_job_ends.resize(workers.size());
+  const bool steps = !timeline->steps.empty();
   std::vector<std::vector<StepCounts>> counts(workers.size());
-  ParallelFor(workers.size(), threads, [&](size_t w) { counts[w] = CountByStep(*workers[w]); });
+  ParallelFor(workers.size(), threads, [&](size_t w) {
+    if (steps) counts[w] = CountByStep(*workers[w]);
+    result.last_job_ends[w] = LastJobEnd(*workers[w]);
+  });
+  if (!steps) return result;
   // The most jobs of each pass type any worker has in each step.
   std::unordered_map<std::int64_t, std::vector<TypeCount>> step_most;
   for (const auto& worker_counts : counts)

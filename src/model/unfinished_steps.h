@@ -34,6 +34,11 @@ struct WorkerStop {
 
 struct UnfinishedSteps {
   std::vector<WorkerStop> workers;  // AllWorkers order
+  // Each worker's LastJobEnd, in the same order: taken in the pass that
+  // counts its steps, while its jobs are in that core's cache (the stop
+  // report reads it for every worker; on its own, one thread, it was the
+  // slowest pass over the jobs of the steps stage).
+  std::vector<Nanos> last_job_ends;
   std::int64_t first = kNoStep;     // the first unfinished step of the last run that has one
   size_t steps = 0, jobs = 0;       // unfinished steps, and the jobs they hold
 };

@@ -44,6 +44,18 @@ TEST_CASE("Every worker finished every step: no step is unfinished") {
   CHECK(u.workers[0].step == kNoStep);
 }
 
+TEST_CASE("Each worker's last job end comes with the counts, with steps or without") {
+  Timeline t = TwoWorkers(3);
+  t.machines[0].workers[1].jobs[4].end += 500 * kMs;  // a job that ends after every later one
+  for (const bool steps : {true, false}) {
+    if (!steps) t.steps.clear();
+    const UnfinishedSteps u = MarkUnfinishedSteps(&t, 2);
+    REQUIRE(u.last_job_ends.size() == 2);
+    for (size_t w = 0; w < 2; ++w) CHECK(u.last_job_ends[w] == LastJobEnd(t.machines[0].workers[w]));
+  }
+  CHECK(LastJobEnd(t.machines[0].workers[1]) == t.machines[0].workers[1].jobs[4].end);
+}
+
 TEST_CASE("One worker's log ends inside the last step: that step is unfinished") {
   Timeline t = TwoWorkers(3);
   auto& jobs = t.machines[0].workers[1].jobs;
