@@ -199,8 +199,27 @@ void AppendPiece(std::string& out, const Timeline& timeline, const std::vector<R
   if (piece.last_job == worker.jobs.size()) AppendInFlight(out, worker, pid, rows.first_tid, format.origin, format.source_root);
 }
 
-// One job's flow event (AppendHandOffArrows), after a ",\n".
-void AppendFlowEvent(EventBuffer& w, const Job& job, FlowMark mark, int pid, int tid, const JobFormat& format) {
+// `,"pid":P,"tid":T,"ts":` of a row, formatted once for the row's flow
+// events, not once an event (two integers an event were a fifth of them).
+class RowPrefix {
+ public:
+  std::string_view Of(int pid, int tid) {
+    if (text_.empty() || pid != pid_ || tid != tid_) {
+      pid_ = pid;
+      tid_ = tid;
+      text_ = ",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) + ",\"ts\":";
+    }
+    return text_;
+  }
+
+ private:
+  int pid_ = 0, tid_ = 0;
+  std::string text_;
+};
+
+// One job's flow event (AppendHandOffArrows), after a ",\n"; `row`: its
+// RowPrefix text.
+void AppendFlowEvent(EventBuffer& w, const Job& job, FlowMark mark, std::string_view row, const JobFormat& format) {
   w.Lit(",\n{");
   if (format.args == JsonArgs::kFull) {  // the job's own category, as DevTools binds by it
     w.Lit("\"cat\":");
@@ -217,11 +236,7 @@ void AppendFlowEvent(EventBuffer& w, const Job& job, FlowMark mark, int pid, int
     w.Lit("\"ph\":\"f\",\"bp\":\"e\"");
   w.Lit(",\"id\":");
   w.Int(mark.id);
-  w.Lit(",\"pid\":");
-  w.Int(pid);
-  w.Lit(",\"tid\":");
-  w.Int(tid);
-  w.Lit(",\"ts\":");
+  w.Put(row);
   w.Micros(job.start - format.origin);
   w.Char('}');
 }
@@ -279,10 +294,11 @@ std::vector<FlowSpan> PlanFlowSpans(const Timeline& timeline, const FlowChains& 
 
 void AppendFlowSpan(std::string& out, const FlowSpan& span, const JobFormat& format) {
   EventBuffer events(out);  // one for the span: an event is too short to append on its own
+  RowPrefix row;
   for (size_t j = span.first_job; j < span.last_job; ++j) {
     const FlowMark mark = span.marks[j];
     if (mark.id == 0 || mark.backward != span.backward) continue;
-    AppendFlowEvent(events, span.worker->jobs[j], mark, span.pid, span.rows->Tid(j), format);
+    AppendFlowEvent(events, span.worker->jobs[j], mark, row.Of(span.pid, span.rows->Tid(j)), format);
   }
 }
 
