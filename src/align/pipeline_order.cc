@@ -105,15 +105,14 @@ Stage BuildStage(int machine, const Worker& worker, const HandOffWalk& walk) {
   return stage;
 }
 
-// The hand-offs between stage `s` (`here`) and `s + 1` (`next`), in a fixed
-// order: here's jobs by start, which is their order in the worker's jobs
-// (sorted by start when the timeline is built; clock alignment shifts a
-// machine's times without reordering them), so no sort is needed.
-void VisitPairs(const Stage& here, const Stage& next, int s, const std::function<void(const HandOff&)>& visit) {
+// The pairing of stage `s` (`here`) with `s + 1` (`next`), by here's jobs,
+// which are in start order (sorted by start when the timeline is built;
+// clock alignment shifts a machine's times without reordering them), so
+// a walk by index visits them by start. `partners`: room, reused.
+StagePairing PairStages(const Stage& here, const Stage& next, int s, std::vector<StagePairing::Partner>& partners) {
   const Job* const first = here.worker->jobs.data();
-  // By index of here's job: its partner in `next`, of the same type, whose
-  // direction is the hand-off's (decided once in BuildStage).
-  std::vector<const StageJob*> partner(here.worker->jobs.size(), nullptr);
+  // A partner of the same type whose direction is the hand-off's (decided once in BuildStage).
+  partners.assign(here.worker->jobs.size(), {});
   auto a = here.jobs.begin(), b = next.jobs.begin();
   while (a != here.jobs.end() && b != next.jobs.end()) {
     if (a->Key() < b->Key()) {
@@ -121,18 +120,11 @@ void VisitPairs(const Stage& here, const Stage& next, int s, const std::function
     } else if (b->Key() < a->Key()) {
       ++b;
     } else {
-      partner[static_cast<size_t>((a++)->job - first)] = &*b++;
+      partners[static_cast<size_t>(a->job - first)] = {b->job, b->forward};
+      ++a, ++b;
     }
   }
-  for (size_t i = 0; i < partner.size(); ++i) {
-    const Job* const job = first + i;
-    const StageJob* const other = partner[i];
-    if (!other) continue;
-    if (other->forward)
-      visit({job, other->job, here.machine, next.machine, here.worker, next.worker, s, true});
-    else
-      visit({other->job, job, next.machine, here.machine, next.worker, here.worker, s, false});
-  }
+  return {s, here.machine, next.machine, here.worker, next.worker, partners};
 }
 
 }  // namespace
@@ -201,8 +193,8 @@ bool ResolveStageOrder(const std::vector<StageRef>& stages, const Timeline& time
   return true;
 }
 
-void ForEachHandOffInChain(const PipelineChain& chain, const std::function<void(const HandOff&)>& visit,
-                           const HandOffWalk& walk) {
+void ForEachStagePairing(const PipelineChain& chain, const std::function<void(const StagePairing&)>& visit,
+                         const HandOffWalk& walk) {
   const std::vector<std::pair<int, const Worker*>>& order = chain.stages;
   if (order.size() < 2) return;
   // Two neighbouring stages at a time: the sorted jobs of a run are never
@@ -217,6 +209,7 @@ void ForEachHandOffInChain(const PipelineChain& chain, const std::function<void(
     slot.second = BuildStage(order[s].first, *order[s].second, walk);
     return *slot.second;
   };
+  std::vector<StagePairing::Partner> partners;
   const size_t pairs = order.size() - 1;
   for (size_t k = 0; k < pairs; ++k) {
     const size_t s = walk.last_stage_first ? pairs - 1 - k : k;
@@ -228,8 +221,23 @@ void ForEachHandOffInChain(const PipelineChain& chain, const std::function<void(
     const Stage& shared_stage = stage(shared, other);
     const Stage& here = s == shared ? shared_stage : other_stage;
     const Stage& next = s == shared ? other_stage : shared_stage;
-    VisitPairs(here, next, chain.numbers[s], visit);
+    visit(PairStages(here, next, chain.numbers[s], partners));
   }
+}
+
+void ForEachHandOffInChain(const PipelineChain& chain, const std::function<void(const HandOff&)>& visit,
+                           const HandOffWalk& walk) {
+  ForEachStagePairing(chain, [&](const StagePairing& p) {
+    const Job* const first = p.lower->jobs.data();
+    for (size_t i = 0; i < p.partners.size(); ++i) {
+      const StagePairing::Partner& other = p.partners[i];
+      if (!other.job) continue;
+      if (other.forward)
+        visit({first + i, other.job, p.lower_machine, p.upper_machine, p.lower, p.upper, p.stage, true});
+      else
+        visit({other.job, first + i, p.upper_machine, p.lower_machine, p.upper, p.lower, p.stage, false});
+    }
+  }, walk);
 }
 
 void ForEachHandOff(const Timeline& timeline, const std::function<void(const HandOff&)>& visit,

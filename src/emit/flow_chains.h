@@ -43,6 +43,7 @@ class FlowChains {
     const Worker* worker = nullptr;
     std::vector<FlowMark> marks;
   };
+  std::uint32_t IndexFor(const Worker& worker);  // into workers_; its marks made on first use
   std::vector<WorkerMarks> workers_;                     // those with a job on a chain
   std::unordered_map<const Worker*, std::uint32_t> index_;  // into workers_
   size_t hand_offs_ = 0;
