@@ -96,7 +96,6 @@ class LegacyEdgeWriter {
 
 // The jobs' events in pieces of at most kPieceJobs jobs of one worker,
 // formatted on several threads and written in order.
-constexpr size_t kPieceJobs = 8192;
 
 struct EdgePiece {
   size_t machine = 0;

@@ -128,7 +128,6 @@ void AppendCriticalPathPiece(std::string& out, const CriticalPathView& critical,
 // at most kPieceJobs jobs, which are formatted on several threads and written
 // in order. A piece that starts a worker also writes its rows' metadata, and
 // one that starts a group the group's process.
-constexpr size_t kPieceJobs = 8192;
 
 struct Piece {
   size_t group = 0;

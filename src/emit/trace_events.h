@@ -31,6 +31,10 @@ using TraceWriter = TraceStats (*)(const Timeline&, const Sink&);
 // The whole document as a string (tests).
 std::string TraceText(TraceWriter write, const Timeline& timeline);
 
+// The most jobs a JSON trace's piece holds (WriteInOrder below): a piece's
+// text stays a few MB, and 2,048 workers still give every thread work.
+inline constexpr size_t kPieceJobs = 8192;
+
 // Makes pieces [0, count) on up to `threads` threads (0: one per core) and
 // hands each to `sink` in order, as soon as those before it are written: the
 // pieces done but waiting are all the extra memory it takes. At most `ahead`
