@@ -1,9 +1,10 @@
 #include "model/unfinished_steps.h"
 
+#include "model/step_counts.h"
+
 #include "read/parallel_for.h"
 
 #include <algorithm>
-#include <deque>
 #include <string>
 #include <map>
 #include <set>
@@ -13,32 +14,7 @@ namespace jobviz {
 
 namespace {
 
-// A worker's jobs of one step, counted by type: a run has a handful of types.
-struct TypeCount {
-  std::uint32_t type = 0, count = 0;  // Name::index
-  bool pass = false;                  // IsPassType
-  bool backward = false;              // a backward pass of some kind
-};
-struct StepCounts {
-  std::int64_t step = kNoStep;
-  size_t jobs = 0;
-  std::vector<TypeCount> types;
-  // Micro-batches run forward and not backward by a backward type the step
-  // has (forward0 against backward0, backward_b0 and backward_w0): every
-  // micro-batch goes both ways, so a step short of that is unfinished
-  // however alike every worker left it.
-  size_t missing_backwards = 0;
-  std::uint32_t Count(std::uint32_t type) const {
-    for (const TypeCount& t : types)
-      if (t.type == type) return t.count;
-    return 0;
-  }
-};
-
-// Forward and backward passes run once per micro-batch (and chunk) on every
-// stage: a step's count of one is the same on every worker that has it.
-bool IsPassType(const std::string& type) { return type.starts_with("forward") || type.starts_with("backward"); }
-
+// Keeps the most of each type's count (a step's most on any worker, a worker's expected).
 void Add(std::vector<TypeCount>& types, std::uint32_t type, std::uint32_t count, bool pass) {
   for (TypeCount& t : types)
     if (t.type == type) {
@@ -46,82 +22,6 @@ void Add(std::vector<TypeCount>& types, std::uint32_t type, std::uint32_t count,
       return;
     }
   types.push_back({type, count, pass});
-}
-
-// The forward type a backward type undoes: "backward_b1" -> "forward1".
-std::string ForwardOf(std::string_view backward) {
-  std::string_view chunk = backward.substr(std::string_view("backward").size());
-  if (chunk.starts_with("_b") || chunk.starts_with("_w")) chunk.remove_prefix(2);
-  return "forward" + std::string(chunk);
-}
-
-// What a worker's job types say, looked up once a type, not once a step.
-struct TypeFacts {
-  Name type;
-  bool pass = false;        // IsPassType
-  bool backward = false;    // a backward pass of some kind
-  std::string forward;      // a backward type's forward type (ForwardOf)
-};
-
-const TypeFacts& FactsOf(Name type, std::deque<TypeFacts>& known) {
-  for (const TypeFacts& facts : known)
-    if (facts.type == type) return facts;
-  const bool backward = type.str().starts_with("backward");
-  return known.emplace_back(TypeFacts{type, IsPassType(type.str()), backward, backward ? ForwardOf(type.str()) : ""});
-}
-
-// `facts`: of each of the step's types, in the order of counts.types.
-size_t MissingBackwards(const StepCounts& counts, const std::vector<const TypeFacts*>& facts) {
-  size_t missing = 0;
-  for (size_t i = 0; i < counts.types.size(); ++i) {
-    if (!counts.types[i].backward) continue;
-    for (size_t j = 0; j < counts.types.size(); ++j)
-      if (facts[j]->type == facts[i]->forward && counts.types[j].count > counts.types[i].count)
-        missing += counts.types[j].count - counts.types[i].count;
-  }
-  return missing;
-}
-
-// A step's count of a type is how many distinct micro-batches ran it: a
-// line printed twice is one job run once. A worker's jobs are in time
-// order, so its steps come one after the other: each step's (type,
-// micro-batch) pairs are sorted alone (a few dozen), not the worker's all.
-std::vector<StepCounts> CountByStep(const Worker& worker) {
-  std::vector<std::pair<std::int64_t, size_t>> order;  // (step, job), in job order
-  order.reserve(worker.jobs.size());
-  for (size_t j = 0; j < worker.jobs.size(); ++j)
-    if (worker.jobs[j].step != kNoStep) order.emplace_back(worker.jobs[j].step, j);
-  if (!std::is_sorted(order.begin(), order.end())) std::sort(order.begin(), order.end());  // steps interleaved (clock set back)
-  std::vector<StepCounts> steps;
-  std::deque<TypeFacts> known;  // a worker has a handful of types; deque: the pointers below stay
-  std::vector<const TypeFacts*> facts;  // per type of the step
-  struct Ran {
-    Name type;
-    std::int64_t micro_batch;
-    auto Key() const { return std::make_pair(type.index(), micro_batch); }
-  };
-  std::vector<Ran> ran;  // the jobs of one step
-  for (size_t first = 0, end = 0; first < order.size(); first = end) {
-    ran.clear();
-    while (end < order.size() && order[end].first == order[first].first) {
-      const Job& job = worker.jobs[order[end++].second];
-      ran.push_back({job.type, job.micro_batch});
-    }
-    std::sort(ran.begin(), ran.end(), [](const Ran& a, const Ran& b) { return a.Key() < b.Key(); });
-    ran.erase(std::unique(ran.begin(), ran.end(), [](const Ran& a, const Ran& b) { return a.Key() == b.Key(); }), ran.end());
-    StepCounts& counts = steps.emplace_back(StepCounts{order[first].first, ran.size(), {}});
-    facts.clear();
-    for (size_t i = 0; i < ran.size(); ++i) {
-      if (counts.types.empty() || counts.types.back().type != ran[i].type.index()) {
-        const TypeFacts& type = FactsOf(ran[i].type, known);
-        counts.types.push_back({ran[i].type.index(), 0, type.pass, type.backward});
-        facts.push_back(&type);
-      }
-      ++counts.types.back().count;
-    }
-    counts.missing_backwards = MissingBackwards(counts, facts);
-  }
-  return steps;  // in step order
 }
 
 // Whether the worker has a job begun after its last one that no line of
