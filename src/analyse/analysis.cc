@@ -46,25 +46,13 @@ std::vector<StepWindow> StepWindows(const std::vector<const Worker*>& workers, c
   const bool any_step = std::any_of(workers.begin(), workers.end(), [](const Worker* worker) {
     return std::any_of(worker->jobs.begin(), worker->jobs.end(), [](const Job& job) { return job.step != kNoStep; });
   });
-  // Per worker a vector by step, not a map: a step's jobs come together and
-  // steps mostly in order, so a new one is appended (131,072 workers' maps
-  // were a quarter of a million allocations).
+  // Per worker a vector by step (WidenStepSpan), not a map.
   std::vector<std::vector<StepWindow>> per_worker(workers.size());
   ParallelFor(workers.size(), threads, [&](size_t w) {
-    std::vector<StepWindow>& windows = per_worker[w];
     size_t last = 0;
-    for (const Job& job : workers[w]->jobs) {
-      if (any_step && job.step == kNoStep) continue;
-      const std::int64_t step = any_step ? job.step : kNoStep;
-      if (last >= windows.size() || windows[last].step != step) {
-        const auto it = std::lower_bound(windows.begin(), windows.end(), step,
-                                         [](const StepWindow& window, std::int64_t s) { return window.step < s; });
-        last = static_cast<size_t>(it - windows.begin());
-        if (it == windows.end() || it->step != step) windows.insert(it, {step, job.start, job.end});
-      }
-      windows[last].start = std::min(windows[last].start, job.start);
-      windows[last].end = std::max(windows[last].end, job.end);
-    }
+    for (const Job& job : workers[w]->jobs)
+      if (!any_step || job.step != kNoStep)
+        WidenStepSpan(per_worker[w], 0, last, any_step ? job.step : kNoStep, job.start, job.end);
   });
   std::map<std::int64_t, StepWindow> windows;
   for (const auto& worker_windows : per_worker)

@@ -149,21 +149,10 @@ std::string StepsFromJobOrder(Worker& worker, std::int64_t first) {
     // Jobs printed before the first marker job belong to the first step's block.
     job.step = std::max(step, first);
   }
-  // The spans by step: a step's jobs mostly follow each other, so the span
-  // last touched is tried first, and a new step mostly goes at the end.
-  std::vector<StepSpan>& spans = worker.steps;
-  const size_t first_span = spans.size();
+  // The spans by step, after any the worker has already (of earlier runs).
+  const size_t first_span = worker.steps.size();
   size_t last = first_span;
-  for (const Job& job : worker.jobs) {
-    if (last == spans.size() || spans[last].step != job.step) {
-      const auto it = std::lower_bound(spans.begin() + static_cast<std::ptrdiff_t>(first_span), spans.end(), job.step,
-                                       [](const StepSpan& span, std::int64_t s) { return span.step < s; });
-      last = static_cast<size_t>(it - spans.begin());
-      if (it == spans.end() || it->step != job.step) spans.insert(it, StepSpan{job.step, job.start, job.end});
-    }
-    spans[last].start = std::min(spans[last].start, job.start);
-    spans[last].end = std::max(spans[last].end, job.end);
-  }
+  for (const Job& job : worker.jobs) WidenStepSpan(worker.steps, first_span, last, job.step, job.start, job.end);
   return "";
 }
 

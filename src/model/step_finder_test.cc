@@ -35,6 +35,21 @@ Timeline OneWorker(Worker worker) {
 
 }  // namespace
 
+TEST_CASE("A step's span widens to each of its jobs; a new step goes in step order, after the spans kept before") {
+  std::vector<StepSpan> spans = {{7, 0, 5}};  // an earlier run's, left alone
+  size_t last = 1;
+  const struct {
+    std::int64_t step;
+    Nanos start, end;
+  } jobs[] = {{2, 100, 110}, {2, 105, 130}, {4, 300, 310}, {3, 200, 220}, {2, 90, 95}, {4, 290, 320}};
+  for (const auto& job : jobs) WidenStepSpan(spans, 1, last, job.step, job.start, job.end);
+  REQUIRE(spans.size() == 4);
+  CHECK((spans[0].step == 7 && spans[0].start == 0 && spans[0].end == 5));
+  CHECK((spans[1].step == 2 && spans[1].start == 90 && spans[1].end == 130));
+  CHECK((spans[2].step == 3 && spans[2].start == 200 && spans[2].end == 220));
+  CHECK((spans[3].step == 4 && spans[3].start == 290 && spans[3].end == 320));
+}
+
 TEST_CASE("NVTX steps: pops pair with the latest push, stray pops are counted") {
   Worker w;
   w.markers = {Marker(RecordKind::kStepPop, 1, 0), Marker(RecordKind::kStepPush, 2, 100, 7),
