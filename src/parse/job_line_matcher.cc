@@ -2,6 +2,7 @@
 
 #include "parse/digit_chunks.h"
 
+#include <array>
 #include <bit>
 #include <cstring>
 
@@ -9,10 +10,10 @@ namespace jobviz {
 
 namespace {
 
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'; }
-bool IsAsciiDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsWord(char c) { return IsAsciiDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool IsIdByte(char c) { return c != '(' && c != ')' && !IsSpace(c); }
+constexpr bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'; }
+constexpr bool IsAsciiDigit(char c) { return c >= '0' && c <= '9'; }
+constexpr bool IsWord(char c) { return IsAsciiDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+constexpr bool IsIdByte(char c) { return c != '(' && c != ')' && !IsSpace(c); }
 
 // A cursor over the text; every step either consumes what it expects or
 // fails, and there is never anything to take back.
@@ -92,7 +93,23 @@ bool MatchJobLine(std::string_view text, size_t position, JobLineMatch* match) {
 
 namespace {
 
-bool IsCanonicalIdByte(char c) { return IsWord(c) || c == '-' || c == '.' || c == ':'; }
+constexpr bool IsCanonicalIdByte(char c) { return IsWord(c) || c == '-' || c == '.' || c == ':'; }
+
+// A bit per byte value: kWordBit for IsWord, kIdBit for IsCanonicalIdByte.
+// One load a byte, where the tests above are up to seven compares.
+constexpr std::uint8_t kWordBit = 1, kIdBit = 2;
+constexpr std::array<std::uint8_t, 256> kByteClasses = [] {
+  std::array<std::uint8_t, 256> classes{};
+  for (int c = 0; c < 256; ++c)
+    classes[static_cast<size_t>(c)] = static_cast<std::uint8_t>((IsWord(static_cast<char>(c)) ? kWordBit : 0) |
+                                                                 (IsCanonicalIdByte(static_cast<char>(c)) ? kIdBit : 0));
+  return classes;
+}();
+
+// Moves p past the bytes of class `bit`.
+void SkipClass(const char*& p, const char* end, std::uint8_t bit) {
+  while (p < end && (kByteClasses[static_cast<unsigned char>(*p)] & bit) != 0) ++p;
+}
 
 // The text at *p is `literal` (its size a constant, so the compare inlines).
 template <size_t N>
@@ -130,13 +147,28 @@ bool TakeDigits(const char*& p, const char* end, int max_digits, std::int64_t* v
   return digits > 0;
 }
 
+// TakeDigits for a number of up to seven digits (a micro-batch id), inline
+// and without its loop; anything longer goes the whole way.
+[[gnu::always_inline]] inline bool TakeShortDigits(const char*& p, const char* end, int max_digits, std::int64_t* value) {
+  if (end - p >= 8) {
+    const std::uint64_t chunk = Load8(p);
+    const int count = LeadingDigits(chunk);
+    if (count > 0 && count < 8 && count <= max_digits) {
+      *value = static_cast<std::int64_t>(DigitsValue(chunk, count));
+      p += count;
+      return true;
+    }
+  }
+  return TakeDigits(p, end, max_digits, value);
+}
+
 // The shape of every time Paddle and libjobviz print: 13 whole digits and
 // 6 decimals ("1697793307000.199936"), read from three loads that do not
 // wait on each other (the general way below loads eight digits at a time,
 // each load waiting on the count of the one before: two times were half of
 // a job line's parse). False, with nothing taken, for any other shape; the
 // byte after the sixth decimal must be in the text, and not a digit.
-bool TakePrintedMillis(const char*& p, const char* end, ParsedMillis* millis) {
+[[gnu::always_inline]] inline bool TakePrintedMillis(const char*& p, const char* end, ParsedMillis* millis) {
   if (end - p < 22) return false;
   const std::uint64_t head = Load8(p), tail = Load8(p + 8), decimals = Load8(p + 14);
   // One branch, not four: each term is 0 where the text has the shape.
@@ -150,9 +182,10 @@ bool TakePrintedMillis(const char*& p, const char* end, ParsedMillis* millis) {
 }
 
 // "<whole>[.<fraction>]" milliseconds, as ParseMillis reads them: whole
-// milliseconds that fit in Nanos, the first six decimals kept.
-bool TakeMillis(const char*& p, const char* end, ParsedMillis* millis) {
-  if (TakePrintedMillis(p, end, millis)) return true;
+// milliseconds that fit in Nanos, the first six decimals kept. Kept out of
+// line: the printed shape is taken before it, inline (two calls a job line,
+// each sending the cursor through memory, cost more than the shape's test).
+[[gnu::noinline]] bool TakeAnyMillis(const char*& p, const char* end, ParsedMillis* millis) {
   std::int64_t whole = 0;
   if (!TakeDigits(p, end, 13, &whole) || whole > kMaxWholeMillis) return false;
   Nanos sub = 0;
@@ -179,6 +212,10 @@ bool TakeMillis(const char*& p, const char* end, ParsedMillis* millis) {
   return true;
 }
 
+[[gnu::always_inline]] inline bool TakeMillis(const char*& p, const char* end, ParsedMillis* millis) {
+  return TakePrintedMillis(p, end, millis) || TakeAnyMillis(p, end, millis);
+}
+
 }  // namespace
 
 bool ParseCanonicalJobLine(std::string_view text, size_t position, CanonicalJob* job) {
@@ -187,15 +224,15 @@ bool ParseCanonicalJobLine(std::string_view text, size_t position, CanonicalJob*
   const char* const end = text.data() + text.size();
   if (!Take(p, end, "Profiler Info: Job (")) return false;
   const char* const id = p;
-  while (p < end && IsCanonicalIdByte(*p)) ++p;
+  SkipClass(p, end, kIdBit);
   if (p == id) return false;
   job->id = std::string_view(id, static_cast<size_t>(p - id));
   if (!Take(p, end, "), type = ")) return false;
   const char* const type = p;
-  while (p < end && IsWord(*p)) ++p;
+  SkipClass(p, end, kWordBit);
   if (p == type) return false;
   job->type = std::string_view(type, static_cast<size_t>(p - type));
-  if (!Take(p, end, ", micro_batch_id = ") || !TakeDigits(p, end, 18, &job->micro_batch)) return false;
+  if (!Take(p, end, ", micro_batch_id = ") || !TakeShortDigits(p, end, 18, &job->micro_batch)) return false;
   if (!Take(p, end, ", job_start_time = ") || !TakeMillis(p, end, &job->start)) return false;
   if (!Take(p, end, ", job_end_time = ") || !TakeMillis(p, end, &job->end)) return false;
   job->record_end = static_cast<size_t>(p - text.data());
