@@ -111,6 +111,10 @@ KeywordScanner::Hit KeywordScanner::FindNextCountingLines(std::string_view text,
   const size_t end = hit.position == npos ? text.size() : hit.position;
   // What the scan did not count.
   const std::string_view rest = text.substr(counted_to, end - counted_to);
+  if (rest.empty()) {  // the SIMD scans count up to the hit: the common case, without two calls
+    if (last_newline) *last_newline = npos;
+    return hit;
+  }
   if (!last_newline) {
     *newlines += CountNewlines(rest);
     return hit;
