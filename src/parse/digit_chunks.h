@@ -12,6 +12,10 @@
 #include <cstdint>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace jobviz {
 
 // Eight bytes at p, the first in the low byte.
@@ -48,14 +52,46 @@ inline bool HasByte(std::uint64_t chunk, char byte) {
   return ((x - 0x0101010101010101) & ~x & 0x8080808080808080) != 0;
 }
 
-// Whether `byte` is among the `size` bytes at p: eight at a time, the
-// last eight overlapping (a libc call cost more than the ~60 bytes of a
-// glog prefix that it looks at).
+// Whether `byte` is among the `size` bytes at p: sixteen at a time with
+// SSE2 (every x86-64 has it), else eight, the last ones overlapping; the
+// compares are or'ed and tested once, not a branch each (a libc call, or a
+// branch every eight bytes, cost more than the ~60 bytes of a glog prefix
+// that it looks at).
 inline bool ContainsByte(const char* p, size_t size, char byte) {
+#if defined(__SSE2__)
+  if (size >= 16) {
+    const __m128i wanted = _mm_set1_epi8(byte);
+    const auto at = [&](size_t i) {
+      return _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)), wanted);
+    };
+    __m128i found = at(size - 16);
+    for (size_t i = 0; i + 16 < size; i += 16) found = _mm_or_si128(found, at(i));
+    return _mm_movemask_epi8(found) != 0;
+  }
+#endif
   if (size < 8) return std::memchr(p, byte, size) != nullptr;
   for (size_t i = 0; i + 8 < size; i += 8)
     if (HasByte(Load8(p + i), byte)) return true;
   return HasByte(Load8(p + size - 8), byte);
+}
+
+// Where the last `byte` of the `size` bytes at p is (SIZE_MAX when none):
+// sixteen at a time back from the end with SSE2. A job line's start lies
+// a glog prefix (~60 bytes) before its keyword, where a libc call cost
+// more than the search.
+inline size_t LastByte(const char* p, size_t size, char byte) {
+  size_t end = size;
+#if defined(__SSE2__)
+  const __m128i wanted = _mm_set1_epi8(byte);
+  for (; end >= 16; end -= 16) {
+    const auto found = static_cast<unsigned>(
+        _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + end - 16)), wanted)));
+    if (found != 0) return end - 16 + static_cast<size_t>(std::bit_width(found)) - 1;
+  }
+#endif
+  for (; end > 0; --end)
+    if (p[end - 1] == byte) return end - 1;
+  return SIZE_MAX;
 }
 
 // Whether the `size` bytes at a and b are the same, eight at a time, the

@@ -24,7 +24,7 @@ TEST_CASE("A word's leading digits and their value, at every count") {
 }
 
 TEST_CASE("A byte in a run of bytes, and two runs compared, at every length and place") {
-  for (size_t size = 0; size <= 40; ++size) {
+  for (size_t size = 0; size <= 72; ++size) {
     std::string text(size, 'a');
     CHECK_FALSE(ContainsByte(text.data(), size, '\x1b'));
     std::string other = text;
@@ -44,6 +44,25 @@ TEST_CASE("A byte in a run of bytes, and two runs compared, at every length and 
   const char near[] = "\x01\x00\x1a\x1c\x9b\xff\x1a\x1c\x01";
   CHECK_FALSE(ContainsByte(near + 1, 8, '\x1b'));  // one word
   CHECK(ContainsByte(near, 9, '\0'));
+}
+
+TEST_CASE("The last of a byte in a run of bytes, at every length and place, as memrchr finds it") {
+  for (size_t size = 0; size <= 72; ++size) {
+    std::string text(size, 'a');
+    CHECK(LastByte(text.data(), size, '\n') == SIZE_MAX);
+    for (size_t at = 0; at < size; ++at) {
+      INFO(size << " bytes, at " << at);
+      text[at] = '\n';
+      CHECK(LastByte(text.data(), size, '\n') == at);
+      if (at > 0) {
+        text[at - 1] = '\n';  // two: the later one
+        CHECK(LastByte(text.data(), size, '\n') == at);
+        CHECK(LastByte(text.data(), at, '\n') == at - 1);  // the end is not looked past
+        text[at - 1] = 'a';
+      }
+      text[at] = 'a';
+    }
+  }
 }
 
 }  // namespace unit_digit_chunks_test

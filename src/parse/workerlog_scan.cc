@@ -121,8 +121,8 @@ void Scanner::ScanBlock(const LineBlock& block) {
     if (hit.position == KeywordScanner::npos) break;
     current_line_ = lines_before_ + 1;
     if (last_newline == KeywordScanner::npos) {
-      const void* previous_newline = memrchr(text.data(), '\n', hit.position);
-      if (previous_newline) last_newline = static_cast<size_t>(static_cast<const char*>(previous_newline) - text.data());
+      const size_t previous_newline = LastByte(text.data(), hit.position, '\n');
+      if (previous_newline != SIZE_MAX) last_newline = previous_newline;
     }
     const size_t line_start = last_newline == KeywordScanner::npos ? 0 : last_newline + 1;
     if (hit.keyword == static_cast<int>(LineKind::kJob) && TakeCanonicalJob(text, line_start, hit.position, &from))
