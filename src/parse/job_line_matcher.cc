@@ -239,4 +239,16 @@ bool ParseCanonicalJobLine(std::string_view text, size_t position, CanonicalJob*
   return true;
 }
 
+bool ParseCanonicalStepLine(std::string_view text, size_t position, CanonicalStep* step) {
+  if (position > text.size()) return false;
+  const char* p = text.data() + position;
+  const char* const end = text.data() + text.size();
+  if (!Take(p, end, "NVTX range p")) return false;
+  step->push = Take(p, end, "ush: ");
+  if (step->push ? !TakeDigits(p, end, 12, &step->step) : !Take(p, end, "op")) return false;
+  if (!Take(p, end, ", time: ") || !TakeMillis(p, end, &step->time)) return false;
+  step->record_end = static_cast<size_t>(p - text.data());
+  return true;
+}
+
 }  // namespace jobviz

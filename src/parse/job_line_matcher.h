@@ -1,6 +1,6 @@
-// The job line by hand. Nearly every record a scan keeps is a job line, and
-// RE2 took about 0.6 us for each (a fifth of a whole run's CPU time on the
-// benchmark). The job pattern (line_formats.cc) is deterministic: every
+// The job line (and a step's NVTX line) by hand. Nearly every record a scan
+// keeps is a job line, and RE2 took about 0.6 us for each (a fifth of a
+// whole run's CPU time on the benchmark). The job pattern (line_formats.cc) is deterministic: every
 // group ends at a byte the group cannot hold, so one left-to-right pass
 // finds the same groups RE2 does. LineParser tries this first and falls back
 // to RE2 whenever it does not match (RE2 also explains what is wrong); the
@@ -51,5 +51,22 @@ struct CanonicalJob {
 // MatchJobLine and RE2, which give the same fields for every line this
 // accepts (LineParser::JobMatcherAgrees checks both; so does the fuzz target).
 bool ParseCanonicalJobLine(std::string_view text, size_t position, CanonicalJob* job);
+
+// A step's NVTX line as Paddle prints it, the same way: one a step each,
+// but RE2 took a tenth of a job-dense log's parse for them.
+struct CanonicalStep {
+  bool push = false;      // "push: N" (a step); else "pop"
+  std::int64_t step = 0;  // pushed
+  ParsedMillis time;
+  size_t record_end = 0;  // offset in the text just past the time
+};
+
+// Parses, anchored at `position`,
+//   NVTX range push: N, time: MS    or    NVTX range pop, time: MS
+// with single spaces as printed, N of 1 to 12 digits (a step number below
+// kRunStride) and MS as in a job line. Anything else returns false and is
+// left to RE2, which gives the same record for every line this accepts
+// (LineParser::CanonicalStepAgrees; the job_line fuzz target checks it).
+bool ParseCanonicalStepLine(std::string_view text, size_t position, CanonicalStep* step);
 
 }  // namespace jobviz

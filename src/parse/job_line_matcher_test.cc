@@ -196,4 +196,45 @@ TEST_CASE("The one-pass parser reads numbers of every length as ParseMillis does
   CHECK(taken == 13 * 12 * 4);  // whole milliseconds up to 13 digits
 }
 
+TEST_CASE("The one-pass step line parser reads pushes and pops as printed and leaves the rest to RE2") {
+  const std::string push = "I1020 09:15:07.000200 22317 nvtx_helper.cc:31] NVTX range push: 12, time: 1697793307000.179968\n";
+  const std::string pop = "I1020 09:15:12.868352 22317 nvtx_helper.cc:40] NVTX range pop, time: 1697793312868.367616\n";
+  CanonicalStep step;
+  REQUIRE(ParseCanonicalStepLine(push, push.find("NVTX"), &step));
+  CHECK(step.push);
+  CHECK(step.step == 12);
+  CHECK(step.time.ns == 1697793307000179968);
+  CHECK(step.time.decimals == 6);
+  CHECK(step.record_end == push.size() - 1);
+  REQUIRE(ParseCanonicalStepLine(pop, pop.find("NVTX"), &step));
+  CHECK_FALSE(step.push);
+  CHECK(step.time.ns == 1697793312868367616);
+  CHECK(step.record_end == pop.size() - 1);
+  // Other spellings: a named range, other spacing, a step past 12 digits.
+  for (const char* other : {"NVTX range push: LlamaDecoderLayerAuto_fwd, time: 1697793307000.179968",
+                            "NVTX range push:12, time: 1697793307000.179968", "NVTX range  pop, time: 1",
+                            "NVTX range push: 1000000000000, time: 1697793307000.179968",
+                            "NVTX range push: 12 , time: 1697793307000.179968", "NVTX range popped, time: 1"}) {
+    INFO(other);
+    CHECK_FALSE(ParseCanonicalStepLine(other, 0, &step));
+    CHECK(Parser().CanonicalStepAgrees(other, 0));
+  }
+  // Every small edit of both: wherever the one-pass parser takes a record, RE2's is the same.
+  const std::string bytes = std::string(" \t\r\n,.:_0a9p-\xff") + '\0';
+  size_t taken = 0;
+  for (const std::string& base : {push, pop}) {
+    for (size_t i = 0; i < base.size(); ++i) {
+      for (char b : bytes) {
+        std::string edited = base;
+        edited[i] = b;
+        INFO(edited);
+        const size_t at = edited.find("NVTX range");
+        CHECK(Parser().CanonicalStepAgrees(edited, at == std::string::npos ? 0 : at));
+        taken += at != std::string::npos && ParseCanonicalStepLine(edited, at, &step);
+      }
+    }
+  }
+  CHECK(taken > 100);  // edits of the prefix, the step and the digits of the time are still taken
+}
+
 }  // namespace unit_job_line_matcher_test

@@ -63,8 +63,9 @@ LineParser::LineParser()
   std::string scratch;
   for (const LineFormat& format : LineFormats()) {
     for (std::string_view sample : format.samples) {
-      if (format.kind == LineKind::kJob && !JobMatcherAgrees(sample, sample.find(format.keyword)))
-        throw std::logic_error("job line matcher and pattern disagree on: " + std::string(sample));
+      if ((format.kind == LineKind::kJob && !JobMatcherAgrees(sample, sample.find(format.keyword))) ||
+          (format.kind == LineKind::kNvtx && !CanonicalStepAgrees(sample, sample.find(format.keyword))))
+        throw std::logic_error("a one-pass matcher and its pattern disagree on: " + std::string(sample));
       const ParsedLine parsed = ParseFirst(sample, &scratch);
       if (parsed.kind == ParsedLine::Kind::kMalformed || parsed.format != format.kind)
         throw std::logic_error("sample " + std::string(format.name) +
@@ -187,6 +188,18 @@ bool LineParser::CanonicalAgrees(std::string_view text, size_t position) const {
          parsed.start.ns == canonical.start.ns && parsed.start.decimals == canonical.start.decimals &&
          parsed.end.ns == canonical.end.ns && parsed.end.decimals == canonical.end.decimals &&
          parsed.record_end == canonical.record_end;
+}
+
+bool LineParser::CanonicalStepAgrees(std::string_view text, size_t position) const {
+  CanonicalStep step;
+  if (!ParseCanonicalStepLine(text, position, &step)) return true;  // the general path decides alone
+  const std::string_view line = text.substr(0, step.record_end);  // as for a job line, above
+  if (line.find('\x1b') != std::string_view::npos) return true;
+  std::string scratch;
+  const ParsedLine parsed = Parse(line, position, static_cast<int>(LineKind::kNvtx), &scratch);
+  return parsed.kind == (step.push ? ParsedLine::Kind::kStepPush : ParsedLine::Kind::kStepPop) &&
+         parsed.step == (step.push ? step.step : 0) && parsed.time.ns == step.time.ns &&
+         parsed.time.decimals == step.time.decimals && parsed.record_end == step.record_end;
 }
 
 ParsedLine LineParser::ParseClean(std::string_view text, size_t keyword_pos, int keyword) const {

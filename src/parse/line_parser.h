@@ -85,6 +85,8 @@ class LineParser {
   // accepts the record at `position` and Parse, given the line the scanner
   // would give it, finds other fields or refuses it.
   bool CanonicalAgrees(std::string_view text, size_t position) const;
+  // The same for a step's NVTX line (ParseCanonicalStepLine).
+  bool CanonicalStepAgrees(std::string_view text, size_t position) const;
 
  private:
   struct Compiled;

@@ -88,8 +88,10 @@ class Scanner {
   std::optional<Nanos> zone_offset() const { return zone_offset_; }
 
  private:
-  // A job line as printed, taken in one pass; false leaves it to the general way.
+  // A job line or a step's NVTX line as printed, taken in one pass; false
+  // leaves it to the general way.
   bool TakeCanonicalJob(std::string_view text, size_t line_start, size_t keyword_pos, size_t* resume_at);
+  bool TakeCanonicalStep(std::string_view text, size_t line_start, size_t keyword_pos, size_t* resume_at);
   void HandleRecord(std::string_view line, const ParsedLine& parsed, bool unterminated);
   // Skips (and reports) a job whose times cannot be drawn.
   bool JobTimesUsable(std::string_view line, const ParsedLine& parsed);
@@ -127,6 +129,8 @@ void Scanner::ScanBlock(const LineBlock& block) {
     const size_t line_start = last_newline == KeywordScanner::npos ? 0 : last_newline + 1;
     if (hit.keyword == static_cast<int>(LineKind::kJob) && TakeCanonicalJob(text, line_start, hit.position, &from))
       continue;
+    if (hit.keyword == static_cast<int>(LineKind::kNvtx) && TakeCanonicalStep(text, line_start, hit.position, &from))
+      continue;
 
     const void* next_newline =
         std::memchr(text.data() + hit.position, '\n', text.size() - hit.position);
@@ -154,25 +158,43 @@ void Scanner::ScanBlock(const LineBlock& block) {
   }
 }
 
-// Taken only where the general way would give the same record: the line
-// ends with the record (no tail that could hold another, no last line cut
-// short), holds no colour escape before it, and the times are usable;
+// Whether a record the one-pass parsers took (ending at `end`) is what the
+// general way would give: the line ends with the record (no tail that could
+// hold another, no last line cut short) and holds no colour escape before it.
+bool EndsCleanLine(std::string_view text, size_t line_start, size_t keyword_pos, size_t end) {
+  const bool ends_line = end < text.size() && (text[end] == '\n' || (text[end] == '\r' && end + 1 < text.size() &&
+                                                                       text[end + 1] == '\n'));
+  return ends_line && !ContainsByte(text.data() + line_start, keyword_pos - line_start, '\x1b');
+}
+
+// Taken only where the line ends cleanly and the times are usable;
 // anything else, skipped lines included, goes the general way.
 bool Scanner::TakeCanonicalJob(std::string_view text, size_t line_start, size_t keyword_pos, size_t* resume_at) {
   CanonicalJob job;
   if (!ParseCanonicalJobLine(text, keyword_pos, &job)) return false;
   const size_t end = job.record_end;
-  const bool ends_line = end < text.size() && (text[end] == '\n' || (text[end] == '\r' && end + 1 < text.size() &&
-                                                                       text[end + 1] == '\n'));
-  if (!ends_line) return false;
-  if (!TimesDrawable(job.start.ns, job.end.ns)) return false;
-  if (ContainsByte(text.data() + line_start, keyword_pos - line_start, '\x1b')) return false;
+  if (!TimesDrawable(job.start.ns, job.end.ns) || !EndsCleanLine(text, line_start, keyword_pos, end)) return false;
 
   LogRecord record = JobRecord(current_line_, job.id, job.type, job.micro_batch, job.start.ns, job.end.ns);
   record.thread = GlogThread(text.substr(line_start, end - line_start));
   if (record.thread != 0) LearnZone(text.substr(line_start, end - line_start), job.end.ns);
   scan_.records.push_back(std::move(record));
   *resume_at = end;
+  return true;
+}
+
+bool Scanner::TakeCanonicalStep(std::string_view text, size_t line_start, size_t keyword_pos, size_t* resume_at) {
+  CanonicalStep step;
+  if (!ParseCanonicalStepLine(text, keyword_pos, &step)) return false;
+  if (!EndsCleanLine(text, line_start, keyword_pos, step.record_end)) return false;
+  LogRecord record;
+  record.kind = step.push ? RecordKind::kStepPush : RecordKind::kStepPop;
+  record.line = current_line_;
+  record.step = step.push ? step.step : 0;
+  record.start = step.time.ns;
+  record.thread = GlogThread(text.substr(line_start, step.record_end - line_start));
+  scan_.records.push_back(record);
+  *resume_at = step.record_end;
   return true;
 }
 

@@ -256,4 +256,36 @@ TEST_CASE("Job lines as printed and their variations give the same records") {
   CHECK(cut_scan.skipped.total() == 1);
 }
 
+TEST_CASE("Step lines as printed and their variations give the same records") {
+  const std::string glog = "I1020 09:15:07.000200 22317 nvtx_helper.cc:31] ";
+  const std::string push = glog + "NVTX range push: 7, time: 1697793307000.179968";
+  const std::string pop = glog + "NVTX range pop, time: 1697793312868.367616";
+  auto spaced = [&](const std::string& line) {  // the general way: RE2
+    std::string other = line;
+    other.replace(other.find(", time"), 6, ",  time");
+    return other;
+  };
+  for (const bool printed : {true, false}) {
+    INFO((printed ? "as printed" : "spaced otherwise"));
+    const std::string text = kNoise + "\n" + (printed ? push : spaced(push)) + "\n" + kNoise + "\n" +
+                             (printed ? pop : spaced(pop)) + "\n";
+    const WorkerLogScan scan = ScanWorkerLogText("w.log", text, Parser());
+    REQUIRE(scan.records.size() == 2);
+    CHECK(scan.records[0].kind == RecordKind::kStepPush);
+    CHECK(scan.records[0].step == 7);
+    CHECK(scan.records[0].start == 1697793307000179968);
+    CHECK(scan.records[0].line == 2);
+    CHECK(scan.records[1].kind == RecordKind::kStepPop);
+    CHECK(scan.records[1].step == 0);
+    CHECK(scan.records[1].start == 1697793312868367616);
+    CHECK(scan.records[1].line == 4);
+    for (const LogRecord& r : scan.records) CHECK(r.thread == 22317u);
+    CHECK(scan.lines == 4);
+  }
+  // A last step line without its newline, cut inside its time: not taken as printed, skipped as cut short.
+  const WorkerLogScan cut = ScanWorkerLogText("w.log", push + "\n" + pop.substr(0, pop.size() - 3), Parser());
+  CHECK(cut.records.size() == 1);
+  CHECK(cut.skipped.total() == 1);
+}
+
 }  // namespace unit_workerlog_scan_test
