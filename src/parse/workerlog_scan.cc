@@ -1,10 +1,13 @@
 #include "parse/workerlog_scan.h"
 
 #include <algorithm>
+#include <array>
+#include <utility>
 
 #include <cstring>
 
 #include "parse/digit_chunks.h"
+#include "parse/glog_thread.h"
 #include "parse/job_line_matcher.h"
 #include "parse/keyword_scanner.h"
 #include "parse/log_tail.h"
@@ -31,31 +34,16 @@ SkipReason MalformedReason(LineKind format) {
   return SkipReason::kMalformedJob;
 }
 
-// The thread id of a glog prefix ("I1020 09:15:07.265326 22317 file:1] ..."),
-// 0 for lines without one (Python logging, bare records).
-std::uint32_t GlogThread(std::string_view line) {
-  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
-  if (line.size() < 24) return 0;
-  const char level = line[0];
-  if ((level != 'I' && level != 'W' && level != 'E' && level != 'F') || !digit(line[1]) || !digit(line[2]) ||
-      !digit(line[3]) || !digit(line[4]) || line[5] != ' ' || line[8] != ':')
-    return 0;
-  // As glog prints it: the time of day in bytes 6-20, a space, then the
-  // thread id of up to seven digits and a space, read as one word (half the
-  // cost of a loop per byte). Any other spacing goes the general way.
-  if (line.size() >= 30 && line[21] == ' ' && !HasByte(Load8(line.data() + 6), ' ') &&
-      !HasByte(Load8(line.data() + 13), ' ')) {
-    const std::uint64_t chunk = Load8(line.data() + 22);
-    const int digits = LeadingDigits(chunk);
-    if (digits > 0 && digits < 8)
-      return line[22 + static_cast<size_t>(digits)] == ' ' ? static_cast<std::uint32_t>(DigitsValue(chunk, digits)) : 0;
+// The value of a text that is a number of up to three digits exactly as
+// printed ("7"; not "07", which is another Name), else -1.
+int SmallNumber(std::string_view text) {
+  if (text.empty() || text.size() > 3 || (text.size() > 1 && text[0] == '0')) return -1;
+  int value = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return -1;
+    value = value * 10 + (c - '0');
   }
-  size_t i = line.find(' ', 6);
-  while (i < line.size() && line[i] == ' ') ++i;
-  std::uint64_t thread = 0;
-  size_t digits = 0;
-  for (; i < line.size() && digit(line[i]) && digits < 10; ++i, ++digits) thread = thread * 10 + static_cast<unsigned>(line[i] - '0');
-  return digits > 0 && i < line.size() && line[i] == ' ' && thread <= UINT32_MAX ? static_cast<std::uint32_t>(thread) : 0;
+  return value;
 }
 
 // Whether a job's times can be drawn: both timers fired, it ends no
@@ -64,7 +52,7 @@ bool TimesDrawable(Nanos start, Nanos end) {
   return start != 0 && end != 0 && end >= start && end - start <= kLongestJob;
 }
 
-LogRecord JobRecord(std::uint64_t line, std::string_view id, std::string_view type, std::int64_t micro_batch,
+LogRecord JobRecord(std::uint64_t line, Name id, Name type, std::int64_t micro_batch,
                     Nanos start, Nanos end) {
   LogRecord record;
   record.kind = RecordKind::kJob;
@@ -110,6 +98,14 @@ class Scanner {
   bool reported_overlong_ = false;
   std::optional<Nanos> zone_offset_;
   int zone_tries_ = 16;  // job lines with a prefix looked at before giving up
+  // The Names of this file's job ids "0" to "127" and of its last job
+  // types, kept here where they stay in cache: a job line's two Names
+  // through the per-thread cache (model/name.h) cost a tenth of its parse.
+  Name NameOfId(std::string_view id);
+  Name NameOfType(std::string_view type);
+  std::array<Name, 128> small_ids_{};
+  std::array<std::pair<std::string_view, Name>, 4> recent_types_{};
+  size_t next_type_ = 0;
 };
 
 void Scanner::ScanBlock(const LineBlock& block) {
@@ -175,12 +171,29 @@ bool Scanner::TakeCanonicalJob(std::string_view text, size_t line_start, size_t 
   const size_t end = job.record_end;
   if (!TimesDrawable(job.start.ns, job.end.ns) || !EndsCleanLine(text, line_start, keyword_pos, end)) return false;
 
-  LogRecord record = JobRecord(current_line_, job.id, job.type, job.micro_batch, job.start.ns, job.end.ns);
+  LogRecord record = JobRecord(current_line_, NameOfId(job.id), NameOfType(job.type), job.micro_batch, job.start.ns,
+                               job.end.ns);
   record.thread = GlogThread(text.substr(line_start, end - line_start));
   if (record.thread != 0) LearnZone(text.substr(line_start, end - line_start), job.end.ns);
   scan_.records.push_back(std::move(record));
   *resume_at = end;
   return true;
+}
+
+Name Scanner::NameOfId(std::string_view id) {
+  const int value = SmallNumber(id);
+  if (value < 0 || static_cast<size_t>(value) >= small_ids_.size()) return Name(id);
+  Name& known = small_ids_[static_cast<size_t>(value)];
+  if (known.empty()) known = Name(id);
+  return known;
+}
+
+Name Scanner::NameOfType(std::string_view type) {
+  for (const auto& [text, name] : recent_types_)
+    if (text.size() == type.size() && SameBytes(text.data(), type.data(), type.size())) return name;
+  const Name name(type);
+  recent_types_[next_type_++ % recent_types_.size()] = {name.str(), name};
+  return name;
 }
 
 bool Scanner::TakeCanonicalStep(std::string_view text, size_t line_start, size_t keyword_pos, size_t* resume_at) {

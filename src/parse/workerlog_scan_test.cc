@@ -2,6 +2,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 // Every unit test file is one namespace: they compile as a unity build.
 namespace unit_workerlog_scan_test {
 
@@ -187,7 +191,7 @@ TEST_CASE("Records carry the glog thread id of their line, 0 without a glog pref
 // the id is read as one word where the prefix has glog's own spacing and an
 // id of up to seven digits, and byte by byte otherwise: both give the same.
 TEST_CASE("The glog thread id is read whatever its width and spacing") {
-  const std::string record = "x.cc:1] NVTX range pop, time: 1697793307290.113281";
+  const std::string record = "x.cc:1] NVTX range pop,  time: 1697793307290.113281";  // (the general way: RE2)
   const std::vector<std::pair<std::string, std::uint32_t>> cases = {
       {"I1020 09:15:07.265326 22317 ", 22317},
       {"I1020 09:15:07.265326   513 ", 513},              // padded: the byte-by-byte way
@@ -254,6 +258,32 @@ TEST_CASE("Job lines as printed and their variations give the same records") {
   const WorkerLogScan cut_scan = ScanWorkerLogText("w.log", printed + "\n" + cut, Parser());
   CHECK(cut_scan.records.size() == 1);
   CHECK(cut_scan.skipped.total() == 1);
+}
+
+TEST_CASE("Job ids and types keep their exact text, however many and however spelt") {
+  // The scanner keeps the Names of small numeric ids and of its last types
+  // itself: "07" is not "7", and a seventh type pushes no other out wrongly.
+  const std::vector<std::string> ids = {"7", "07", "0", "00", "99", "127", "128", "999", "1000", "a1", "7", "07"};
+  const std::vector<std::string> types = {"forward", "backward", "optimizer", "backward_b", "backward_w", "fwd", "forward"};
+  std::string text;
+  std::vector<std::pair<std::string, std::string>> written;
+  for (int round = 0; round < 3; ++round)
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const std::string& type = types[(i + static_cast<size_t>(round)) % types.size()];
+      text += "I1020 09:15:07.265326 22317 standalone_executor.cc:217] Profiler Info: Job (" + ids[i] +
+              "), type = " + type + ", micro_batch_id = 0, job_start_time = 1697793307213.760986, job_end_time = "
+              "1697793307254.006104\n";
+      written.emplace_back(ids[i], type);
+    }
+  const WorkerLogScan scan = ScanWorkerLogText("w.log", text, Parser());
+  REQUIRE(scan.records.size() == written.size());
+  for (size_t i = 0; i < written.size(); ++i) {
+    INFO("line " << i + 1);
+    CHECK(scan.records[i].job_id == written[i].first);
+    CHECK(scan.records[i].type == written[i].second);
+  }
+  CHECK_FALSE(scan.records[0].job_id == scan.records[1].job_id);  // "7" and "07"
+  CHECK(scan.records[0].job_id == scan.records[10].job_id);        // "7" both times: one Name
 }
 
 TEST_CASE("Step lines as printed and their variations give the same records") {
