@@ -1,11 +1,11 @@
 // The job line (and a step's NVTX line) by hand. Nearly every record a scan
 // keeps is a job line, and RE2 took about 0.6 us for each (a fifth of a
-// whole run's CPU time on the benchmark). The job pattern (line_formats.cc) is deterministic: every
-// group ends at a byte the group cannot hold, so one left-to-right pass
-// finds the same groups RE2 does. LineParser tries this first and falls back
-// to RE2 whenever it does not match (RE2 also explains what is wrong); the
-// parser checks its sample lines with both at load, and the job_line fuzz
-// target compares the two on any bytes.
+// whole run's CPU time on the benchmark). The job pattern (line_formats.cc)
+// is deterministic: every group ends at a byte the group cannot hold, so
+// one left-to-right pass finds the same groups RE2 does. LineParser tries
+// this first and falls back to RE2 whenever it does not match (RE2 also
+// explains what is wrong); the parser checks its sample lines with both at
+// load, and the job_line fuzz target compares the two on any bytes.
 #pragma once
 
 #include <array>
@@ -56,7 +56,7 @@ bool ParseCanonicalJobLine(std::string_view text, size_t position, CanonicalJob*
 // but RE2 took a tenth of a job-dense log's parse for them.
 struct CanonicalStep {
   bool push = false;      // "push: N" (a step); else "pop"
-  std::int64_t step = 0;  // pushed
+  std::int64_t step = 0;  // pushed; 0 for a pop
   ParsedMillis time;
   size_t record_end = 0;  // offset in the text just past the time
 };

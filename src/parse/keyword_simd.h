@@ -181,8 +181,9 @@ KeywordScanner::Hit FindCounting(const Probe* probes, size_t count, const char* 
 // Compiled for the CPU that runs it, so that the verification and the line
 // count inline here with the popcnt instruction (std::popcount is a libgcc
 // call for x86-64's baseline).
-__attribute__((target("avx512f,avx512bw,avx512vbmi,popcnt"))) KeywordScanner::Hit FindVbmi(const Probe* probes, size_t count, const std::uint8_t (*tables)[128], const char* data,
-                             size_t n, size_t i, size_t* stopped, std::uint64_t* newlines) {
+__attribute__((target("avx512f,avx512bw,avx512vbmi,popcnt"))) KeywordScanner::Hit FindVbmi(
+    const Probe* probes, size_t count, const std::uint8_t (*tables)[128], const char* data, size_t n, size_t i,
+    size_t* stopped, std::uint64_t* newlines) {
   return FindCounting(probes, count, data, n, i, stopped, newlines,
                       [&](size_t from, std::uint64_t* candidates, std::uint64_t* block_newlines, std::uint64_t* lines) {
                         return NextVbmiCandidates(tables, data, n, from, candidates, block_newlines, lines);
@@ -256,8 +257,9 @@ __attribute__((target("avx2,popcnt"), noinline)) size_t NextTeddyCandidates(cons
   return i;
 }
 
-__attribute__((target("avx2,popcnt"))) KeywordScanner::Hit FindTeddy(const Probe* probes, size_t count, const KeywordScanner::NibbleTables& tables,
-                              const char* data, size_t n, size_t i, size_t* stopped, std::uint64_t* newlines) {
+__attribute__((target("avx2,popcnt"))) KeywordScanner::Hit FindTeddy(
+    const Probe* probes, size_t count, const KeywordScanner::NibbleTables& tables, const char* data, size_t n,
+    size_t i, size_t* stopped, std::uint64_t* newlines) {
   return FindCounting(probes, count, data, n, i, stopped, newlines,
                       [&](size_t from, std::uint64_t* candidates, std::uint64_t* block_newlines, std::uint64_t* lines) {
                         return NextTeddyCandidates(tables, data, n, from, candidates, block_newlines, lines);

@@ -173,33 +173,35 @@ bool LineParser::JobMatcherAgrees(std::string_view text, size_t position) const 
   return CanonicalAgrees(text, position);
 }
 
+std::optional<ParsedLine> LineParser::ParseAsTaken(std::string_view text, size_t at, size_t record_end,
+                                                   LineKind kind) const {
+  // The scanner takes a one-pass result only for a line that ends with the
+  // record and holds no colour escape: what Parse then sees.
+  const std::string_view line = text.substr(0, record_end);
+  if (line.find('\x1b') != std::string_view::npos) return std::nullopt;
+  std::string scratch;
+  return Parse(line, at, static_cast<int>(kind), &scratch);
+}
+
 bool LineParser::CanonicalAgrees(std::string_view text, size_t position) const {
   CanonicalJob canonical;
   if (!ParseCanonicalJobLine(text, position, &canonical)) return true;  // the general path decides alone
-  // The scanner takes the one-pass result only for a line that ends with
-  // the record and holds no colour escape: what Parse then sees.
-  const std::string_view line = text.substr(0, canonical.record_end);
-  if (line.find('\x1b') != std::string_view::npos) return true;
-  std::string scratch;
-  const ParsedLine parsed = Parse(line, position, static_cast<int>(LineKind::kJob), &scratch);
-  return parsed.kind == ParsedLine::Kind::kJob && parsed.job_id.data() == canonical.id.data() &&
-         parsed.job_id.size() == canonical.id.size() && parsed.type.data() == canonical.type.data() &&
-         parsed.type.size() == canonical.type.size() && parsed.micro_batch == canonical.micro_batch &&
-         parsed.start.ns == canonical.start.ns && parsed.start.decimals == canonical.start.decimals &&
-         parsed.end.ns == canonical.end.ns && parsed.end.decimals == canonical.end.decimals &&
-         parsed.record_end == canonical.record_end;
+  const std::optional<ParsedLine> parsed = ParseAsTaken(text, position, canonical.record_end, LineKind::kJob);
+  return !parsed || (parsed->kind == ParsedLine::Kind::kJob && parsed->job_id.data() == canonical.id.data() &&
+         parsed->job_id.size() == canonical.id.size() && parsed->type.data() == canonical.type.data() &&
+         parsed->type.size() == canonical.type.size() && parsed->micro_batch == canonical.micro_batch &&
+         parsed->start.ns == canonical.start.ns && parsed->start.decimals == canonical.start.decimals &&
+         parsed->end.ns == canonical.end.ns && parsed->end.decimals == canonical.end.decimals &&
+         parsed->record_end == canonical.record_end);
 }
 
 bool LineParser::CanonicalStepAgrees(std::string_view text, size_t position) const {
   CanonicalStep step;
   if (!ParseCanonicalStepLine(text, position, &step)) return true;  // the general path decides alone
-  const std::string_view line = text.substr(0, step.record_end);  // as for a job line, above
-  if (line.find('\x1b') != std::string_view::npos) return true;
-  std::string scratch;
-  const ParsedLine parsed = Parse(line, position, static_cast<int>(LineKind::kNvtx), &scratch);
-  return parsed.kind == (step.push ? ParsedLine::Kind::kStepPush : ParsedLine::Kind::kStepPop) &&
-         parsed.step == (step.push ? step.step : 0) && parsed.time.ns == step.time.ns &&
-         parsed.time.decimals == step.time.decimals && parsed.record_end == step.record_end;
+  const std::optional<ParsedLine> parsed = ParseAsTaken(text, position, step.record_end, LineKind::kNvtx);
+  return !parsed || (parsed->kind == (step.push ? ParsedLine::Kind::kStepPush : ParsedLine::Kind::kStepPop) &&
+         parsed->step == step.step && parsed->time.ns == step.time.ns &&
+         parsed->time.decimals == step.time.decimals && parsed->record_end == step.record_end);
 }
 
 ParsedLine LineParser::ParseClean(std::string_view text, size_t keyword_pos, int keyword) const {

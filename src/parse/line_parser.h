@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -92,6 +93,8 @@ class LineParser {
   struct Compiled;
   ParsedLine ParseClean(std::string_view text, size_t keyword_pos, int keyword) const;
   ParsedLine Diagnose(std::string_view text, size_t keyword_pos, int keyword) const;
+  // What Parse gives a one-pass parser's line (to `record_end`); nullopt where the scanner would not.
+  std::optional<ParsedLine> ParseAsTaken(std::string_view text, size_t at, size_t record_end, LineKind kind) const;
 
   KeywordScanner scanner_;
   std::unique_ptr<Compiled> compiled_;

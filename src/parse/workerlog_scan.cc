@@ -203,7 +203,7 @@ bool Scanner::TakeCanonicalStep(std::string_view text, size_t line_start, size_t
   LogRecord record;
   record.kind = step.push ? RecordKind::kStepPush : RecordKind::kStepPop;
   record.line = current_line_;
-  record.step = step.push ? step.step : 0;
+  record.step = step.step;  // 0 for a pop
   record.start = step.time.ns;
   record.thread = GlogThread(text.substr(line_start, step.record_end - line_start));
   scan_.records.push_back(record);

@@ -15,20 +15,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
   static const jobviz::LineParser parser;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   // At the start, and at every keyword (most inputs worth trying hold one).
-  for (size_t at = 0; at != std::string_view::npos; at = text.find("Profiler Info: Job", at + 1)) {
-    if (!parser.JobMatcherAgrees(text, at)) {
-      std::fprintf(stderr, "job line matcher and RE2 disagree at offset %zu\n", at);
-      std::abort();
+  using Agrees = bool (jobviz::LineParser::*)(std::string_view, size_t) const;
+  const auto check_at_each = [&](std::string_view keyword, Agrees agrees, const char* what) {
+    for (size_t at = 0; at != std::string_view::npos; at = text.find(keyword, at + 1)) {
+      if (!(parser.*agrees)(text, at)) {
+        std::fprintf(stderr, "%s and RE2 disagree at offset %zu\n", what, at);
+        std::abort();
+      }
+      if (at >= text.size()) break;
     }
-    if (at >= text.size()) break;
-  }
-  // And the step lines' one-pass parser against RE2's fields.
-  for (size_t at = 0; at != std::string_view::npos; at = text.find("NVTX range", at + 1)) {
-    if (!parser.CanonicalStepAgrees(text, at)) {
-      std::fprintf(stderr, "step line parser and RE2 disagree at offset %zu\n", at);
-      std::abort();
-    }
-    if (at >= text.size()) break;
-  }
+  };
+  check_at_each("Profiler Info: Job", &jobviz::LineParser::JobMatcherAgrees, "job line matcher");
+  check_at_each("NVTX range", &jobviz::LineParser::CanonicalStepAgrees, "step line parser");
   return 0;
 }
