@@ -10,6 +10,7 @@
 #endif
 
 #include "cli/exit_status.h"
+#include "cli/huge_pages.h"
 
 #include "cli/options.h"
 #include "commands/commands.h"
@@ -53,9 +54,10 @@ int Dispatch(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  jobviz::RunAgainWithHugePages(argv);  // returns when it does not run again
+  KeepFreedMemory();
   // The last line of defence: a bug must not leave temporary files behind
   // (unwinding removes them) or die without a word.
-  KeepFreedMemory();
   try {
     return Dispatch(argc, argv);
   } catch (const std::exception& e) {

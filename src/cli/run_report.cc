@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 
+#include "cli/huge_pages.h"
 #include "cli/report.h"
 #include "emit/stop_text.h"
 #include "model/time_value.h"
@@ -285,9 +286,9 @@ std::string TimingLine(const FinishedRun& run, double total_seconds) {
     std::snprintf(part, sizeof part, " (after parsing %.2f us/job)", after * 1e6 / static_cast<double>(run.jobs));
     line += part;
   }
-  std::snprintf(part, sizeof part, "; total %.3f s; peak memory %.1f MB\n", total_seconds,
+  std::snprintf(part, sizeof part, "; total %.3f s; peak memory %.1f MB, ", total_seconds,
                 static_cast<double>(usage.ru_maxrss) / 1024.0);
-  return line + part;
+  return line + part + HugePagesState() + "\n";
 }
 
 }  // namespace jobviz
