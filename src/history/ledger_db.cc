@@ -180,9 +180,19 @@ bool LedgerDb::CheckAndMigrate(bool for_writing, LedgerError* error) {
   const auto one = [](std::int64_t* out) {
     return [out](const std::vector<LedgerValue>& row) { *out = std::get<std::int64_t>(row.at(0)); };
   };
+  // One statement, so one snapshot: read one by one, the three could
+  // straddle another writer's commit of a new ledger's schema (the id read
+  // before it, the tables after) and call a jobviz ledger something else.
   // The first read of a file that is not SQLite fails here (SQLITE_NOTADB).
-  if (!Query("PRAGMA application_id", {}, one(&application_id), error) || !Query("PRAGMA user_version", {}, one(&version), error) ||
-      !Query("SELECT count(*) FROM sqlite_schema", {}, one(&objects), error)) {
+  if (!Query("SELECT (SELECT application_id FROM pragma_application_id), (SELECT user_version FROM pragma_user_version), "
+             "(SELECT count(*) FROM sqlite_schema)",
+             {},
+             [&](const std::vector<LedgerValue>& row) {
+               application_id = std::get<std::int64_t>(row.at(0));
+               version = std::get<std::int64_t>(row.at(1));
+               objects = std::get<std::int64_t>(row.at(2));
+             },
+             error)) {
     if (error->problem == LedgerProblem::kNotALedger) error->message = path_ + ": not a jobviz ledger (not an SQLite database)";
     return false;
   }
