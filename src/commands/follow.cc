@@ -219,7 +219,7 @@ void Follower::Turn(Clock::time_point now) {
   NoteClockJumps(run.clocks.jumps);
   const Clock::time_point built = Clock::now();
   const size_t before = printed_.count();
-  ReportSteps(run, FinishedStepCount(run.timeline, tree_.gone()));
+  ReportSteps(run, tree_.Waited().empty() ? FinishedStepCount(run.timeline, tree_.gone()) : 0);
   const Clock::time_point sliced = Clock::now();
   const size_t count = printed_.count() - before;
   printed_.MoveCursors(tree_, plan_.keep_steps, plan_.draw.inputs.threads);
@@ -263,7 +263,7 @@ void Follower::PrintLastSteps() {
   quiet_checked_ = true;
   FinishedRun run;
   std::string messages;
-  if (BuildFollowedRun(plan_.draw, tree_, FollowedBuild::kStalled, clock_jumps_, &run, &messages) &&
+  if (tree_.Waited().empty() && BuildFollowedRun(plan_.draw, tree_, FollowedBuild::kStalled, clock_jumps_, &run, &messages) &&
       run.analysis.stop.kind == StopKind::kFinished)
     ReportEveryStep(run);
 }
@@ -353,6 +353,7 @@ void Follower::ShowStatus(Clock::time_point now) {
   std::snprintf(rate, sizeof rate, "%.0f lines/s", static_cast<double>(lines - std::min(lines, status_lines_)) / Seconds(now - status_at_));
   std::string text = "jobviz follow: " + std::to_string(printed_.count()) + " steps, " + rate;
   if (silent) text += ", silent longest: " + silent->scan().file + " " + FormatDuration(static_cast<Nanos>(Seconds(now - silent->grew()) * 1e9));
+  if (const std::string waited = tree_.Waited(); !waited.empty()) text += ", steps wait for " + waited;
   std::fprintf(stderr, "\r\x1b[K%s", TerminalText(text).c_str());
   std::fflush(stderr);
   status_shown_ = true;

@@ -26,6 +26,7 @@ class EventStreams : public FollowedSource {
   FollowedRecords& log(size_t i) override;
   const FollowedRecords& log(size_t i) const override;
   const std::set<std::string>& gone() const override { return gone_; }
+  std::string Waited() const override;
   std::vector<std::string> Directories() const override;
 
  private:

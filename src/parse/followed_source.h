@@ -38,6 +38,11 @@ class FollowedSource {
   virtual const FollowedRecords& log(size_t i) const = 0;
   // The logs deleted (by name as shown) and not back: no step waits for them.
   virtual const std::set<std::string>& gone() const = 0;
+  // An input named to be followed that has not yet given a log (a stream
+  // of `extract --follow` with no file line yet, neither ended nor deleted):
+  // no step is finished while one is waited for, since its machine's
+  // workers may still be in them. The first such input, or "".
+  virtual std::string Waited() const { return ""; }
   // The directories whose changes should wake the follower (inotify).
   virtual std::vector<std::string> Directories() const = 0;
 

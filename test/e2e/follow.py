@@ -614,6 +614,47 @@ def test_stream_bad_lines(tmp):
     check("with no newline: not a record" in err, "the over-long line was not said:\n" + err[-800:])
 
 
+def test_merge_waits_for_named_stream(tmp):
+    """merge --follow prints no step while a stream named on its command line has given no log (here its file
+    is not there yet): that machine's workers may still be in any step. Once it comes, every step is printed
+    with the figures of a batch run of both machines."""
+    logs = os.path.join(tmp, "logs")
+    generate(logs, 4)
+    whole = []
+    for m in (0, 1):
+        out = os.path.join(tmp, f"whole{m}.jsonl")
+        extract = subprocess.Popen([JOBVIZ, "extract", "--follow", "--log_dir", os.path.join("logs", f"machine{m}"),
+                                    "--machine", f"machine{m}", "-o", out, "--poll", "0.2", "-q"], cwd=tmp)
+        time.sleep(2)
+        extract.send_signal(signal.SIGINT)
+        check(extract.wait(timeout=30) == 0, f"extract --follow of machine{m}")
+        whole.append(open(out).read().splitlines())
+    streams = [os.path.join(tmp, f"m{m}.jsonl") for m in (0, 1)]
+    with open(streams[0], "w") as f:
+        f.write("\n".join(whole[0][:-1]) + "\n")  # machine0's stream still open: its end line cut
+    merge = subprocess.Popen([JOBVIZ, "merge", "--follow", *streams, "--json", "--poll", "0.2", "--stall-after", "4",
+                              "--exit-on-stall"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    printed = []  # (when, step)
+    reader = threading.Thread(target=lambda: printed.extend((time.monotonic(), json.loads(line)) for line in merge.stdout))
+    reader.start()
+    time.sleep(2.5)  # machine0 read whole meanwhile
+    came = time.monotonic()
+    with open(streams[1] + ".tmp", "w") as f:
+        f.write("\n".join(whole[1]) + "\n")
+    os.rename(streams[1] + ".tmp", streams[1])
+    reader.join(timeout=60)
+    rc = merge.wait(timeout=60)
+    err = merge.stderr.read()
+    check(rc in (0, 4), f"merge --follow: exit {rc}\n{err}")
+    early = [s["step"] for when, s in printed if when < came]
+    check(not early, f"steps printed before machine1's stream came: {early}\n{err}")
+    steps = [s for _, s in printed]
+    check([s["step"] for s in steps] == [0, 1, 2, 3], f"merge --follow steps: {[s['step'] for s in steps]}\n{err}")
+    batch = {s["step"]: s for s in batch_steps(logs)["steps"]}
+    for s in steps:
+        check(batch[s["step"]]["duration_us"] == s["duration_us"], f"step {s['step']}: {s['duration_us']} us, batch {batch[s['step']]['duration_us']}")
+
+
 def shift_clock(src, dst, machine, seconds, from_ms):
     """A copy of the logs where `machine`'s clock stepped by `seconds` at `from_ms`: every time it wrote since moved."""
     pattern = re.compile(r"(job_start_time = |job_end_time = |time = )(\d+\.\d+)")
@@ -720,7 +761,7 @@ def test_usage_errors(tmp):
     check(open(log, "rb").read() == before, "a refused output touched the job's log")
 
 
-TESTS = (test_grow_and_report, test_keep_steps, test_stall_alarm, test_stall_between_steps, test_run_end_lines, test_truncated_log_is_a_new_run, test_overlong_line, test_faults, test_machine_deleted_behind, test_extract_merge_follow,
+TESTS = (test_grow_and_report, test_keep_steps, test_stall_alarm, test_stall_between_steps, test_run_end_lines, test_truncated_log_is_a_new_run, test_overlong_line, test_faults, test_machine_deleted_behind, test_extract_merge_follow, test_merge_waits_for_named_stream,
              test_clock_jump, test_usage_errors, test_signals, test_log_without_jobs, test_named_files_not_there_yet, test_many_logs_few_descriptors, test_rotation, test_stream_bad_lines)
 
 
