@@ -34,6 +34,13 @@ void KeepFreedMemory() {
 #if defined(__GLIBC__)
   mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest; below it blocks come from the heap
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  // With huge pages (cli/huge_pages.h), a new thread's heap is made whole
+  // at once: glibc makes it its first request plus this pad (64 MB, its
+  // largest) and advises it for huge pages; a heap grown later, a few pages
+  // at a time, is filled by the kernel with 4 KiB pages (12,000 of the
+  // 14,000 faults of a two-core run on 1.33 M jobs; 0.75 -> 0.62 s). The
+  // pad is address space: the pages are made as they are written.
+  if (jobviz::HugePagesAsked()) mallopt(M_TOP_PAD, 64 << 20);
 #endif
 }
 

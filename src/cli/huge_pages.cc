@@ -92,6 +92,15 @@ void RunAgainWithHugePages(char** argv) {
 #endif
 }
 
+bool HugePagesAsked() {
+#if defined(JOBVIZ_GLIBC_HUGE_PAGES)
+  const std::optional<std::string_view> value = TunableValue(Env("GLIBC_TUNABLES"), kTunable);
+  return value && *value != "0" && Env(kSwitch) != "0" && !UnderValgrind();
+#else
+  return false;
+#endif
+}
+
 std::string HugePagesState() {
 #if defined(JOBVIZ_GLIBC_HUGE_PAGES)
   if (Env(kSwitch) == "0") return "huge pages off (JOBVIZ_HUGE_PAGES=0)";
