@@ -95,7 +95,8 @@ void RunAgainWithHugePages(char** argv) {
 bool HugePagesAsked() {
 #if defined(JOBVIZ_GLIBC_HUGE_PAGES)
   const std::optional<std::string_view> value = TunableValue(Env("GLIBC_TUNABLES"), kTunable);
-  return value && *value != "0" && Env(kSwitch) != "0" && !UnderValgrind();
+  // "never": the kernel gives none, and a padded heap would only hold address space.
+  return value && *value != "0" && Env(kSwitch) != "0" && !UnderValgrind() && KernelMode() != "never";
 #else
   return false;
 #endif

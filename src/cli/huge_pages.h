@@ -25,7 +25,8 @@ std::optional<std::string> TunablesAskingHugePages(const char* current);
 // not glibc's (a sanitizer's, valgrind's). Returns only when it does not.
 void RunAgainWithHugePages(char** argv);
 
-// Whether this run's malloc asks for huge pages (the tunable set, not 0).
+// Whether this run's malloc asks for huge pages (the tunable set, not 0)
+// and the kernel may give them (its mode is not "never").
 bool HugePagesAsked();
 
 // For the -v timing line: "huge pages asked (kernel: madvise)", or why not.

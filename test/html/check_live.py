@@ -165,7 +165,12 @@ def browse(port, logs):
               f"the zoom was lost: {before['t1'] - before['t0']} ns wide, now {after['t1'] - after['t0']}")
         check(abs(after["t0"] + shift - before["t0"]) < 1e3, f"the window moved: {before} -> {after}")
         check(after["collapsed"] == before["collapsed"], f"collapsed machines: {before['collapsed']} -> {after['collapsed']}")
-        check(page.evaluate("jobvizLive.steps()") > steps, "the chart did not gain steps")
+        # The steps come on their own events, from follow's step queue thread:
+        # they may come a moment after the report that holds their jobs.
+        try:
+            page.wait_until(f"jobvizLive.steps() > {steps}", timeout=REFRESH + 5)
+        except cdp.CdpError:
+            check(False, f"the chart did not gain steps ({steps} before)")
         check(page.evaluate("performance.getEntriesByType('navigation').length") == 1, "the page reloaded")
         for _ in range(3):
             logs.write_next()
