@@ -18,7 +18,7 @@ struct EventStreams::Stream {
   FileFollower follower;
   std::string path;
   std::string machine;
-  bool header = false, ended = false, broken = false, deleted = false;
+  bool header = false, ended = false, broken = false;
   std::uint64_t line = 0;
   std::map<std::int64_t, size_t> logs;  // worker -> index in logs_by_arrival_
 };
@@ -34,7 +34,7 @@ const FollowedRecords& EventStreams::log(size_t i) const { return *logs_by_arriv
 
 std::string EventStreams::Waited() const {
   for (const auto& stream : streams_)
-    if (stream->logs.empty() && !stream->ended && !stream->broken && !stream->deleted) return stream->path;
+    if (stream->logs.empty() && !stream->ended && !stream->broken && !stream->follower.gone()) return stream->path;
   return "";
 }
 
@@ -136,7 +136,6 @@ FollowedSource::Poll EventStreams::PollAll(const LineParser&) {
     poll.more |= stream.follower.more();
     if (change == FileFollower::Change::kError) poll.notes.push_back(stream.path + ": cannot read: " + stream.follower.error());
     if (change == FileFollower::Change::kGone) poll.notes.push_back(stream.path + ": deleted; what it held stays in the run");
-    stream.deleted = change == FileFollower::Change::kGone || (stream.deleted && change == FileFollower::Change::kNone);
     if (change == FileFollower::Change::kRestarted)
       poll.notes.push_back(stream.path + ": truncated or replaced: it is read on from its start (restart extract with a new file instead)");
     std::string_view text = lines;

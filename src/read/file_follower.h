@@ -54,6 +54,8 @@ class FileFollower {
   // inode). Thousands of logs are followed with a few descriptors open.
   void Release();
   bool is_open() const { return fd_ >= 0; }
+  // It was read, and is not there now: deleted (kGone), and not back yet.
+  bool gone() const { return was_open_ && fd_ < 0 && !released_; }
 
   bool more() const { return more_; }      // kMaxRead stopped the last call: call again
   bool cut_began() const { return cut_began_; }  // the last call began cutting an over-long line

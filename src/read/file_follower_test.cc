@@ -85,11 +85,15 @@ TEST_CASE("A deleted file is said once; back again, it is a new file") {
   Append(log, "a\n");
   FileFollower follower(log.string());
   PollText(follower, FileFollower::Change::kAppended);
+  CHECK_FALSE(follower.gone());
   fs::remove(log);
   CHECK(PollText(follower, FileFollower::Change::kGone).empty());
+  CHECK(follower.gone());
   CHECK(PollText(follower, FileFollower::Change::kNone).empty());
+  CHECK(follower.gone());
   Append(log, "again\n");
   CHECK(PollText(follower, FileFollower::Change::kRestarted).empty());
+  CHECK_FALSE(follower.gone());
   CHECK(PollText(follower, FileFollower::Change::kAppended) == "again\n");
 }
 
@@ -188,8 +192,10 @@ TEST_CASE("A released file holds no descriptor and goes on where it was") {
   CHECK(PollText(follower, FileFollower::Change::kRestarted).empty());
   CHECK(PollText(follower, FileFollower::Change::kAppended) == "x\n");
   follower.Release();
+  CHECK_FALSE(follower.gone());  // closed while idle, still there
   fs::remove(log);
   CHECK(PollText(follower, FileFollower::Change::kGone).empty());
+  CHECK(follower.gone());
   Append(log, "back\n");
   CHECK(PollText(follower, FileFollower::Change::kRestarted).empty());
   CHECK(PollText(follower, FileFollower::Change::kAppended) == "back\n");
