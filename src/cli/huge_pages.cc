@@ -1,7 +1,6 @@
 #include "cli/huge_pages.h"
 
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <unistd.h>
 
@@ -92,11 +91,27 @@ void RunAgainWithHugePages(char** argv) {
 #endif
 }
 
+#if defined(JOBVIZ_GLIBC_HUGE_PAGES)
+namespace {
+
+// What this run's environment says, as both functions below read it.
+enum class Request { kOffBySwitch, kValgrind, kNotRunAgain, kOffByTunable, kAsked };
+
+Request ThisRun() {
+  if (Env(kSwitch) == "0") return Request::kOffBySwitch;
+  if (UnderValgrind()) return Request::kValgrind;
+  const std::optional<std::string_view> value = TunableValue(Env("GLIBC_TUNABLES"), kTunable);
+  if (!value) return Request::kNotRunAgain;
+  return *value == "0" ? Request::kOffByTunable : Request::kAsked;
+}
+
+}  // namespace
+#endif
+
 bool HugePagesAsked() {
 #if defined(JOBVIZ_GLIBC_HUGE_PAGES)
-  const std::optional<std::string_view> value = TunableValue(Env("GLIBC_TUNABLES"), kTunable);
   // "never": the kernel gives none, and a padded heap would only hold address space.
-  return value && *value != "0" && Env(kSwitch) != "0" && !UnderValgrind() && KernelMode() != "never";
+  return ThisRun() == Request::kAsked && KernelMode() != "never";
 #else
   return false;
 #endif
@@ -104,11 +119,13 @@ bool HugePagesAsked() {
 
 std::string HugePagesState() {
 #if defined(JOBVIZ_GLIBC_HUGE_PAGES)
-  if (Env(kSwitch) == "0") return "huge pages off (JOBVIZ_HUGE_PAGES=0)";
-  if (UnderValgrind()) return "huge pages not asked (valgrind)";
-  const std::optional<std::string_view> value = TunableValue(Env("GLIBC_TUNABLES"), kTunable);
-  if (!value) return "huge pages not asked (could not run again)";
-  if (*value == "0") return "huge pages off (GLIBC_TUNABLES)";
+  switch (ThisRun()) {
+    case Request::kOffBySwitch: return "huge pages off (JOBVIZ_HUGE_PAGES=0)";
+    case Request::kValgrind: return "huge pages not asked (valgrind)";
+    case Request::kNotRunAgain: return "huge pages not asked (could not run again)";
+    case Request::kOffByTunable: return "huge pages off (GLIBC_TUNABLES)";
+    case Request::kAsked: break;
+  }
   return "huge pages asked (kernel: " + KernelMode() + ")";
 #elif defined(JOBVIZ_OWN_ALLOCATOR)
   return "huge pages not asked (a sanitizer's allocator)";
