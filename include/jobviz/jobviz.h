@@ -41,7 +41,8 @@ void jobviz_profiler_destroy(jobviz_profiler* profiler);
 
 /* *out is JOBVIZ_NO_JOB when the job is not recorded (outside the window,
  * a full buffer: JOBVIZ_OK, counted lost) or refused: a type that is not one
- * word (\w+) or a negative micro-batch give JOBVIZ_ERROR_INVALID_ARGUMENT. */
+ * word (\w+) or a micro-batch outside 0 to 2147483647 give
+ * JOBVIZ_ERROR_INVALID_ARGUMENT. */
 jobviz_status jobviz_job_begin(jobviz_profiler* profiler, jobviz_stream* stream, const char* type,
                                int64_t job_id, int64_t micro_batch, jobviz_job* out);
 /* JOBVIZ_ERROR_INVALID_ARGUMENT for a token ended already, a stale one (its

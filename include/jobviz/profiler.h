@@ -24,6 +24,10 @@
 
 namespace jobviz {
 
+// The largest micro-batch BeginJob takes: what jobviz draws (a larger one is
+// refused and counted, as a negative one is).
+inline constexpr std::int64_t kLargestMicroBatch = 2'147'483'647;
+
 // Identifies one job between BeginJob and EndJob. Invalid when the job is
 // not recorded (outside the window, or the buffer was full).
 struct JobToken {
@@ -37,9 +41,9 @@ struct ProfilerStats {
                                     // write (full disk), a job whose end never ran before Shutdown,
                                     // a job never ended (below)
   std::uint64_t lines_written = 0;  // reached the log (flushed without error)
-  std::uint64_t calls_refused = 0;  // BeginJob with a type that is not one word (\w+) or a negative
-                                    // micro-batch; EndJob with a stale token, a second time, or for
-                                    // a job already given up as never ended
+  std::uint64_t calls_refused = 0;  // BeginJob with a type that is not one word (\w+) or a
+                                    // micro-batch outside 0 to kLargestMicroBatch; EndJob with a stale
+                                    // token, a second time, or for a job already given up as never ended
   std::uint64_t jobs_never_ended = 0;  // begun, and EndJob never called (counted in records_lost too)
 };
 

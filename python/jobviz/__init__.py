@@ -142,7 +142,7 @@ class Profiler(_Handle):
         """Marks a job's start on ``stream``; returns the token for :meth:`end_job`."""
         if not isinstance(type, str) or not _WORD.fullmatch(type):
             raise ValueError(f"a job type is one word of letters, digits and _ (forward, backward_b1), not {type!r}")
-        micro_batch = _integer("micro_batch", micro_batch, 0, _INT64_MAX)
+        micro_batch = _integer("micro_batch", micro_batch, 0, _INT32_MAX)  # what jobviz draws
         job_id = next(self._job_ids) if job_id is None else _integer("job_id", job_id, _INT64_MIN, _INT64_MAX)
         token = ctypes.c_uint64()
         _check(_lib.jobviz_job_begin(self.handle, self._stream(stream).handle, type.encode(), job_id,

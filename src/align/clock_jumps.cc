@@ -203,8 +203,8 @@ std::vector<std::pair<std::string, std::uint64_t>> FromLines(const Machine& mach
     const std::vector<std::int64_t> occ = Occurrences(worker);
     std::uint64_t first = UINT64_MAX, last = 0;
     for (size_t i = 0; i < worker.jobs.size(); ++i) {
-      last = std::max(last, worker.jobs[i].line);
-      if (occ[i] >= occurrence) first = std::min(first, worker.jobs[i].line);
+      last = std::max<std::uint64_t>(last, worker.jobs[i].line);
+      if (occ[i] >= occurrence) first = std::min<std::uint64_t>(first, worker.jobs[i].line);
     }
     // A log not yet that far: what it writes from now on.
     lines.emplace_back(worker.file, first != UINT64_MAX ? first : last + 1);

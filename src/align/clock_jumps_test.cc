@@ -51,7 +51,7 @@ void Jump(Timeline& t, size_t m, std::int64_t from, Nanos shift) {
 std::uint64_t FirstLineOfStep(const Worker& worker, std::int64_t step) {
   std::uint64_t first = UINT64_MAX;
   for (const Job& job : worker.jobs)
-    if (job.step == step) first = std::min(first, job.line);
+    if (job.step == step) first = std::min<std::uint64_t>(first, job.line);
   return first;
 }
 

@@ -213,7 +213,7 @@ TEST_CASE("--hung after a finished step: between steps, unless the logs say the 
   };
   const auto last_job_line = [](const Worker& w) {
     std::uint64_t line = 0;
-    for (const Job& job : w.jobs) line = std::max(line, job.line);
+    for (const Job& job : w.jobs) line = std::max<std::uint64_t>(line, job.line);
     return line;
   };
   SECTION("nothing says it ended") {

@@ -80,7 +80,7 @@ class ProtoTrace {
   // The same for a job's slice name and category, looked up by the type's
   // Name and the micro-batch: no string made or hashed a job.
   std::uint64_t JobName(const Job& job) {
-    if (job.micro_batch < 0 || job.micro_batch > UINT32_MAX) return Name(SliceName(job));
+    if (job.micro_batch < 0) return Name(SliceName(job));
     const std::uint64_t key = std::uint64_t{job.type.index()} << 32 | static_cast<std::uint64_t>(job.micro_batch);
     const auto [it, inserted] = job_names_.try_emplace(key, 0);
     if (inserted) it->second = Name(SliceName(job));

@@ -28,6 +28,7 @@ const char* SkipReasonText(SkipReason reason) {
     case SkipReason::kImplausibleDuration: return "job lasts longer than a day";
     case SkipReason::kMalformedTopology: return "malformed topology line";
     case SkipReason::kMalformedHeader: return "malformed libjobviz start line";
+    case SkipReason::kBeyondLimits: return "job past jobviz's limits";
     case SkipReason::kCount: break;
   }
   return "?";
@@ -106,7 +107,7 @@ std::string RunEndedBecause(const Timeline& timeline, std::int64_t last) {
           return "the profiling window's last";
       if (worker.jobs.empty()) continue;
       std::uint64_t last_job_line = 0;
-      for (const Job& job : worker.jobs) last_job_line = std::max(last_job_line, job.line);
+      for (const Job& job : worker.jobs) last_job_line = std::max<std::uint64_t>(last_job_line, job.line);
       if (worker.end.training_completed_line > last_job_line)
         return "and " + worker.file + ":" + std::to_string(worker.end.training_completed_line) +
                " says 'Training completed'";

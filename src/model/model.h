@@ -81,6 +81,7 @@ enum class SkipReason : std::uint8_t {
   kImplausibleDuration,  // a job longer than kLongestJob: clock garbage, not a job
   kMalformedTopology,    // a HybridParallelInfo or jobviz topology line that places no rank
   kMalformedHeader,      // a libjobviz start line that names no rank (only an events file can hold one)
+  kBeyondLimits,         // a job whose micro-batch or line number is past what a Job holds (kMaxMicroBatch, kMaxJobLine)
   kCount  // new reasons go last: events files write a reason's number
 };
 
@@ -112,13 +113,27 @@ class SkipTally {
 };
 
 // A job as drawn: a record of one worker, with the step it belongs to.
+// Its micro-batch and line are kept in 32 bits (a job is 40 bytes, not 48:
+// at a million jobs, 8 MB of the run's peak memory); the parsers refuse a
+// job line beyond them (SkipReason::kBeyondLimits), so every Job made from a
+// record holds what the record said.
+inline constexpr std::int64_t kMaxMicroBatch = 2'147'483'647;
+inline constexpr std::uint64_t kMaxJobLine = 4'294'967'295;
 struct Job {
-  Name id, type;  // interned: a job is 48 bytes
-  std::int64_t micro_batch = 0;
+  Job() = default;
+  // The fields in the order a brace list names them (micro-batch, start,
+  // end, line, step), not the order they are stored in.
+  Job(Name id_, Name type_, std::int64_t micro_batch_, Nanos start_, Nanos end_, std::uint64_t line_,
+      std::int64_t step_ = kNoStep)
+      : id(id_), type(type_), micro_batch(static_cast<std::int32_t>(micro_batch_)),
+        line(static_cast<std::uint32_t>(line_)), start(start_), end(end_), step(step_) {}
+  Name id, type;  // interned
+  std::int32_t micro_batch = 0;  // 0 to kMaxMicroBatch
+  std::uint32_t line = 0;        // 1 to kMaxJobLine
   Nanos start = 0, end = 0;
-  std::uint64_t line = 0;
   std::int64_t step = kNoStep;
 };
+static_assert(sizeof(Job) == 40);
 
 // "forward_3": a job's name in the traces.
 inline std::string JobName(const Job& job) { return job.type.str() + "_" + job.id.str(); }

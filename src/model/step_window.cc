@@ -103,7 +103,7 @@ std::vector<StepSlice> SliceSteps(const Timeline& timeline, size_t first, size_t
                                          [](const auto& entry, std::int64_t step) { return entry.first < step; });
         if (it == slot.end() || it->first != job.step) continue;
         slices[it->second].one.machines[m].workers[w].jobs.push_back(job);
-        first_line[it->second] = std::min(first_line[it->second], job.line);
+        first_line[it->second] = std::min<std::uint64_t>(first_line[it->second], job.line);
       }
       for (size_t i = 0; i < slices.size(); ++i)
         if (first_line[i] != UINT64_MAX) slices[i].first_lines.emplace_back(worker.file, first_line[i]);

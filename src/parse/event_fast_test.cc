@@ -1,6 +1,7 @@
 #include "parse/event_fast.h"
 
 #include <catch2/catch.hpp>
+#include <tuple>
 
 #include "parse/event_json.h"
 
@@ -57,7 +58,7 @@ LogRecord Topology(RecordKind kind, std::int64_t rank, AxisValues at, AxisValues
 TEST_CASE("A job as extract writes it is read without the JSON parser, to the JSON reader's record") {
   const LogRecord jobs[] = {
       Job(1697793307004090368, 1697793307004981248, 0, 1, 22705, "forward", "0"),
-      Job(1, 1 + kLongestJob, kRunStride - 1, 1, 0, "backward_b1", "Job 12"),  // the widest values read; no thread
+      Job(1, 1 + kLongestJob, kMaxMicroBatch, kMaxJobLine, 0, "backward_b1", "Job 12"),  // the widest values read; no thread
       Job(5, 5, 3, 40, UINT32_MAX, "optimizer", ""),                             // no duration, the largest thread
   };
   for (const LogRecord& job : jobs) {
@@ -75,7 +76,8 @@ TEST_CASE("A job as extract writes it is read without the JSON parser, to the JS
 }
 
 TEST_CASE("Numbers of every width are read exactly, eight digits at a time or one by one") {
-  const std::string good = event_json::RecordJson(3, Job(100, 200, 2, 9, 7, "forward", "4")).dump();
+  // A window's line number: any count in 63 bits.
+  const std::string good = event_json::RecordJson(3, Window(4, 6, 9, 7)).dump();
   for (const std::string digits : {"1", "12345678", "123456789", "1234567890123456", "12345678901234567",
                                    "1234567890123456789", "9223372036854775807"}) {
     std::string line = good;
@@ -83,7 +85,7 @@ TEST_CASE("Numbers of every width are read exactly, eight digits at a time or on
     INFO(line);
     std::int64_t worker = 0;
     LogRecord r;
-    REQUIRE(ReadCanonicalJob(line, &worker, &r));
+    REQUIRE(ReadCanonicalRecord(line, &worker, &r));
     CHECK(r.line == std::stoull(digits));
     CHECK(Same(r, event_json::RecordFrom(nlohmann::json::parse(line))));
   }
@@ -93,7 +95,30 @@ TEST_CASE("Numbers of every width are read exactly, eight digits at a time or on
     INFO(line);
     std::int64_t worker = 0;
     LogRecord r;
+    CHECK_FALSE(ReadCanonicalRecord(line, &worker, &r));
+  }
+}
+
+TEST_CASE("A job past what a Job holds is left to the JSON reader, which skips it and says why") {
+  const LogRecord widest = Job(100, 200, kMaxMicroBatch, kMaxJobLine, 7, "forward", "4");
+  const std::string good = event_json::RecordJson(3, widest).dump();
+  std::int64_t worker = 0;
+  LogRecord r;
+  REQUIRE(ReadCanonicalJob(good, &worker, &r));
+  CHECK(Same(r, widest));
+  for (const auto& [from, to, why] : {std::tuple{"\"mb\":2147483647", "\"mb\":2147483648", "'mb' is above 2147483647"},
+                                      std::tuple{"\"l\":4294967295", "\"l\":4294967296", "'l' is past line 4294967295"}}) {
+    std::string line = good;
+    line.replace(line.find(from), std::string_view(from).size(), to);
+    INFO(line);
     CHECK_FALSE(ReadCanonicalJob(line, &worker, &r));
+    try {
+      event_json::RecordFrom(nlohmann::json::parse(line));
+      FAIL("read");
+    } catch (const event_json::BadRecord& e) {
+      CHECK(e.reason == SkipReason::kBeyondLimits);
+      CHECK(std::string(e.what()) == why);
+    }
   }
 }
 

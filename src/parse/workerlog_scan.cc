@@ -51,6 +51,8 @@ int SmallNumber(std::string_view text) {
 bool TimesDrawable(Nanos start, Nanos end) {
   return start != 0 && end != 0 && end >= start && end - start <= kLongestJob;
 }
+// Whether a Job holds the record's micro-batch and line number (model.h).
+bool FitsAJob(std::int64_t micro_batch, std::uint64_t line) { return micro_batch <= kMaxMicroBatch && line <= kMaxJobLine; }
 
 LogRecord JobRecord(std::uint64_t line, Name id, Name type, std::int64_t micro_batch,
                     Nanos start, Nanos end) {
@@ -81,8 +83,8 @@ class Scanner {
   bool TakeCanonicalJob(std::string_view text, size_t line_start, size_t keyword_pos, size_t* resume_at);
   bool TakeCanonicalStep(std::string_view text, size_t line_start, size_t keyword_pos, size_t* resume_at);
   void HandleRecord(std::string_view line, const ParsedLine& parsed, bool unterminated);
-  // Skips (and reports) a job whose times cannot be drawn.
-  bool JobTimesUsable(std::string_view line, const ParsedLine& parsed);
+  // Skips (and reports) a job whose times cannot be drawn or that a Job cannot hold.
+  bool JobUsable(std::string_view line, const ParsedLine& parsed);
   void Skip(SkipReason reason, std::string_view line, size_t column, std::string detail);
   void LearnZone(std::string_view line, Nanos job_end) {
     if (zone_offset_ || zone_tries_ == 0) return;
@@ -169,7 +171,8 @@ bool Scanner::TakeCanonicalJob(std::string_view text, size_t line_start, size_t 
   CanonicalJob job;
   if (!ParseCanonicalJobLine(text, keyword_pos, &job)) return false;
   const size_t end = job.record_end;
-  if (!TimesDrawable(job.start.ns, job.end.ns) || !EndsCleanLine(text, line_start, keyword_pos, end)) return false;
+  if (!TimesDrawable(job.start.ns, job.end.ns) || !FitsAJob(job.micro_batch, current_line_) ||
+      !EndsCleanLine(text, line_start, keyword_pos, end)) return false;
 
   LogRecord record = JobRecord(current_line_, NameOfId(job.id), NameOfType(job.type), job.micro_batch, job.start.ns,
                                job.end.ns);
@@ -224,7 +227,12 @@ void Scanner::Skip(SkipReason reason, std::string_view line, size_t column, std:
   scan_.skipped.Add(std::move(skipped));
 }
 
-bool Scanner::JobTimesUsable(std::string_view line, const ParsedLine& parsed) {
+bool Scanner::JobUsable(std::string_view line, const ParsedLine& parsed) {
+  if (!FitsAJob(parsed.micro_batch, current_line_)) {
+    Skip(SkipReason::kBeyondLimits, line, current_line_ > kMaxJobLine ? 0 : line.find("micro_batch_id"),
+         current_line_ > kMaxJobLine ? "past line 4294967295 of one log; split the log" : "micro-batch above 2147483647");
+    return false;
+  }
   if (TimesDrawable(parsed.start.ns, parsed.end.ns)) return true;
   const size_t end_column = line.rfind("job_end_time");
   if (parsed.start.ns == 0 || parsed.end.ns == 0) {
@@ -269,7 +277,7 @@ void Scanner::HandleRecord(std::string_view line, const ParsedLine& parsed, bool
   record.line = current_line_;
   switch (parsed.kind) {
     case ParsedLine::Kind::kJob:
-      if (!JobTimesUsable(line, parsed)) return;
+      if (!JobUsable(line, parsed)) return;
       record = JobRecord(current_line_, parsed.job_id, parsed.type, parsed.micro_batch, parsed.start.ns, parsed.end.ns);
       break;
     case ParsedLine::Kind::kProfilerWindow:

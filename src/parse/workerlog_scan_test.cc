@@ -79,6 +79,23 @@ TEST_CASE("A job ending before it starts is skipped with its line and the reason
   CHECK(scan.skipped.examples()[0].file == "w.log");
 }
 
+TEST_CASE("A micro-batch past what a Job holds is skipped with its line and the reason, by either parser") {
+  // As printed (the one-pass parser's shape) and with a colour escape (the general way's).
+  for (const std::string prefix : {"", "\x1b[0m"}) {
+    const std::string kept = "Profiler Info: Job (1), type = forward, micro_batch_id = 2147483647, job_start_time = 1.000000, job_end_time = 2.000000";
+    std::string past = kept;
+    past.replace(past.find("2147483647"), 10, "2147483648");
+    const std::string log = kNoise + "\n" + prefix + kept + "\n" + prefix + past + "\n";
+    const WorkerLogScan scan = ScanWorkerLogText("w.log", log, Parser());
+    REQUIRE(scan.records.size() == 1);
+    CHECK(scan.records[0].micro_batch == kMaxMicroBatch);
+    CHECK(scan.skipped.count(SkipReason::kBeyondLimits) == 1);
+    REQUIRE(scan.skipped.examples().size() == 1);
+    CHECK(scan.skipped.examples()[0].line == 3);
+    CHECK(scan.skipped.examples()[0].detail == "micro-batch above 2147483647");
+  }
+}
+
 TEST_CASE("A timer that never fired (time 0) is skipped") {
   const std::string log = JobLine(1, "forward", 0, "0.000000", "10.000000") + "\n";
   const WorkerLogScan scan = ScanWorkerLogText("w.log", log, Parser());

@@ -69,7 +69,7 @@ jobviz_status jobviz_job_begin(jobviz_profiler* profiler, jobviz_stream* stream,
   *out = JOBVIZ_NO_JOB;
   const std::uint64_t refused_before = profiler->profiler->stats().calls_refused;
   *out = profiler->profiler->BeginJob(*stream->stream, type, job_id, micro_batch).index;
-  // Not one word, or a negative micro-batch: refused (and counted), not merely unrecorded.
+  // Not one word, or a micro-batch out of range: refused (and counted), not merely unrecorded.
   if (*out == JOBVIZ_NO_JOB && profiler->profiler->stats().calls_refused != refused_before)
     return JOBVIZ_ERROR_INVALID_ARGUMENT;
   return JOBVIZ_OK;

@@ -20,7 +20,7 @@ bool IsWord(std::string_view type) {
 
 JobToken Profiler::BeginJob(Stream& stream, std::string_view type, std::int64_t job_id, std::int64_t micro_batch) {
   if (!recording_.load(std::memory_order_relaxed)) return {};
-  if (!IsWord(type) || micro_batch < 0) {
+  if (!IsWord(type) || micro_batch < 0 || micro_batch > kLargestMicroBatch) {
     impl_->refused.fetch_add(1, std::memory_order_relaxed);
     return {};
   }

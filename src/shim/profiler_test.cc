@@ -189,11 +189,15 @@ TEST_CASE("Unusual job types and job types past the table's limits") {
     CHECK(profiler.stats().records_lost == 1);  // a word, but past the type table's length
     CHECK_FALSE(profiler.BeginJob(stream, "", 1, 0).valid());
     CHECK(profiler.stats().calls_refused == 1);
-    JobScope job(profiler, stream, "recv_forward", 1, 0);
+    CHECK_FALSE(profiler.BeginJob(stream, "forward", 1, kLargestMicroBatch + 1).valid());  // past what jobviz draws
+    CHECK_FALSE(profiler.BeginJob(stream, "forward", 1, -1).valid());
+    CHECK(profiler.stats().calls_refused == 3);
+    JobScope job(profiler, stream, "recv_forward", 1, kLargestMicroBatch);
   }
   const auto jobs = Jobs(ScanOutput(path));
   REQUIRE(jobs.size() == 1);
   CHECK(jobs[0].type == "recv_forward");
+  CHECK(jobs[0].micro_batch == kLargestMicroBatch);
   fs::remove(path);
 }
 

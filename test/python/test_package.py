@@ -157,6 +157,7 @@ class PackageTest(unittest.TestCase):
         stream = jobviz.CpuStream()
         with new() as prof:
             for kwargs, error in (({"micro_batch": 2**64 + 3}, ValueError), ({"micro_batch": -1}, ValueError),
+                                  ({"micro_batch": 2**31}, ValueError),
                                   ({"job_id": 2**64 + 5}, ValueError), ({"micro_batch": 1.5}, TypeError),
                                   ({"micro_batch": True}, TypeError)):
                 with self.assertRaises(error, msg=str(kwargs)):
@@ -171,7 +172,7 @@ class PackageTest(unittest.TestCase):
             with self.assertRaises(ValueError):
                 prof.set_window(7, 7)
             with prof.step(10**12 - 1):
-                with prof.job(stream, "forward", micro_batch=2**63 - 1, job_id=-(2**63)):
+                with prof.job(stream, "forward", micro_batch=2**31 - 1, job_id=-(2**63)):
                     stream.sleep(10)
             stream.synchronize()
         result = self.draw()
