@@ -75,8 +75,20 @@ std::string_view PacketDeflater::Deflate(std::string_view bytes) {
   size_t room = bytes.size() + bytes.size() / 1024 + 1024;
   for (;;) {
     out_.resize(room);
-    isal_zstream stream;
+    // Zeroed first: isal_deflate_stateless_init sets only some fields (not
+    // hist_bits and parts of the internal state), and the stateless path
+    // reads others; left as the stack had them, the same packets deflated
+    // to different (valid) bytes from build to build (valgrind: "depends on
+    // uninitialised value(s)" in isal_deflate_stateless).
+    isal_zstream stream{};
     isal_deflate_stateless_init(&stream);
+    // igzip keeps its hash tables in the level buffer and does not clear
+    // them in a stateless call: matches found through the last piece's
+    // entries are checked, so the output inflates right, but its bytes
+    // depended on which thread's deflater had which piece before (-j 1 and
+    // -j 2 wrote different .pftrace bytes). Cleared, each piece deflates
+    // alone.
+    std::fill(state_->isal_level_buffer.begin(), state_->isal_level_buffer.end(), std::uint8_t{0});
     stream.level = kIsalLevel;
     stream.level_buf = state_->isal_level_buffer.data();
     stream.level_buf_size = static_cast<std::uint32_t>(state_->isal_level_buffer.size());
