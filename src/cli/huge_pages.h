@@ -2,7 +2,7 @@
 // kernel for them only when its tunable is set before the program loads, so
 // jobviz sets it and runs itself again, once, at start.
 //
-// Why: a run keeps every job it reads (48 bytes each) and the analysis's
+// Why: a run keeps every job it reads (40 bytes each) and the analysis's
 // graphs, ~100 MB for 1.33 M jobs, and each 4 KiB page of it costs a page
 // fault when first written. On the virtual machines jobviz was measured on a
 // fault costs 7.5-15 us (28,000 faults: 0.3-0.4 s of a 1 s run); a 2 MiB
