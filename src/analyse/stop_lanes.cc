@@ -127,7 +127,7 @@ void LearnFirstStepOrder(Context& c) {
     for (const Job& job : w->jobs) {
       if (job.type == "forward") {
         c.forward_type = job.type;
-        c.micro_batches = std::max<int>(c.micro_batches, static_cast<int>(std::min<std::int64_t>(job.micro_batch + 1, 1 << 20)));
+        c.micro_batches = std::max<int>(c.micro_batches, static_cast<int>(std::min<std::int64_t>(std::int64_t{job.micro_batch} + 1, 1 << 20)));
         c.forward_usual = job.end - job.start;
       } else if (job.type == "backward") {
         c.backward_type = job.type;
