@@ -119,6 +119,11 @@ class SkipTally {
 // record holds what the record said.
 inline constexpr std::int64_t kMaxMicroBatch = 2'147'483'647;
 inline constexpr std::uint64_t kMaxJobLine = 4'294'967'295;
+// Whether a Job holds a record's micro-batch and line number: what every
+// parser checks before it keeps a job line.
+inline bool FitsAJob(std::int64_t micro_batch, std::uint64_t line) {
+  return micro_batch <= kMaxMicroBatch && line <= kMaxJobLine;
+}
 struct Job {
   Job() = default;
   // The fields in the order a brace list names them (micro-batch, start,

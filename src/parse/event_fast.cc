@@ -127,8 +127,8 @@ bool ReadCanonicalJob(std::string_view line, std::int64_t* worker, LogRecord* re
   if (Take(line, ",\"th\":") && !TakeCount(line, &thread)) return false;
   if (!Take(line, ",\"w\":") || !TakeCount(line, worker) || line != "}") return false;
   // What the JSON reader would refuse or skip (event_file.cc RecordFrom), it says.
-  if (start == 0 || end == 0 || end < start || end - start > kLongestJob || micro_batch > kMaxMicroBatch ||
-      static_cast<std::uint64_t>(number) > kMaxJobLine || number < 1 ||
+  if (start == 0 || end == 0 || end < start || end - start > kLongestJob || number < 1 ||
+      !FitsAJob(micro_batch, static_cast<std::uint64_t>(number)) ||
       thread > static_cast<std::int64_t>(UINT32_MAX) || *worker > INT32_MAX)
     return false;
   record->kind = RecordKind::kJob;

@@ -178,8 +178,9 @@ LogRecord RecordFrom(const json& j) {
   const std::int64_t line = Int64At(j, "l");
   if (line < 1) throw BadRecord(SkipReason::kMalformedJob, "'l' is not a line number");
   r.line = static_cast<std::uint64_t>(line);
-  if (r.kind == RecordKind::kJob && (r.micro_batch > kMaxMicroBatch || r.line > kMaxJobLine))  // what a Job holds (model.h)
-    throw BadRecord(SkipReason::kBeyondLimits, r.line > kMaxJobLine ? "'l' is past line 4294967295" : "'mb' is above 2147483647");
+  if (r.kind == RecordKind::kJob && !FitsAJob(r.micro_batch, r.line))
+    throw BadRecord(SkipReason::kBeyondLimits, r.line > kMaxJobLine ? "'l' is past line " + std::to_string(kMaxJobLine)
+                                                                    : "'mb' is above " + std::to_string(kMaxMicroBatch));
   if (j.contains("th")) {
     const std::int64_t thread = Int64At(j, "th");
     if (thread < 0 || thread > static_cast<std::int64_t>(UINT32_MAX)) throw BadRecord(SkipReason::kMalformedJob, "'th' is not a thread id");

@@ -51,8 +51,6 @@ int SmallNumber(std::string_view text) {
 bool TimesDrawable(Nanos start, Nanos end) {
   return start != 0 && end != 0 && end >= start && end - start <= kLongestJob;
 }
-// Whether a Job holds the record's micro-batch and line number (model.h).
-bool FitsAJob(std::int64_t micro_batch, std::uint64_t line) { return micro_batch <= kMaxMicroBatch && line <= kMaxJobLine; }
 
 LogRecord JobRecord(std::uint64_t line, Name id, Name type, std::int64_t micro_batch,
                     Nanos start, Nanos end) {
@@ -230,7 +228,8 @@ void Scanner::Skip(SkipReason reason, std::string_view line, size_t column, std:
 bool Scanner::JobUsable(std::string_view line, const ParsedLine& parsed) {
   if (!FitsAJob(parsed.micro_batch, current_line_)) {
     Skip(SkipReason::kBeyondLimits, line, current_line_ > kMaxJobLine ? 0 : line.find("micro_batch_id"),
-         current_line_ > kMaxJobLine ? "past line 4294967295 of one log; split the log" : "micro-batch above 2147483647");
+         current_line_ > kMaxJobLine ? "past line " + std::to_string(kMaxJobLine) + " of one log; split the log"
+                                     : "micro-batch above " + std::to_string(kMaxMicroBatch));
     return false;
   }
   if (TimesDrawable(parsed.start.ns, parsed.end.ns)) return true;
