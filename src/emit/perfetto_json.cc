@@ -55,7 +55,7 @@ void AppendBusyCounter(const Sink& sink, const Timeline& timeline, Nanos origin,
   bool sampled = false;
   const std::vector<CounterPoint> points = BusyWorkers(timeline, &sampled, threads);
   const std::string head = ",\n{\"name\":\"busy\",\"ph\":\"C\",\"pid\":" + std::to_string(kStepsPid) + ",\"ts\":";
-  constexpr size_t kPiecePoints = 8192;
+  constexpr size_t kPiecePoints = 2048;
   WriteInOrder((points.size() + kPiecePoints - 1) / kPiecePoints, threads, [&](size_t piece, std::string& out) {
     const size_t first = piece * kPiecePoints, last = std::min(points.size(), first + kPiecePoints);
     out.reserve((last - first) * 64);
@@ -94,8 +94,9 @@ void AppendStepsProcess(EventStream& events, const Timeline& timeline, Nanos ori
 // between, cut into pieces of kPathPieceSlices slices (the first also names
 // the row) that are formatted beside the jobs' pieces: tens of thousands of
 // slices on a large run, formatted before the jobs on one thread, kept the
-// other threads waiting.
-constexpr size_t kPathPieceSlices = 8192;
+// other threads waiting. As small as a job piece (kPieceJobs): the first
+// pieces are in flight while the jobs start.
+constexpr size_t kPathPieceSlices = 2048;
 
 size_t PathPieces(const CriticalPathView& critical) {
   return critical.empty() ? 0 : (critical.slices().size() + kPathPieceSlices - 1) / kPathPieceSlices;
@@ -259,7 +260,7 @@ void AppendFlowEvent(EventBuffer& w, const Job& job, FlowMark mark, std::string_
 // (as FlowChains paired them). Each stage's jobs are then read in their own
 // order, in pieces of about this many jobs (a piece spans workers: at 2,048
 // stages a worker has a few hundred) written on every thread, in order.
-constexpr size_t kFlowPieceJobs = 1 << 14;
+constexpr size_t kFlowPieceJobs = 1 << 12;
 
 // A worker's jobs [first_job, last_job) whose arrows of one direction are written.
 struct FlowSpan {

@@ -32,8 +32,11 @@ using TraceWriter = TraceStats (*)(const Timeline&, const Sink&);
 std::string TraceText(TraceWriter write, const Timeline& timeline);
 
 // The most jobs a JSON trace's piece holds (WriteInOrder below): a piece's
-// text stays a few MB, and 2,048 workers still give every thread work.
-inline constexpr size_t kPieceJobs = 8192;
+// text stays a few hundred KB. The pieces in flight (two a thread, and as
+// many spares) are the JSON trace's own memory: at 8,192 jobs a piece they
+// were 14 MB of a 29 MB heap on tools/bench's logs; smaller pieces cost no
+// time on the dense ones (docs/benchmarks.md, sixth round).
+inline constexpr size_t kPieceJobs = 1024;
 
 // Makes pieces [0, count) on up to `threads` threads (0: one per core) and
 // hands each to `sink` in order, as soon as those before it are written: the
