@@ -61,6 +61,16 @@ void Combine(std::vector<ReadMachine> machines, LogSet* logs, std::vector<Worker
   std::sort(machines.begin(), machines.end(), [](const ReadMachine& a, const ReadMachine& b) {
     return NaturalLess(a.events.machine, b.events.machine);
   });
+  // Sized first: grown by doubling, these (840 bytes a worker) took twice
+  // their room in fresh pages, zeroed with every other thread idle (0.4 s
+  // of a merge of 131,072 GPUs).
+  size_t files = 0;
+  for (const ReadMachine& machine : machines) files += machine.events.files.size();
+  logs->machine_names.reserve(machines.size());
+  logs->files.reserve(files);
+  scans->reserve(files);
+  built->builds.reserve(files);
+  built->totals.reserve(files);
   for (size_t m = 0; m < machines.size(); ++m) {
     MachineEvents& events = machines[m].events;
     logs->machine_names.push_back(events.machine);

@@ -137,6 +137,12 @@ FileBuild BuildFile(const WorkerLogFile& file, WorkerLogScan& scan, const RunCho
 BuildResult AssembleTimeline(const LogSet& logs, std::vector<FileBuild> files) {
   BuildResult result;
   for (const std::string& name : logs.machine_names) result.timeline.machines.emplace_back(name);
+  // Sized first: at 131,072 workers, moving the workers as the vectors grew
+  // was a tenth of a second with every other thread idle.
+  std::vector<size_t> workers_of(result.timeline.machines.size(), 0);
+  for (const WorkerLogFile& file : logs.files) ++workers_of[static_cast<size_t>(file.machine)];
+  for (size_t m = 0; m < workers_of.size(); ++m) result.timeline.machines[m].workers.reserve(workers_of[m]);
+  result.runs.reserve(logs.files.size());
   size_t most_runs = 0, fewest_runs = SIZE_MAX;
   std::string clock_back;  // the first file whose clock was set back
   size_t clock_back_files = 0;
