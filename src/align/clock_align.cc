@@ -5,6 +5,7 @@
 
 #include "align/pipeline_order.h"
 #include "align/replica_ties.h"
+#include "read/parallel_for.h"
 
 namespace jobviz {
 
@@ -19,9 +20,11 @@ constexpr Nanos kPlausibleOffset = 3'600'000'000'000;  // 1 hour
 // Quartz runs within ~100 ppm of true time; beyond this a drift is noise.
 constexpr double kPlausibleDriftPpm = 1000;
 
-std::vector<std::vector<SyncReading>> SyncReadings(const Timeline& timeline, std::vector<std::string>* warnings) {
+// A machine at a time, on `threads` threads: every job is looked at.
+std::vector<std::vector<SyncReading>> SyncReadings(const Timeline& timeline, int threads, std::vector<std::string>* warnings) {
   std::vector<std::vector<SyncReading>> readings(timeline.machines.size());
-  for (size_t m = 0; m < readings.size(); ++m) {
+  std::vector<size_t> ignored_of(readings.size(), 0);
+  ParallelFor(readings.size(), threads, [&](size_t m) {
     Nanos first = kNever, last = kLowest;
     for (const Worker& worker : timeline.machines[m].workers)
       for (const Job& job : worker.jobs) first = std::min(first, job.start), last = std::max(last, job.end);
@@ -35,10 +38,12 @@ std::vector<std::vector<SyncReading>> SyncReadings(const Timeline& timeline, std
         }
         readings[m].push_back({r.round, r.start});
       }
-    if (ignored > 0)
-      warnings->push_back(timeline.machines[m].name + ": " + std::to_string(ignored) +
+    ignored_of[m] = ignored;
+  });
+  for (size_t m = 0; m < readings.size(); ++m)
+    if (ignored_of[m] > 0)
+      warnings->push_back(timeline.machines[m].name + ": " + std::to_string(ignored_of[m]) +
                           " clock sync reading(s) more than an hour away from its jobs ignored");
-  }
   return readings;
 }
 
@@ -107,10 +112,10 @@ void WarnAboutStrayWorkers(const Timeline& timeline, const std::vector<std::vect
 }
 
 // Moves every timestamp of the timeline onto the reference clock and notes
-// each machine's alignment on it.
-void ApplyClocks(const std::vector<MachineClock>& clocks, Timeline& timeline) {
+// each machine's alignment on it: a machine at a time, on `threads` threads.
+void ApplyClocks(const std::vector<MachineClock>& clocks, int threads, Timeline& timeline) {
   const size_t n = clocks.size();
-  for (size_t m = 0; m < n; ++m) {
+  ParallelFor(n, threads, [&](size_t m) {
     const MachineClock& clock = clocks[m];
     Machine& machine = timeline.machines[m];
     machine.clock_method = n > 1 ? ClockMethodName(clock.method) : "";
@@ -119,7 +124,7 @@ void ApplyClocks(const std::vector<MachineClock>& clocks, Timeline& timeline) {
       if (!worker.jobs.empty()) first_job = std::min(first_job, worker.jobs.front().start);
     machine.clock_offset = first_job == kNever ? clock.offset : clock.OffsetAt(first_job);
     machine.clock_drift_ppm = clock.drift_ppm;
-    if (clock.offset == 0 && clock.drift_ppm == 0) continue;
+    if (clock.offset == 0 && clock.drift_ppm == 0) return;
     for (Worker& worker : machine.workers) {
       for (Job& job : worker.jobs) {
         job.start = OnReference(clock, job.start);
@@ -132,7 +137,7 @@ void ApplyClocks(const std::vector<MachineClock>& clocks, Timeline& timeline) {
         job.seen = OnReference(clock, job.seen);
       }
     }
-  }
+  });
 }
 
 }  // namespace
@@ -150,7 +155,7 @@ ClockAlignment AlignClocks(Timeline& timeline, const AlignOptions& options) {
   result.violations_before = CountOrderViolations(timeline, result.clocks, options.threads);
   if (n == 0) return result;
 
-  const auto readings = SyncReadings(timeline, &result.warnings);
+  const auto readings = SyncReadings(timeline, options.threads, &result.warnings);
   const bool any_sync = std::any_of(readings.begin(), readings.end(), [](const auto& r) { return !r.empty(); });
   AlignMode mode = options.mode;
   if (mode == AlignMode::kAuto) mode = any_sync ? AlignMode::kSync : AlignMode::kNone;
@@ -186,7 +191,7 @@ ClockAlignment AlignClocks(Timeline& timeline, const AlignOptions& options) {
     result.warnings.push_back("the clocks break pipeline order " + std::to_string(result.violations_after) +
                               " times (a stage starts a micro-batch before the previous one finished it); "
                               "--clock_align causal would fix that");
-  ApplyClocks(result.clocks, timeline);
+  ApplyClocks(result.clocks, options.threads, timeline);
   return result;
 }
 
