@@ -1,13 +1,37 @@
 #include "parse/event_fast.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
 namespace jobviz {
 
 namespace {
 
-// Reads `literal` off the front of `text`.
-[[gnu::always_inline]] inline bool Take(std::string_view& text, std::string_view literal) {
-  if (!text.starts_with(literal)) return false;
-  text.remove_prefix(literal.size());
+// Whether `text` starts with the string literal: a compare of a size known
+// at compile time, which the compiler makes a load or two. (Through
+// string_view::starts_with, the size was a variable: a call to memcmp per
+// key, 10% of reading the events of 131,072 GPUs.)
+template <size_t N>
+[[gnu::always_inline]] inline bool StartsWith(std::string_view text, const char (&literal)[N]) {
+  constexpr size_t n = N - 1;
+  static_assert(n <= 16, "a key of at most 16 bytes: two words");
+  if (text.size() < n) return false;
+  std::uint64_t got[2] = {0, 0}, want[2] = {0, 0};  // the first 8 bytes, the last 8 (overlapping)
+  std::memcpy(&got[0], text.data(), std::min<size_t>(n, 8));
+  std::memcpy(&want[0], literal, std::min<size_t>(n, 8));
+  if constexpr (n > 8) {
+    std::memcpy(&got[1], text.data() + n - 8, 8);
+    std::memcpy(&want[1], literal + n - 8, 8);
+  }
+  return got[0] == want[0] && got[1] == want[1];
+}
+
+// Reads the string literal off the front of `text`.
+template <size_t N>
+[[gnu::always_inline]] inline bool Take(std::string_view& text, const char (&literal)[N]) {
+  if (!StartsWith(text, literal)) return false;
+  text.remove_prefix(N - 1);
   return true;
 }
 
@@ -110,9 +134,9 @@ bool ReadTopology(std::string_view line, std::int64_t* worker, LogRecord* record
 }  // namespace
 
 bool ReadCanonicalRecord(std::string_view line, std::int64_t* worker, LogRecord* record) {
-  if (line.starts_with("{\"e\":")) return ReadCanonicalJob(line, worker, record);
-  if (line.starts_with("{\"end\":")) return ReadWindow(line, worker, record);  // (the end line's "end" is a string)
-  if (line.starts_with("{\"at\":")) return ReadTopology(line, worker, record);
+  if (StartsWith(line, "{\"e\":")) return ReadCanonicalJob(line, worker, record);
+  if (StartsWith(line, "{\"end\":")) return ReadWindow(line, worker, record);  // (the end line's "end" is a string)
+  if (StartsWith(line, "{\"at\":")) return ReadTopology(line, worker, record);
   return false;
 }
 
