@@ -90,6 +90,7 @@ void SortByTypeAndMicroBatch(std::vector<StageJob>& jobs) {
 
 Stage BuildStage(int machine, const Worker& worker, const HandOffWalk& walk) {
   Stage stage{machine, &worker, {}};
+  stage.jobs.reserve(worker.jobs.size());  // once, not grown: it is built for every walk of every chain
   DirectionsByType directions;
   for (const Job& job : worker.jobs) {  // sorted by start: the occurrences come out in that order
     const Direction direction = directions.Of(job.type);

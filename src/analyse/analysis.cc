@@ -195,6 +195,7 @@ void CountStagesAndMicroBatches(const Timeline& timeline, const std::vector<cons
   ParallelFor(workers.size(), threads, [&](size_t w) {
     DirectionsByType directions;
     std::vector<std::pair<std::int64_t, std::int64_t>> step_and_id;
+    step_and_id.reserve(workers[w]->jobs.size());
     for (const Job& job : workers[w]->jobs)
       if (directions.Of(job.type) == Direction::kForward) step_and_id.emplace_back(job.step, job.micro_batch);
     std::sort(step_and_id.begin(), step_and_id.end());

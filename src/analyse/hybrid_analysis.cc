@@ -99,6 +99,7 @@ std::vector<LaggingPeer> FindLaggingPeers(const Timeline& timeline, int threads)
   for (const auto& [place, workers] : by_place) groups.push_back(&workers);
   const auto keyed = [&](const Worker& worker, PassesByType& passes) {
     Peer peer{&worker, {}};
+    peer.jobs.reserve(worker.jobs.size());
     for (const Job& job : worker.jobs)  // in start order: the occurrence counts below follow it
       if (IsComputePass(passes.Of(job.type)) && !unfinished.Contains(job.step))
         peer.jobs.emplace_back(JobKey{job.type.index(), job.micro_batch, job.step, 0}, &job);
@@ -123,9 +124,11 @@ std::vector<LaggingPeer> FindLaggingPeers(const Timeline& timeline, int threads)
     // them) match by position: no keys to sort and look up (131,072 workers'
     // sorts were most of this).
     std::vector<std::vector<const Job*>> in_order(workers.size());
-    for (size_t p = 0; p < workers.size(); ++p)
+    for (size_t p = 0; p < workers.size(); ++p) {
+      in_order[p].reserve(workers[p]->jobs.size());  // once, not grown: 16,384 groups at 131,072 GPUs
       for (const Job& job : workers[p]->jobs)
         if (IsComputePass(passes.Of(job.type)) && !unfinished.Contains(job.step)) in_order[p].push_back(&job);
+    }
     bool lockstep = true;
     for (size_t p = 1; p < workers.size() && lockstep; ++p) {
       lockstep = in_order[p].size() == in_order[0].size();

@@ -8,6 +8,7 @@ namespace jobviz {
 StepJobs GroupByWindow(const Worker& worker, const std::vector<StepWindow>& steps, bool by_step) {
   StepJobs s;
   std::vector<std::pair<size_t, std::uint32_t>> keyed;
+  keyed.reserve(worker.jobs.size());  // allocated once: this runs for every worker
   size_t hint = 0;
   for (std::uint32_t j = 0; j < worker.jobs.size(); ++j) {
     const Job& job = worker.jobs[j];
@@ -28,8 +29,13 @@ StepJobs GroupByWindow(const Worker& worker, const std::vector<StepWindow>& step
   if (!std::is_sorted(keyed.begin(), keyed.end(), by_window))  // steps follow each other: usually sorted already
     std::stable_sort(keyed.begin(), keyed.end(), by_window);
   s.consecutive = true;
-  for (size_t i = 1; i < keyed.size() && s.consecutive; ++i)
-    s.consecutive = keyed[i].first != keyed[i - 1].first || keyed[i].second == keyed[i - 1].second + 1;
+  size_t windows = keyed.empty() ? 0 : 1;
+  for (size_t i = 1; i < keyed.size(); ++i) {
+    s.consecutive = s.consecutive && (keyed[i].first != keyed[i - 1].first || keyed[i].second == keyed[i - 1].second + 1);
+    windows += keyed[i].first != keyed[i - 1].first;
+  }
+  s.ranges.reserve(windows);
+  if (!s.consecutive) s.order.reserve(keyed.size());
   for (size_t i = 0; i < keyed.size();) {
     size_t k = i;
     while (k < keyed.size() && keyed[k].first == keyed[i].first) {
