@@ -123,53 +123,17 @@ WorkerAnalysis AnalyzeWorker(const Machine& machine, const Worker& worker, const
   return w;
 }
 
-// Each job type's durations, gathered on every thread into vectors sized
-// beforehand: at 17 M jobs, one thread pushing them into vectors that
-// doubled took a third of a second and 270 MB of fresh pages.
 std::map<std::string, TypeAnalysis> JobTypes(const std::vector<const Worker*>& workers,
                                              const UnfinishedStepSet& unfinished, int threads) {
-  // Per worker, its types in order of first appearance, how many of its
-  // finished jobs each has, and then where they go: a run has a handful.
-  struct WorkerType {
-    Name type;
-    size_t count = 0, slot = 0, next = 0;  // next: its next job's index into durations[slot]
-  };
-  std::vector<std::vector<WorkerType>> types_of(workers.size());
-  const auto find = [](std::vector<WorkerType>& types, Name type) {
-    auto it = types.begin();
-    while (it != types.end() && it->type != type) ++it;
-    return it;
-  };
-  ParallelFor(workers.size(), threads, [&](size_t w) {
-    for (const Job& job : workers[w]->jobs) {
-      if (unfinished.Contains(job.step)) continue;
-      auto it = find(types_of[w], job.type);
-      if (it == types_of[w].end()) it = types_of[w].insert(it, {job.type});
-      ++it->count;
-    }
-  });
   std::unordered_map<std::uint32_t, size_t> slot;  // Name::index() -> entry
   std::vector<std::pair<Name, std::vector<Nanos>>> durations;
-  std::vector<size_t> filled;
-  for (std::vector<WorkerType>& types : types_of)
-    for (WorkerType& t : types) {
-      const auto [it, inserted] = slot.try_emplace(t.type.index(), durations.size());
-      if (inserted) {
-        durations.emplace_back(t.type, std::vector<Nanos>());
-        filled.push_back(0);
-      }
-      t.slot = it->second;
-      t.next = filled[t.slot];
-      filled[t.slot] += t.count;
-    }
-  ParallelFor(durations.size(), threads, [&](size_t i) { durations[i].second.resize(filled[i]); });  // pages made on every thread
-  ParallelFor(workers.size(), threads, [&](size_t w) {
-    for (const Job& job : workers[w]->jobs) {
+  for (const Worker* worker : workers)
+    for (const Job& job : worker->jobs) {
       if (unfinished.Contains(job.step)) continue;
-      WorkerType& t = *find(types_of[w], job.type);
-      durations[t.slot].second[t.next++] = job.end - job.start;
+      const auto [it, inserted] = slot.try_emplace(job.type.index(), durations.size());
+      if (inserted) durations.emplace_back(job.type, std::vector<Nanos>());
+      durations[it->second].second.push_back(job.end - job.start);
     }
-  });
   std::vector<TypeAnalysis> stats(durations.size());
   ParallelFor(durations.size(), threads, [&](size_t i) {  // the percentiles, a type per thread
     std::vector<Nanos>& values = durations[i].second;
