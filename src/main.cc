@@ -33,11 +33,6 @@ int Run(const jobviz::Parsed<Plan>& parsed, int (*command)(const Plan&)) {
 void KeepFreedMemory() {
 #if defined(__GLIBC__)
   mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest; below it blocks come from the heap
-  // Above it too: a block of more than 32 MB (a step graph's room, a what-if's
-  // replay, a stage's jobs at 100,000 GPUs) was mapped afresh and unmapped at
-  // free, so the analysis's next pass zeroed it again: 14% of the huge pages
-  // of a merge of 131,072 GPUs, and 0.45 s of its kernel time.
-  mallopt(M_MMAP_MAX, 0);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   // With huge pages (cli/huge_pages.h), a new thread's heap is made whole
   // at once: glibc makes it its first request plus this pad (64 MB, its
