@@ -23,22 +23,24 @@ void Add(std::vector<TypeCount>& types, std::uint32_t type, std::uint32_t count,
   types.push_back({type, count, pass});
 }
 
-// A set of stage numbers (each >= 0, a run has hundreds at most): a flag per
-// stage. Filled a (worker, step, type) at a time, millions of times at
-// 100,000 GPUs, where a std::set's node per insert was what it cost.
+// A set of stage numbers, filled a (worker, step, type) at a time (millions
+// of times at 100,000 GPUs, where a std::set's node per insert was what it
+// cost): appended, a stage repeated by the worker before skipped, then
+// sorted and made unique once by Finish() before size() is read. Its memory
+// is what it was given, whatever the stage numbers are.
 class StageSet {
  public:
   void insert(int stage) {
-    const auto at = static_cast<size_t>(stage);
-    if (at >= has_.size()) has_.resize(at + 1, 0);
-    count_ += has_[at] == 0;
-    has_[at] = 1;
+    if (stages_.empty() || stages_.back() != stage) stages_.push_back(stage);
   }
-  size_t size() const { return count_; }
+  void Finish() {
+    std::sort(stages_.begin(), stages_.end());
+    stages_.erase(std::unique(stages_.begin(), stages_.end()), stages_.end());
+  }
+  size_t size() const { return stages_.size(); }  // after Finish()
 
  private:
-  std::vector<char> has_;
-  size_t count_ = 0;
+  std::vector<int> stages_;
 };
 
 // Whether the worker has a job begun after its last one that no line of
@@ -214,6 +216,10 @@ UnfinishedSteps MarkUnfinishedSteps(Timeline* timeline, int threads) {
       st.with_jobs.insert(workers[w]->role.stage);
       for (const TypeCount& t : c.types) st.stages_with[t.type].insert(workers[w]->role.stage);
     }
+  }
+  for (auto& [step, st] : per_step_stage) {
+    st.with_jobs.Finish();
+    for (auto& [type, stages] : st.stages_with) stages.Finish();
   }
   const Name optimizer("optimizer");
   // Each worker's stop on its own (the tables above are only read), on every

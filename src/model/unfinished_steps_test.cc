@@ -199,4 +199,41 @@ TEST_CASE("A step every worker left alike, a backward short and no optimizer any
   CHECK(u.workers[1].step == 0);
 }
 
+
+TEST_CASE("A middle stage without the optimizer every other stage ran stopped there, its peers listed apart") {
+  // One step, four stages of two tensor-parallel peers, listed peer by peer
+  // (stage 0 1 2 3 0 1 2 3): each stage is counted once however often and
+  // wherever it comes. Stage 1's two workers never ran the optimizer.
+  Timeline t;
+  t.machines.emplace_back("m");
+  for (int w = 0; w < 8; ++w) {
+    Worker worker;
+    worker.index = w;
+    worker.role = {w, w % 4, w / 4, 0};
+    Nanos at = w * kMs;
+    std::uint64_t line = 1;
+    for (const char* type : {"forward", "forward", "backward", "backward", "optimizer"}) {
+      if (w % 4 == 1 && std::string(type) == "optimizer") break;
+      const std::int64_t mb = line <= 4 ? static_cast<std::int64_t>((line - 1) % 2) : 0;
+      worker.jobs.push_back(Job{"0", type, mb, at, at + 5 * kMs, line, 0});
+      ++line;
+      at += 6 * kMs;
+    }
+    t.machines[0].workers.push_back(std::move(worker));
+  }
+  t.steps.push_back({0, 0, 40 * kMs});
+  const UnfinishedSteps u = MarkUnfinishedSteps(&t, 2);
+  CHECK(u.first == 0);
+  for (int w = 0; w < 8; ++w) {
+    INFO("worker " << w);
+    if (w % 4 == 1) {
+      CHECK(u.workers[static_cast<size_t>(w)].step == 0);
+      CHECK(u.workers[static_cast<size_t>(w)].jobs == 4);
+      CHECK(u.workers[static_cast<size_t>(w)].expected == 5);
+    } else {
+      CHECK(u.workers[static_cast<size_t>(w)].step == kNoStep);
+    }
+  }
+}
+
 }  // namespace unit_unfinished_steps_test
