@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 #include <unordered_map>
 
 namespace jobviz {
@@ -141,8 +142,7 @@ std::map<std::string, TypeAnalysis> JobTypes(const std::vector<const Worker*>& w
     t.count = values.size();
     for (Nanos v : values) t.total = SaturatingAdd(t.total, v);
     t.mean = t.total / static_cast<Nanos>(t.count);
-    t.p50 = PercentileOf(values, 50);
-    t.p95 = PercentileOf(values, 95);
+    std::tie(t.p50, t.p95) = PercentilesOf(values, 50, 95);
   });
   std::map<std::string, TypeAnalysis> types;
   for (size_t i = 0; i < durations.size(); ++i) types[durations[i].first.str()] = stats[i];

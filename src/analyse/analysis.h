@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analyse/bottleneck.h"
@@ -99,6 +100,18 @@ T PercentileOf(std::vector<T>& values, double p) {
   const auto at = values.begin() + static_cast<std::ptrdiff_t>(PercentileIndex(values, p));
   std::nth_element(values.begin(), at, values.end());
   return *at;
+}
+// Two of them, `low` <= `high`, from unsorted values: the second selection
+// runs only over the values the first left after its own, which are the
+// ones ranked after it.
+template <typename T>
+std::pair<T, T> PercentilesOf(std::vector<T>& values, double low, double high) {
+  if (values.empty()) return {T{}, T{}};
+  const auto at_low = values.begin() + static_cast<std::ptrdiff_t>(PercentileIndex(values, low));
+  const auto at_high = values.begin() + static_cast<std::ptrdiff_t>(PercentileIndex(values, high));
+  std::nth_element(values.begin(), at_low, values.end());
+  if (at_high > at_low) std::nth_element(at_low + 1, at_high, values.end());  // leaves *at_low where it is
+  return {*at_low, *at_high};
 }
 
 // The union of [start, end) intervals as disjoint intervals, sorted.

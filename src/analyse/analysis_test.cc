@@ -102,6 +102,24 @@ TEST_CASE("Percentiles of unsorted values equal those of the sorted ones") {
   CHECK(PercentileOf(none, 50) == 0);
 }
 
+TEST_CASE("Two percentiles at once equal each taken alone, with ties and at any size") {
+  for (int size : {1, 2, 3, 19, 20, 21, 1000}) {
+    std::vector<Nanos> values;
+    for (int i = 0; i < size; ++i) values.push_back((i * 7919) % 37);  // many ties, shuffled
+    std::vector<Nanos> sorted = values;
+    std::sort(sorted.begin(), sorted.end());
+    for (const auto& [low, high] : {std::pair{50.0, 95.0}, std::pair{0.0, 100.0}, std::pair{95.0, 95.0}, std::pair{1.0, 99.0}}) {
+      INFO("size " << size << ", p" << low << " and p" << high);
+      std::vector<Nanos> copy = values;
+      const auto [at_low, at_high] = PercentilesOf(copy, low, high);
+      CHECK(at_low == Percentile(sorted, low));
+      CHECK(at_high == Percentile(sorted, high));
+    }
+  }
+  std::vector<Nanos> none;
+  CHECK(PercentilesOf(none, 50, 95) == std::pair<Nanos, Nanos>{0, 0});
+}
+
 TEST_CASE("Step windows, busy and idle time with gaps, overlaps and a worker without jobs in a step") {
   const Analysis a = Analyze(Fixture());
   REQUIRE(a.steps.size() == 2);
