@@ -199,7 +199,6 @@ TEST_CASE("A step every worker left alike, a backward short and no optimizer any
   CHECK(u.workers[1].step == 0);
 }
 
-
 TEST_CASE("A middle stage without the optimizer every other stage ran stopped there, its peers listed apart") {
   // One step, four stages of two tensor-parallel peers, listed peer by peer
   // (stage 0 1 2 3 0 1 2 3): each stage is counted once however often and
